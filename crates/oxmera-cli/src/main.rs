@@ -1,0 +1,33 @@
+//! The `oxmera` command-line tool.
+//!
+//! Each subcommand lives in its own module; this file only parses the
+//! command line and hands over. Exit codes: 0 on success, 1 when the command
+//! ran and found a problem (a failed check), 2 on a usage or tool error.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod tour;
+
+/// oxmera: a Rust-native machine-learning and GPU-computing framework built
+/// from first principles.
+#[derive(Debug, Parser)]
+#[command(name = "oxmera", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// A guided tour of tensors, views, broadcasting, matmul and errors.
+    Tour(tour::TourArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Tour(args) => tour::run(args),
+    }
+}

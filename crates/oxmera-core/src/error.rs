@@ -1,0 +1,379 @@
+//! The error taxonomy.
+//!
+//! One enum for the whole framework, so that callers match on one type and
+//! every message reads the same way: the operation first, then what was
+//! wrong, then the offending values. Each variant carries structured data
+//! (shapes, dtypes, devices, dims, indices) rather than a preformatted
+//! string, so tests and tools can inspect it.
+
+use crate::{DType, Device, Shape};
+
+/// The result type of every fallible oxmera function.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong on user input.
+///
+/// `op` is always the public name of the operation that failed (`"matmul"`,
+/// `"reshape"`, …). Panics are reserved for broken internal invariants.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two shapes cannot be broadcast against each other.
+    #[error("{op}: shapes cannot be broadcast: {lhs} and {rhs} (dim {dim}: {lhs_size} vs {rhs_size})")]
+    BroadcastIncompatible {
+        /// The operation.
+        op: &'static str,
+        /// The left shape.
+        lhs: Shape,
+        /// The right shape.
+        rhs: Shape,
+        /// The dimension (counted from the right-aligned result) that clashed.
+        dim: usize,
+        /// The left extent there.
+        lhs_size: usize,
+        /// The right extent there.
+        rhs_size: usize,
+    },
+
+    /// `broadcast_to`/`expand`: a shape cannot be expanded to the target.
+    #[error("{op}: cannot expand {from} to {to}")]
+    ExpandIncompatible {
+        /// The operation.
+        op: &'static str,
+        /// The source shape.
+        from: Shape,
+        /// The requested shape.
+        to: Shape,
+    },
+
+    /// Matrix multiplication with mismatched inner dimensions.
+    #[error("{op}: inner dimensions differ: {lhs} @ {rhs} ({k_lhs} != {k_rhs})")]
+    MatmulInner {
+        /// The operation.
+        op: &'static str,
+        /// The left shape.
+        lhs: Shape,
+        /// The right shape.
+        rhs: Shape,
+        /// The left inner extent.
+        k_lhs: usize,
+        /// The right inner extent.
+        k_rhs: usize,
+    },
+
+    /// Two shapes that must be equal are not.
+    #[error("{op}: shapes differ: {lhs} and {rhs}")]
+    ShapeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The first shape.
+        lhs: Shape,
+        /// The second shape.
+        rhs: Shape,
+    },
+
+    /// The number of elements supplied does not fit the shape.
+    #[error("{op}: {got} elements do not fill shape {shape} ({expected} elements)")]
+    ElementCount {
+        /// The operation.
+        op: &'static str,
+        /// The requested shape.
+        shape: Shape,
+        /// Its element count.
+        expected: usize,
+        /// How many elements were supplied.
+        got: usize,
+    },
+
+    /// A tensor of the wrong rank.
+    #[error("{op}: expected a tensor of rank {expected}, got shape {shape}")]
+    RankMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The rank (or minimum rank, as the message of the op says) needed.
+        expected: usize,
+        /// The shape that was given.
+        shape: Shape,
+    },
+
+    /// A dimension index outside `-rank..rank`.
+    #[error("{op}: dim {dim} is out of range for a tensor of rank {rank}")]
+    DimOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The dim as given (negative counts from the end).
+        dim: isize,
+        /// The tensor's rank.
+        rank: usize,
+    },
+
+    /// The same dimension named twice where each must appear once.
+    #[error("{op}: dim {dim} appears more than once in {dims:?}")]
+    DuplicateDim {
+        /// The operation.
+        op: &'static str,
+        /// The repeated dim (normalized).
+        dim: usize,
+        /// The dims as given.
+        dims: Vec<isize>,
+    },
+
+    /// A permutation that is not a permutation of `0..rank`.
+    #[error("{op}: {perm:?} is not a permutation of the {rank} dims")]
+    InvalidPermutation {
+        /// The operation.
+        op: &'static str,
+        /// The permutation given.
+        perm: Vec<isize>,
+        /// The tensor's rank.
+        rank: usize,
+    },
+
+    /// An element index outside a dimension's extent.
+    #[error("{op}: index {index} is out of bounds for dim {dim} of size {size}")]
+    IndexOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// The index as given.
+        index: i64,
+        /// The dimension it indexes.
+        dim: usize,
+        /// That dimension's extent.
+        size: usize,
+    },
+
+    /// A multi-index whose length differs from the rank.
+    #[error("{op}: index {index:?} has {} coordinates, tensor has rank {rank}", index.len())]
+    IndexRank {
+        /// The operation.
+        op: &'static str,
+        /// The index given.
+        index: Vec<usize>,
+        /// The tensor's rank.
+        rank: usize,
+    },
+
+    /// A range `start..start+len` (or a sliced range) outside a dimension.
+    #[error("{op}: range {start}..{end} is out of bounds for dim {dim} of size {size}")]
+    RangeOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// The dimension.
+        dim: usize,
+        /// First index of the range.
+        start: usize,
+        /// One past the last index of the range.
+        end: usize,
+        /// The dimension's extent.
+        size: usize,
+    },
+
+    /// A view was requested whose strides the source layout cannot express.
+    #[error("{op}: a view of shape {shape} with strides {strides:?} cannot be reshaped to {target} without a copy (use reshape, which copies when needed)")]
+    NotAView {
+        /// The operation.
+        op: &'static str,
+        /// The source shape.
+        shape: Shape,
+        /// The source strides.
+        strides: Vec<usize>,
+        /// The requested shape.
+        target: Shape,
+    },
+
+    /// Squeezing a dimension whose extent is not 1.
+    #[error("{op}: dim {dim} has size {size}, only size-1 dims can be squeezed")]
+    NotSqueezable {
+        /// The operation.
+        op: &'static str,
+        /// The dimension.
+        dim: usize,
+        /// Its extent.
+        size: usize,
+    },
+
+    /// Operands of different dtypes where one dtype is required.
+    #[error("{op}: dtypes differ: {lhs} and {rhs}")]
+    DTypeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The first dtype.
+        lhs: DType,
+        /// The second dtype.
+        rhs: DType,
+    },
+
+    /// An operation that has no meaning for a dtype.
+    #[error("{op}: not defined for dtype {dtype}{}", if hint.is_empty() { String::new() } else { format!(" ({hint})") })]
+    UnsupportedDType {
+        /// The operation.
+        op: &'static str,
+        /// The dtype given.
+        dtype: DType,
+        /// What to do instead (may be empty).
+        hint: &'static str,
+    },
+
+    /// Operands on different devices.
+    #[error("{op}: tensors are on different devices: {lhs} and {rhs}")]
+    DeviceMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The first device.
+        lhs: Device,
+        /// The second device.
+        rhs: Device,
+    },
+
+    /// No backend is registered for a device.
+    #[error("{op}: no backend is registered for device {device}{}", if reason.is_empty() { String::new() } else { format!(": {reason}") })]
+    BackendUnavailable {
+        /// The operation.
+        op: &'static str,
+        /// The device.
+        device: Device,
+        /// Why (may be empty).
+        reason: String,
+    },
+
+    /// A backend does not implement an operation.
+    #[error("{op}: not implemented by backend {backend}")]
+    NotImplemented {
+        /// The operation.
+        op: &'static str,
+        /// The backend's name.
+        backend: String,
+    },
+
+    /// A reduction with no identity over an empty extent (max, min, argmax…).
+    #[error("{op}: cannot reduce over an empty dimension: shape {shape}, dims {dims:?}")]
+    EmptyReduction {
+        /// The operation.
+        op: &'static str,
+        /// The input shape.
+        shape: Shape,
+        /// The reduced dims.
+        dims: Vec<usize>,
+    },
+
+    /// A scalar argument outside its domain (a zero step, a negative count…).
+    #[error("{op}: invalid {name}: {message}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// The argument's name.
+        name: &'static str,
+        /// What was wrong with it, with its value.
+        message: String,
+    },
+
+    /// A device string that does not parse.
+    #[error("unknown device {given:?} (expected one of: reference, cpu, cuda[:N], wgpu[:N])")]
+    UnknownDevice {
+        /// The text given.
+        given: String,
+    },
+
+    /// A dtype name that does not parse.
+    #[error("unknown dtype {given:?} (expected one of: f16, bf16, f32, f64, i32, i64, u8, bool)")]
+    UnknownDType {
+        /// The text given.
+        given: String,
+    },
+
+    /// A gradient could not be computed.
+    #[error("{op}: {message}")]
+    Autograd {
+        /// The operation.
+        op: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+
+    /// Reading or writing a file failed, or its contents are malformed.
+    #[error("{op}: {path}: {message}")]
+    Io {
+        /// The operation.
+        op: &'static str,
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl Error {
+    /// The name of the operation that failed, where the variant has one.
+    pub fn op(&self) -> Option<&'static str> {
+        use Error::*;
+        match self {
+            BroadcastIncompatible { op, .. }
+            | ExpandIncompatible { op, .. }
+            | MatmulInner { op, .. }
+            | ShapeMismatch { op, .. }
+            | ElementCount { op, .. }
+            | RankMismatch { op, .. }
+            | DimOutOfRange { op, .. }
+            | DuplicateDim { op, .. }
+            | InvalidPermutation { op, .. }
+            | IndexOutOfBounds { op, .. }
+            | IndexRank { op, .. }
+            | RangeOutOfBounds { op, .. }
+            | NotAView { op, .. }
+            | NotSqueezable { op, .. }
+            | DTypeMismatch { op, .. }
+            | UnsupportedDType { op, .. }
+            | DeviceMismatch { op, .. }
+            | BackendUnavailable { op, .. }
+            | NotImplemented { op, .. }
+            | EmptyReduction { op, .. }
+            | InvalidArgument { op, .. }
+            | Autograd { op, .. }
+            | Io { op, .. } => Some(op),
+            UnknownDevice { .. } | UnknownDType { .. } => None,
+        }
+    }
+
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub fn invalid(op: &'static str, name: &'static str, message: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            op,
+            name,
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matmul_message_names_op_shapes_and_extents() {
+        let e = Error::MatmulInner {
+            op: "matmul",
+            lhs: Shape::from([2, 3]),
+            rhs: Shape::from([4, 5]),
+            k_lhs: 3,
+            k_rhs: 4,
+        };
+        assert_eq!(
+            e.to_string(),
+            "matmul: inner dimensions differ: [2, 3] @ [4, 5] (3 != 4)"
+        );
+        assert_eq!(e.op(), Some("matmul"));
+    }
+
+    #[test]
+    fn dtype_message_carries_hint() {
+        let e = Error::UnsupportedDType {
+            op: "exp",
+            dtype: DType::I32,
+            hint: "cast to a float dtype first",
+        };
+        assert_eq!(
+            e.to_string(),
+            "exp: not defined for dtype i32 (cast to a float dtype first)"
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! oxmera: placeholder, filled in below.
