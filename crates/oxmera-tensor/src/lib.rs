@@ -1,1 +1,43 @@
-//! placeholder
+//! The `Tensor`, its storage, and the seam where backends plug in.
+//!
+//! A [`Tensor`] is a [`oxmera_core::Layout`] over shared, immutable,
+//! dtype-tagged [`Storage`]. Views (see the methods in `view.rs`) make new
+//! layouts over the same storage and never copy; operations validate their
+//! arguments here, in the front end, then ask the device's [`Backend`] for
+//! fresh storage holding the result. Because every check happens before
+//! dispatch, every backend gets the same errors for free and can be
+//! compared with the reference element by element.
+//!
+//! This crate owns: storage and element types, the `Tensor` handle and its
+//! views, constructors (including the counter-based [`Generator`]), the
+//! [`Backend`] trait and the device→backend [`registry`], and the
+//! operation front ends.
+//!
+//! What it must never know about: any concrete backend. The reference
+//! backend, the optimized CPU backend and the GPU backends all depend on
+//! this crate, never the other way round (only tests and doc examples use
+//! the reference, as a dev-dependency).
+
+mod backend;
+mod create;
+mod display;
+mod element;
+pub mod ops;
+mod random;
+pub mod registry;
+mod storage;
+mod tensor;
+mod view;
+
+pub use backend::{
+    Backend, BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, ScatterMode, UnaryOp,
+    keepdim_shape, window_output_size,
+};
+pub use element::Element;
+pub use random::{Generator, philox4x32_10};
+pub use registry::BACKEND_PROVIDERS;
+pub use storage::{DeviceBuffer, HostBuffer, Storage, StorageData};
+pub use tensor::{Tensor, TensorId};
+
+#[doc(hidden)]
+pub use linkme as __linkme;

@@ -1,1 +1,30 @@
-//! oxmera: placeholder, filled in below.
+//! oxmera: a machine-learning and GPU-computing framework built from first
+//! principles.
+//!
+//! This crate is the front door and holds no logic of its own: it
+//! re-exports the layers below it and offers a [`prelude`]. Depending on it
+//! links the reference backend, so [`Device::Reference`] works out of the
+//! box.
+//!
+//! ```
+//! use oxmera::prelude::*;
+//!
+//! let a = Tensor::arange(0.0, 6.0, 1.0, DType::F32, Device::Reference)?.reshape([2, 3])?;
+//! assert_eq!(a.t()?.dims(), &[3, 2]);
+//! # Ok::<(), oxmera::Error>(())
+//! ```
+
+// Naming the crate makes the linker keep its link-time backend provider.
+extern crate oxmera_reference;
+
+pub use oxmera_core as core;
+pub use oxmera_core::{DType, Device, Error, Layout, Result, Shape};
+pub use oxmera_reference as reference;
+pub use oxmera_tensor as tensor;
+pub use oxmera_tensor::{Generator, Tensor};
+
+/// The names most programs need.
+pub mod prelude {
+    pub use oxmera_core::{DType, Device, Error, Result, Shape};
+    pub use oxmera_tensor::{Generator, Tensor};
+}

@@ -1,0 +1,79 @@
+//! Renders findings like rustc diagnostics.
+
+use std::fmt::Write;
+
+use crate::analysis::{Finding, Rule};
+use crate::ir::Kernel;
+
+/// Renders one finding: header, location, source line with carets,
+/// provenance notes, lane map and help.
+pub fn render(k: &Kernel, f: &Finding) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "error[{}]: {}", f.rule.code(), f.message);
+    let sp = k.span(f.span);
+    let gutter = sp.line.max(sp.end_line).to_string().len().max(2);
+    let pad = " ".repeat(gutter);
+    if sp.line > 0 {
+        let _ = writeln!(out, "{pad}--> {}:{}:{}", k.source.file, sp.line, sp.column);
+        let _ = writeln!(out, "{pad} |");
+        let text = k.source.line(sp.line).unwrap_or_else(|| k.snippet(f.span).to_string());
+        let _ = writeln!(out, "{:>gutter$} | {}", sp.line, text.trim_end());
+        let start = sp.column.max(1) as usize - 1;
+        let end = if sp.end_line == sp.line && sp.end_column > sp.column {
+            sp.end_column as usize - 1
+        } else {
+            text.trim_end().len().max(start + 1)
+        };
+        let _ = writeln!(out, "{pad} | {}{} {}", " ".repeat(start), "^".repeat(end - start), f.label);
+        let _ = writeln!(out, "{pad} |");
+    } else {
+        let _ = writeln!(out, "{pad}--> kernel `{}`: `{}`", k.name, k.snippet(f.span));
+    }
+    let _ = writeln!(out, "{pad} = note: at launch {}", f.launch);
+    for s in &f.notes {
+        let line = k.span(s.span).line;
+        if line > 0 {
+            let _ = writeln!(out, "{pad} = note: line {line}: {}", s.text);
+        } else {
+            let _ = writeln!(out, "{pad} = note: {}", s.text);
+        }
+    }
+    for e in &f.extra {
+        let _ = writeln!(out, "{pad} = note: {e}");
+    }
+    if let Some(l) = &f.lanes {
+        let legend = match f.rule {
+            Rule::DivergentBarrier => "W waits at the barrier, . never arrives",
+            _ => "W arrives, . named in the mask but never arrives, - not named",
+        };
+        let _ = writeln!(out, "{pad} = lanes ({legend}):");
+        for r in l.rows() {
+            let _ = writeln!(out, "{pad}     {r}");
+        }
+    }
+    let _ = writeln!(out, "{pad} = help: {}", f.help);
+    let rc = f.rule.reconverge().map(|r| format!(" (the reconverge rule {r})")).unwrap_or_default();
+    let _ = writeln!(out, "{pad} = explain: oxmera kernel explain {}{rc}", f.rule.code());
+    out
+}
+
+/// A compact, location-free form for `compile_error!`: rustc already points
+/// at the span, so only the reasoning and the lane map are added.
+pub fn render_compact(k: &Kernel, f: &Finding) -> String {
+    let mut out = format!("[{}] {} (at launch {})", f.rule.code(), f.message, f.launch);
+    for s in &f.notes {
+        let _ = write!(out, "\n  note: {}", s.text);
+    }
+    for e in &f.extra {
+        let _ = write!(out, "\n  note: {e}");
+    }
+    if let Some(l) = &f.lanes {
+        out.push_str("\n  lanes (W arrives, . never arrives):");
+        for r in l.rows() {
+            let _ = write!(out, "\n    {r}");
+        }
+    }
+    let _ = write!(out, "\n  help: {}", f.help);
+    let _ = k;
+    out
+}

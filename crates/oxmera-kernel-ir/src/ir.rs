@@ -1,0 +1,809 @@
+//! The kernel IR: one typed, structured tree per kernel.
+//!
+//! Control flow stays structured (if/else, loops, break/continue/return) on
+//! purpose: the convergence analysis reasons about *where threads rejoin*, and
+//! the simulator reconverges warps at exactly those points. A flat CFG would
+//! have to rediscover both.
+
+use std::fmt;
+
+/// The scalar types of the kernel language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    /// 32-bit IEEE float.
+    F32,
+    /// 32-bit signed integer (wrapping arithmetic).
+    I32,
+    /// 32-bit unsigned integer (wrapping arithmetic).
+    U32,
+    /// Boolean.
+    Bool,
+}
+
+impl Scalar {
+    /// Size of one element in bytes (bools are stored as 4-byte words).
+    pub fn size_bytes(self) -> u64 {
+        4
+    }
+    /// True for `i32` and `u32`.
+    pub fn is_int(self) -> bool {
+        matches!(self, Scalar::I32 | Scalar::U32)
+    }
+    /// True for `f32`, `i32` and `u32`.
+    pub fn is_numeric(self) -> bool {
+        !matches!(self, Scalar::Bool)
+    }
+    /// The Rust spelling of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::F32 => "f32",
+            Scalar::I32 => "i32",
+            Scalar::U32 => "u32",
+            Scalar::Bool => "bool",
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A scalar value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// An `f32`.
+    F32(f32),
+    /// An `i32`.
+    I32(i32),
+    /// A `u32`.
+    U32(u32),
+    /// A `bool`.
+    Bool(bool),
+}
+
+impl Value {
+    /// The type of the value.
+    pub fn ty(self) -> Scalar {
+        match self {
+            Value::F32(_) => Scalar::F32,
+            Value::I32(_) => Scalar::I32,
+            Value::U32(_) => Scalar::U32,
+            Value::Bool(_) => Scalar::Bool,
+        }
+    }
+    /// The 32-bit pattern the simulator stores for this value.
+    pub fn to_bits(self) -> u32 {
+        match self {
+            Value::F32(v) => v.to_bits(),
+            Value::I32(v) => v as u32,
+            Value::U32(v) => v,
+            Value::Bool(v) => v as u32,
+        }
+    }
+    /// Reads a value of type `ty` back from its 32-bit pattern.
+    pub fn from_bits(ty: Scalar, bits: u32) -> Value {
+        match ty {
+            Scalar::F32 => Value::F32(f32::from_bits(bits)),
+            Scalar::I32 => Value::I32(bits as i32),
+            Scalar::U32 => Value::U32(bits),
+            Scalar::Bool => Value::Bool(bits != 0),
+        }
+    }
+    /// Bit-exact equality (so that NaN equals itself and -0.0 differs from 0.0).
+    pub fn same(self, other: Value) -> bool {
+        self.ty() == other.ty() && self.to_bits() == other.to_bits()
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::F32(v) => write!(f, "{v:?}f32"),
+            Value::I32(v) => write!(f, "{v}i32"),
+            Value::U32(v) => write!(f, "{v}u32"),
+            Value::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// An axis of a 3-D index space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// The fastest-varying axis.
+    X,
+    /// The middle axis.
+    Y,
+    /// The slowest axis.
+    Z,
+}
+
+impl Axis {
+    /// Lower-case letter of the axis.
+    pub fn letter(self) -> char {
+        match self {
+            Axis::X => 'x',
+            Axis::Y => 'y',
+            Axis::Z => 'z',
+        }
+    }
+}
+
+/// A thread-geometry builtin; all are `u32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// `thread_idx_x()` etc.
+    ThreadIdx(Axis),
+    /// `block_idx_x()` etc.
+    BlockIdx(Axis),
+    /// `block_dim_x()` etc.
+    BlockDim(Axis),
+    /// `grid_dim_x()` etc.
+    GridDim(Axis),
+    /// `lane_id()`: linear thread index in the block modulo 32.
+    LaneId,
+    /// `warp_id()`: linear thread index in the block divided by 32.
+    WarpId,
+    /// `warp_size()`: always 32.
+    WarpSize,
+}
+
+impl Builtin {
+    /// The source spelling, e.g. `thread_idx_x()`.
+    pub fn source_name(self) -> String {
+        match self {
+            Builtin::ThreadIdx(a) => format!("thread_idx_{}()", a.letter()),
+            Builtin::BlockIdx(a) => format!("block_idx_{}()", a.letter()),
+            Builtin::BlockDim(a) => format!("block_dim_{}()", a.letter()),
+            Builtin::GridDim(a) => format!("grid_dim_{}()", a.letter()),
+            Builtin::LaneId => "lane_id()".into(),
+            Builtin::WarpId => "warp_id()".into(),
+            Builtin::WarpSize => "warp_size()".into(),
+        }
+    }
+}
+
+/// Binary operators. Arithmetic wraps on integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `&&` (short-circuit: the right side runs only where the left is true)
+    And,
+    /// `||` (short-circuit)
+    Or,
+}
+
+impl BinOp {
+    /// The operator's source symbol.
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Shl => "<<",
+            Shr => ">>",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            And => "&&",
+            Or => "||",
+        }
+    }
+    /// True for comparisons (result `bool`, operands of one type).
+    pub fn is_comparison(self) -> bool {
+        use BinOp::*;
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// Arithmetic negation (`f32`, `i32`).
+    Neg,
+    /// Logical not on `bool`, bitwise not on integers.
+    Not,
+}
+
+/// Math intrinsics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// e^x
+    Exp,
+    /// natural logarithm
+    Log,
+    /// square root
+    Sqrt,
+    /// 1/sqrt(x)
+    Rsqrt,
+    /// fused a*b+c
+    Fma,
+    /// absolute value (f32, i32)
+    Abs,
+    /// minimum (f32, i32, u32)
+    Min,
+    /// maximum (f32, i32, u32)
+    Max,
+    /// hyperbolic tangent
+    Tanh,
+    /// round down
+    Floor,
+    /// round up
+    Ceil,
+}
+
+impl MathFn {
+    /// The source spelling.
+    pub fn name(self) -> &'static str {
+        use MathFn::*;
+        match self {
+            Exp => "exp",
+            Log => "log",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Fma => "fma",
+            Abs => "abs",
+            Min => "min",
+            Max => "max",
+            Tanh => "tanh",
+            Floor => "floor",
+            Ceil => "ceil",
+        }
+    }
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Fma => 3,
+            MathFn::Min | MathFn::Max => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Warp shuffle flavours (CUDA's `__shfl_*_sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShuffleKind {
+    /// Read from lane `lane ^ arg`.
+    Xor,
+    /// Read from lane `lane + arg` (own value if past the end).
+    Down,
+    /// Read from lane `lane - arg` (own value if before lane 0).
+    Up,
+    /// Read from lane `arg`.
+    Idx,
+}
+
+impl ShuffleKind {
+    /// Source spelling of the builtin.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShuffleKind::Xor => "shfl_xor_sync",
+            ShuffleKind::Down => "shfl_down_sync",
+            ShuffleKind::Up => "shfl_up_sync",
+            ShuffleKind::Idx => "shfl_sync",
+        }
+    }
+}
+
+/// Warp votes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VoteKind {
+    /// Bit mask of lanes whose predicate is true (`u32`).
+    Ballot,
+    /// True if any lane's predicate is true.
+    Any,
+    /// True if every lane's predicate is true.
+    All,
+}
+
+impl VoteKind {
+    /// Source spelling of the builtin.
+    pub fn name(self) -> &'static str {
+        match self {
+            VoteKind::Ballot => "ballot_sync",
+            VoteKind::Any => "any_sync",
+            VoteKind::All => "all_sync",
+        }
+    }
+}
+
+/// Atomic read-modify-write operations; each returns the old value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    /// `old + v`
+    Add,
+    /// `min(old, v)`
+    Min,
+    /// `max(old, v)`
+    Max,
+    /// store `v`
+    Exch,
+    /// store `v` if `old == compare`
+    Cas,
+}
+
+impl AtomicOp {
+    /// Source spelling of the builtin.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Exch => "atomic_exch",
+            AtomicOp::Cas => "atomic_cas",
+        }
+    }
+}
+
+/// Index of a source span in [`Kernel::spans`].
+pub type SpanId = u32;
+/// Index of a parameter in [`Kernel::params`].
+pub type ParamId = u32;
+/// Index of a local in [`Kernel::locals`].
+pub type LocalId = u32;
+/// Index of a shared array in [`Kernel::shared`].
+pub type SharedId = u32;
+/// Index of a specialization constant in [`Kernel::specs`].
+pub type SpecId = u32;
+
+/// A memory an index expression addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mem {
+    /// A global buffer parameter.
+    Global(ParamId),
+    /// A shared array.
+    Shared(SharedId),
+}
+
+/// A typed expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    /// What it computes.
+    pub kind: ExprKind,
+    /// Its type.
+    pub ty: Scalar,
+    /// Where it came from.
+    pub span: SpanId,
+}
+
+/// The expression forms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// A literal.
+    Lit(Value),
+    /// Read a local.
+    Local(LocalId),
+    /// Read a scalar parameter.
+    Param(ParamId),
+    /// A specialization constant.
+    Spec(SpecId),
+    /// A thread-geometry builtin.
+    Builtin(Builtin),
+    /// Load `mem[index]`.
+    Load {
+        /// The memory.
+        mem: Mem,
+        /// Element index (`u32` or `i32`).
+        index: Box<Expr>,
+    },
+    /// A unary operation.
+    Unary {
+        /// The operator.
+        op: UnOp,
+        /// The operand.
+        arg: Box<Expr>,
+    },
+    /// A binary operation.
+    Binary {
+        /// The operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `arg as ty` (the target type is [`Expr::ty`]).
+    Cast(Box<Expr>),
+    /// A math intrinsic.
+    Math {
+        /// Which one.
+        func: MathFn,
+        /// Its arguments.
+        args: Vec<Expr>,
+    },
+    /// A warp shuffle.
+    Shuffle {
+        /// Which flavour.
+        kind: ShuffleKind,
+        /// Participating lanes.
+        mask: Box<Expr>,
+        /// The value each lane offers.
+        value: Box<Expr>,
+        /// Lane mask / delta / source lane.
+        arg: Box<Expr>,
+    },
+    /// A warp vote.
+    Vote {
+        /// Which vote.
+        kind: VoteKind,
+        /// Participating lanes.
+        mask: Box<Expr>,
+        /// The predicate.
+        pred: Box<Expr>,
+    },
+    /// An atomic read-modify-write; evaluates to the old value.
+    Atomic {
+        /// Which operation.
+        op: AtomicOp,
+        /// The memory.
+        mem: Mem,
+        /// Element index.
+        index: Box<Expr>,
+        /// The operand.
+        value: Box<Expr>,
+        /// The expected old value (only for [`AtomicOp::Cas`]).
+        compare: Option<Box<Expr>>,
+    },
+}
+
+/// A statement with its span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    /// What it does.
+    pub kind: StmtKind,
+    /// Where it came from.
+    pub span: SpanId,
+}
+
+/// The statement forms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StmtKind {
+    /// `local = value` (both `let` and plain assignment).
+    Assign {
+        /// Target local.
+        local: LocalId,
+        /// New value.
+        value: Expr,
+    },
+    /// `mem[index] = value`.
+    Store {
+        /// Target memory.
+        mem: Mem,
+        /// Element index.
+        index: Expr,
+        /// Stored value.
+        value: Expr,
+    },
+    /// An expression evaluated for its effect (an atomic, a collective).
+    Eval(Expr),
+    /// `if cond { then } else { otherwise }`.
+    If {
+        /// The condition (`bool`).
+        cond: Expr,
+        /// Taken where true.
+        then: Vec<Stmt>,
+        /// Taken where false (may be empty).
+        otherwise: Vec<Stmt>,
+    },
+    /// `for var in (start..end).step_by(step) { body }`; `end` and `step` are
+    /// evaluated once, before the first iteration, as in Rust.
+    For {
+        /// The loop variable (a fresh local).
+        var: LocalId,
+        /// First value.
+        start: Expr,
+        /// Exclusive bound.
+        end: Expr,
+        /// Positive step.
+        step: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
+    },
+    /// `while cond { body }` (`loop` is `while true`).
+    While {
+        /// Tested before each iteration.
+        cond: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
+    },
+    /// `break` out of the innermost loop.
+    Break,
+    /// `continue` the innermost loop.
+    Continue,
+    /// The thread leaves the kernel.
+    Return,
+    /// `sync_threads()`: every thread of the block waits here.
+    Barrier,
+}
+
+/// What a parameter is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A scalar passed by value, the same for every thread.
+    Scalar(Scalar),
+    /// A global buffer `&[T]` or `&mut [T]`.
+    Buffer {
+        /// Element type.
+        elem: Scalar,
+        /// `&mut [T]`.
+        writable: bool,
+    },
+}
+
+/// A kernel parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Source name.
+    pub name: String,
+    /// What it is.
+    pub kind: ParamKind,
+    /// Where it was declared.
+    pub span: SpanId,
+}
+
+/// A local variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Local {
+    /// Source name (shadowed names get distinct locals).
+    pub name: String,
+    /// Its type.
+    pub ty: Scalar,
+    /// Declared `mut`.
+    pub mutable: bool,
+    /// Where it was declared.
+    pub span: SpanId,
+}
+
+/// A compile-time length: literals and specialization constants.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConstExpr {
+    /// A literal.
+    Lit(u64),
+    /// A specialization constant.
+    Spec(SpecId),
+    /// Sum.
+    Add(Box<ConstExpr>, Box<ConstExpr>),
+    /// Difference.
+    Sub(Box<ConstExpr>, Box<ConstExpr>),
+    /// Product.
+    Mul(Box<ConstExpr>, Box<ConstExpr>),
+    /// Quotient.
+    Div(Box<ConstExpr>, Box<ConstExpr>),
+}
+
+impl ConstExpr {
+    /// Evaluates with the given specialization values; `None` on overflow,
+    /// underflow or division by zero.
+    pub fn eval(&self, specs: &[i64]) -> Option<u64> {
+        Some(match self {
+            ConstExpr::Lit(v) => *v,
+            ConstExpr::Spec(s) => u64::try_from(*specs.get(*s as usize)?).ok()?,
+            ConstExpr::Add(a, b) => a.eval(specs)?.checked_add(b.eval(specs)?)?,
+            ConstExpr::Sub(a, b) => a.eval(specs)?.checked_sub(b.eval(specs)?)?,
+            ConstExpr::Mul(a, b) => a.eval(specs)?.checked_mul(b.eval(specs)?)?,
+            ConstExpr::Div(a, b) => a.eval(specs)?.checked_div(b.eval(specs)?)?,
+        })
+    }
+}
+
+/// A `shared::<T>(LEN)` array: one per block, visible to its threads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedArray {
+    /// Source name.
+    pub name: String,
+    /// Element type.
+    pub elem: Scalar,
+    /// Length in elements.
+    pub len: ConstExpr,
+    /// Where it was declared.
+    pub span: SpanId,
+}
+
+/// A specialization constant (a `const` generic of the kernel function).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecConst {
+    /// Source name.
+    pub name: String,
+    /// `u32` or `i32`.
+    pub ty: Scalar,
+    /// Default value.
+    pub default: i64,
+}
+
+/// A block or grid size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Dim3 {
+    /// x extent.
+    pub x: u32,
+    /// y extent.
+    pub y: u32,
+    /// z extent.
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// A 3-D size.
+    pub const fn new(x: u32, y: u32, z: u32) -> Self {
+        Dim3 { x, y, z }
+    }
+    /// A 1-D size `(x, 1, 1)`.
+    pub const fn x(x: u32) -> Self {
+        Dim3 { x, y: 1, z: 1 }
+    }
+    /// Number of points, `x*y*z`.
+    pub fn count(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+    /// Extent along an axis.
+    pub fn get(self, a: Axis) -> u32 {
+        match a {
+            Axis::X => self.x,
+            Axis::Y => self.y,
+            Axis::Z => self.z,
+        }
+    }
+}
+
+impl fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {}, {})", self.x, self.y, self.z)
+    }
+}
+
+/// The launch space a kernel declares in its attribute; it is also the
+/// kernel's launch contract.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LaunchSpace {
+    /// Allowed block sizes (empty: any).
+    pub blocks: Vec<Dim3>,
+    /// Allowed grid sizes (empty: any).
+    pub grids: Vec<Dim3>,
+}
+
+/// A source location, filled in where the kernel was compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceSpan {
+    /// 1-based line of the first token.
+    pub line: u32,
+    /// 1-based column of the first token.
+    pub column: u32,
+    /// 1-based line of the last token.
+    pub end_line: u32,
+    /// 1-based column just past the last token.
+    pub end_column: u32,
+}
+
+/// The kernel's source text, for diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceText {
+    /// File the kernel is in, as `file!()` reports it.
+    pub file: String,
+    /// Line where `text` starts.
+    pub first_line: u32,
+    /// Column (1-based) where `text` starts.
+    pub first_column: u32,
+    /// The text of the kernel body, from its opening brace.
+    pub text: String,
+}
+
+impl SourceText {
+    /// The full text of a 1-based source line, if the body covers it.
+    pub fn line(&self, line: u32) -> Option<String> {
+        if line < self.first_line || self.text.is_empty() {
+            return None;
+        }
+        let k = (line - self.first_line) as usize;
+        let l = self.text.lines().nth(k)?;
+        if k == 0 {
+            // The body text starts mid-line, at its brace; pad to its column.
+            Some(format!("{}{}", " ".repeat(self.first_column.saturating_sub(1) as usize), l))
+        } else {
+            Some(l.to_string())
+        }
+    }
+}
+
+/// One kernel: its signature, declarations and body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    /// The function's name.
+    pub name: String,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Specialization constants.
+    pub specs: Vec<SpecConst>,
+    /// Every local (including loop variables).
+    pub locals: Vec<Local>,
+    /// Shared arrays.
+    pub shared: Vec<SharedArray>,
+    /// The body.
+    pub body: Vec<Stmt>,
+    /// The declared launch space (contract).
+    pub launch: LaunchSpace,
+    /// Span table indexed by [`SpanId`].
+    pub spans: Vec<SourceSpan>,
+    /// The source snippet of each span, parallel to `spans`.
+    pub snippets: Vec<String>,
+    /// The kernel body's text.
+    pub source: SourceText,
+}
+
+impl Kernel {
+    /// Default values of the specialization constants.
+    pub fn default_specs(&self) -> Vec<i64> {
+        self.specs.iter().map(|s| s.default).collect()
+    }
+    /// Total static shared memory in bytes under the given specialization.
+    pub fn shared_bytes(&self, specs: &[i64]) -> Option<u64> {
+        let mut total = 0u64;
+        for s in &self.shared {
+            total = total.checked_add(s.len.eval(specs)?.checked_mul(s.elem.size_bytes())?)?;
+        }
+        Some(total)
+    }
+    /// The source span of a span id (a zero span if out of range).
+    pub fn span(&self, id: SpanId) -> SourceSpan {
+        self.spans.get(id as usize).cloned().unwrap_or(SourceSpan {
+            line: 0,
+            column: 0,
+            end_line: 0,
+            end_column: 0,
+        })
+    }
+    /// The source snippet of a span id.
+    pub fn snippet(&self, id: SpanId) -> &str {
+        self.snippets.get(id as usize).map(String::as_str).unwrap_or("")
+    }
+    /// Finds a parameter by name.
+    pub fn param_index(&self, name: &str) -> Option<ParamId> {
+        self.params.iter().position(|p| p.name == name).map(|i| i as ParamId)
+    }
+    /// Name of a memory for messages.
+    pub fn mem_name(&self, mem: Mem) -> &str {
+        match mem {
+            Mem::Global(p) => &self.params[p as usize].name,
+            Mem::Shared(s) => &self.shared[s as usize].name,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The validator: structural and type invariants of a kernel.
+//!
+//! The macro only produces valid IR, so the validator guards the other way
+//! in: IR built by hand (tests, future front ends) and the macro itself.
+
+use crate::eval;
+use crate::ir::*;
+
+/// An invariant a kernel breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("kernel `{kernel}` is invalid at `{snippet}`: {problem}")]
+pub struct ValidateError {
+    /// Kernel name.
+    pub kernel: String,
+    /// Source text of the offending node.
+    pub snippet: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// Checks every invariant; returns the first broken one.
+pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
+    let v = Validator { k };
+    if k.specs.iter().any(|s| !s.ty.is_int()) {
+        return Err(v.err(0, "specialization constants must be u32 or i32".into()));
+    }
+    for s in &k.shared {
+        if s.len.eval(&k.default_specs()).is_none() {
+            return Err(v.err(s.span, format!("the length of `{}` does not evaluate", s.name)));
+        }
+    }
+    v.block(&k.body, 0)
+}
+
+struct Validator<'k> {
+    k: &'k Kernel,
+}
+
+impl Validator<'_> {
+    fn err(&self, span: SpanId, problem: String) -> ValidateError {
+        ValidateError { kernel: self.k.name.clone(), snippet: self.k.snippet(span).to_string(), problem }
+    }
+
+    fn block(&self, stmts: &[Stmt], loops: usize) -> Result<(), ValidateError> {
+        stmts.iter().try_for_each(|s| self.stmt(s, loops))
+    }
+
+    fn mem(&self, m: Mem, span: SpanId, write: bool) -> Result<Scalar, ValidateError> {
+        match m {
+            Mem::Global(p) => match self.k.params.get(p as usize).map(|p| p.kind) {
+                Some(ParamKind::Buffer { elem, writable }) => {
+                    if write && !writable {
+                        return Err(self.err(span, "store into a read-only buffer".into()));
+                    }
+                    Ok(elem)
+                }
+                _ => Err(self.err(span, "memory is not a buffer parameter".into())),
+            },
+            Mem::Shared(s) => {
+                self.k.shared.get(s as usize).map(|a| a.elem).ok_or_else(|| self.err(span, "unknown shared array".into()))
+            }
+        }
+    }
+
+    fn stmt(&self, s: &Stmt, loops: usize) -> Result<(), ValidateError> {
+        match &s.kind {
+            StmtKind::Assign { local, value } => {
+                let l = self.k.locals.get(*local as usize).ok_or_else(|| self.err(s.span, "unknown local".into()))?;
+                self.expect(value, l.ty)
+            }
+            StmtKind::Store { mem, index, value } => {
+                let elem = self.mem(*mem, s.span, true)?;
+                self.index(index)?;
+                self.expect(value, elem)
+            }
+            StmtKind::Eval(e) => self.expr(e),
+            StmtKind::If { cond, then, otherwise } => {
+                self.expect(cond, Scalar::Bool)?;
+                self.block(then, loops)?;
+                self.block(otherwise, loops)
+            }
+            StmtKind::For { var, start, end, step, body } => {
+                let l = self.k.locals.get(*var as usize).ok_or_else(|| self.err(s.span, "unknown loop variable".into()))?;
+                if !l.ty.is_int() {
+                    return Err(self.err(s.span, "loop variable must be an integer".into()));
+                }
+                self.expect(start, l.ty)?;
+                self.expect(end, l.ty)?;
+                self.expect(step, l.ty)?;
+                self.block(body, loops + 1)
+            }
+            StmtKind::While { cond, body } => {
+                self.expect(cond, Scalar::Bool)?;
+                self.block(body, loops + 1)
+            }
+            StmtKind::Break | StmtKind::Continue if loops == 0 => Err(self.err(s.span, "break/continue outside a loop".into())),
+            _ => Ok(()),
+        }
+    }
+
+    fn index(&self, e: &Expr) -> Result<(), ValidateError> {
+        self.expr(e)?;
+        if !e.ty.is_int() {
+            return Err(self.err(e.span, format!("index must be u32 or i32, found {}", e.ty)));
+        }
+        Ok(())
+    }
+
+    fn expect(&self, e: &Expr, ty: Scalar) -> Result<(), ValidateError> {
+        self.expr(e)?;
+        if e.ty != ty {
+            return Err(self.err(e.span, format!("expected {ty}, found {}", e.ty)));
+        }
+        Ok(())
+    }
+
+    fn expr(&self, e: &Expr) -> Result<(), ValidateError> {
+        let bad = |what: String| Err(self.err(e.span, what));
+        match &e.kind {
+            ExprKind::Lit(v) if v.ty() != e.ty => bad("literal type mismatch".into()),
+            ExprKind::Local(l) => match self.k.locals.get(*l as usize) {
+                Some(l) if l.ty == e.ty => Ok(()),
+                _ => bad("local type mismatch".into()),
+            },
+            ExprKind::Param(p) => match self.k.params.get(*p as usize).map(|p| p.kind) {
+                Some(ParamKind::Scalar(t)) if t == e.ty => Ok(()),
+                _ => bad("parameter is not a scalar of this type".into()),
+            },
+            ExprKind::Spec(s) if self.k.specs.get(*s as usize).map(|s| s.ty) != Some(e.ty) => {
+                bad("specialization constant type mismatch".into())
+            }
+            ExprKind::Builtin(_) if e.ty != Scalar::U32 => bad("builtins are u32".into()),
+            ExprKind::Load { mem, index } => {
+                let elem = self.mem(*mem, e.span, false)?;
+                self.index(index)?;
+                if elem != e.ty { bad("load type mismatch".into()) } else { Ok(()) }
+            }
+            ExprKind::Unary { op, arg } => {
+                self.expr(arg)?;
+                let ok = match op {
+                    UnOp::Neg => matches!(arg.ty, Scalar::F32 | Scalar::I32),
+                    UnOp::Not => arg.ty != Scalar::F32,
+                };
+                if ok && arg.ty == e.ty { Ok(()) } else { bad("bad unary operand".into()) }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                self.expr(lhs)?;
+                self.expr(rhs)?;
+                let shift = matches!(op, BinOp::Shl | BinOp::Shr);
+                if !shift && lhs.ty != rhs.ty {
+                    return bad(format!("operands of `{}` differ: {} and {}", op.symbol(), lhs.ty, rhs.ty));
+                }
+                let want = if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) { Scalar::Bool } else { lhs.ty };
+                if e.ty != want {
+                    return bad("binary result type".into());
+                }
+                let probe = eval::binary(*op, Value::from_bits(lhs.ty, 1), Value::from_bits(rhs.ty, 1));
+                if probe == Err(eval::EvalError::Types) && !matches!(op, BinOp::And | BinOp::Or) {
+                    return bad(format!("`{}` does not apply to {}", op.symbol(), lhs.ty));
+                }
+                Ok(())
+            }
+            ExprKind::Cast(a) => self.expr(a),
+            ExprKind::Math { func, args } => {
+                if args.len() != func.arity() {
+                    return bad("wrong number of arguments".into());
+                }
+                for a in args {
+                    self.expect(a, args[0].ty)?;
+                }
+                if eval::math_type(*func, args[0].ty) != Some(e.ty) { bad("math type".into()) } else { Ok(()) }
+            }
+            ExprKind::Shuffle { mask, value, arg, .. } => {
+                self.expect(mask, Scalar::U32)?;
+                self.expect(arg, Scalar::U32)?;
+                self.expect(value, e.ty)
+            }
+            ExprKind::Vote { kind, mask, pred } => {
+                self.expect(mask, Scalar::U32)?;
+                self.expect(pred, Scalar::Bool)?;
+                let want = if *kind == VoteKind::Ballot { Scalar::U32 } else { Scalar::Bool };
+                if e.ty != want { bad("vote type".into()) } else { Ok(()) }
+            }
+            ExprKind::Atomic { mem, index, value, compare, .. } => {
+                let elem = self.mem(*mem, e.span, true)?;
+                self.index(index)?;
+                self.expect(value, elem)?;
+                if let Some(c) = compare {
+                    self.expect(c, elem)?;
+                }
+                if e.ty != elem { bad("atomic type".into()) } else { Ok(()) }
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Constructors that build data on the host and hand it to the device.
+
+use oxmera_core::{DType, Device, Error, Result, Shape};
+
+use crate::{HostBuffer, Tensor};
+
+impl Tensor {
+    /// A tensor of `shape` filled with `value` (converted to `dtype`).
+    pub fn full(shape: impl Into<Shape>, value: f64, dtype: DType, device: Device) -> Result<Tensor> {
+        let shape = shape.into();
+        let data = HostBuffer::filled(dtype, shape.numel(), value);
+        Tensor::from_host(data, shape, device, "full")
+    }
+
+    /// A tensor of zeros.
+    pub fn zeros(shape: impl Into<Shape>, dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::full(shape, 0.0, dtype, device)
+    }
+
+    /// A tensor of ones.
+    pub fn ones(shape: impl Into<Shape>, dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::full(shape, 1.0, dtype, device)
+    }
+
+    /// Zeros with this tensor's shape, dtype and device.
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        Tensor::zeros(self.shape().clone(), self.dtype(), self.device())
+    }
+
+    /// Ones with this tensor's shape, dtype and device.
+    pub fn ones_like(&self) -> Result<Tensor> {
+        Tensor::ones(self.shape().clone(), self.dtype(), self.device())
+    }
+
+    /// `start, start + step, …` up to but excluding `end` (1-D).
+    ///
+    /// The count is `ceil((end - start) / step)`, computed in `f64`; each
+    /// value is `start + i * step` (not a running sum, so errors do not
+    /// accumulate).
+    pub fn arange(start: f64, end: f64, step: f64, dtype: DType, device: Device) -> Result<Tensor> {
+        let op = "arange";
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {
+            return Err(Error::invalid(
+                op,
+                "range",
+                format!("start {start}, end {end} and a non-zero step {step} must be finite"),
+            ));
+        }
+        let n = ((end - start) / step).ceil();
+        if n > (isize::MAX as f64) / 16.0 {
+            return Err(Error::invalid(op, "range", format!("{n} elements is too many")));
+        }
+        let n = n.max(0.0) as usize;
+        let data = HostBuffer::from_f64s(dtype, (0..n).map(|i| start + i as f64 * step));
+        Tensor::from_host(data, [n], device, op)
+    }
+
+    /// `steps` evenly spaced values from `start` to `end` inclusive (1-D).
+    pub fn linspace(start: f64, end: f64, steps: usize, dtype: DType, device: Device) -> Result<Tensor> {
+        let values = (0..steps).map(|i| match steps {
+            1 => start,
+            // Interpolate from whichever end is nearer, so both ends are exact.
+            _ if i < steps / 2 => start + (end - start) * i as f64 / (steps - 1) as f64,
+            _ => end - (end - start) * (steps - 1 - i) as f64 / (steps - 1) as f64,
+        });
+        Tensor::from_host(HostBuffer::from_f64s(dtype, values), [steps], device, "linspace")
+    }
+
+    /// The `n × n` identity matrix.
+    pub fn eye(n: usize, dtype: DType, device: Device) -> Result<Tensor> {
+        let values = (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 });
+        Tensor::from_host(HostBuffer::from_f64s(dtype, values), [n, n], device, "eye")
+    }
+}

@@ -1,0 +1,1 @@
+//! Front end: binary operations.

@@ -1,0 +1,1 @@
+//! Front end: conv operations.

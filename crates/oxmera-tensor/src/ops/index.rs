@@ -1,0 +1,1 @@
+//! Front end: index operations.

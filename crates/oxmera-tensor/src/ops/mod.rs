@@ -1,0 +1,9 @@
+//! Operation front ends: validation, shape logic and dispatch, one module
+//! per family. Each public method is an inherent method of [`crate::Tensor`].
+
+mod binary;
+mod conv;
+mod index;
+mod matmul;
+mod reduce;
+mod unary;

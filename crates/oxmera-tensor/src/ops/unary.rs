@@ -1,0 +1,1 @@
+//! Front end: unary operations.
