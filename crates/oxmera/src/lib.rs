@@ -14,11 +14,10 @@
 //! # Ok::<(), oxmera::Error>(())
 //! ```
 
-// Naming the crate makes the linker keep its link-time backend provider.
-extern crate oxmera_reference;
-
 pub use oxmera_core as core;
 pub use oxmera_core::{DType, Device, Error, Layout, Result, Shape};
+// Naming the reference crate also makes the linker keep its link-time
+// backend provider, which is what registers it by default.
 pub use oxmera_reference as reference;
 pub use oxmera_tensor as tensor;
 pub use oxmera_tensor::{Generator, Tensor};
