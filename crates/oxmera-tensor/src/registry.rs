@@ -49,7 +49,7 @@ pub fn backend(device: Device) -> Result<Arc<dyn Backend>> {
             op: "backend",
             device,
             reason: format!(
-                "registered: [{}]; link the crate that provides it (the `oxmera` crate links the reference backend)",
+                "registered: [{}]; name the crate that provides it somewhere in the program, e.g. `use oxmera_reference as _;` (the `oxmera` crate does this for the reference backend)",
                 t.iter()
                     .map(|b| b.device().to_string())
                     .collect::<Vec<_>>()

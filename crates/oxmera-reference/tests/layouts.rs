@@ -1,0 +1,3 @@
+//! The test helpers' own checks.
+
+mod common;
