@@ -256,6 +256,40 @@ pub enum Error {
         dims: Vec<usize>,
     },
 
+    /// A convolution whose input channels do not match what its weight
+    /// expects (`weight.dims[1] * groups`).
+    #[error("{op}: input {input} has {channels} channels, but weight {weight} with groups {groups} expects {expected}")]
+    ChannelMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The input shape (NCHW).
+        input: Shape,
+        /// The weight shape (OIHW).
+        weight: Shape,
+        /// The number of channel groups.
+        groups: usize,
+        /// The input's channel count.
+        channels: usize,
+        /// The channel count the weight expects.
+        expected: usize,
+    },
+
+    /// A sliding window (convolution or pooling) that does not fit even
+    /// once into its padded input.
+    #[error("{op}: a window spanning {window} does not fit along {axis}: input extent {input} with padding {padding} on each side")]
+    WindowTooLarge {
+        /// The operation.
+        op: &'static str,
+        /// The spatial axis (`"height"` or `"width"`).
+        axis: &'static str,
+        /// The input's extent along that axis.
+        input: usize,
+        /// The padding on each side.
+        padding: usize,
+        /// The window's span, dilation included.
+        window: usize,
+    },
+
     /// A scalar argument outside its domain (a zero step, a negative count…).
     #[error("{op}: invalid {name}: {message}")]
     InvalidArgument {
@@ -327,6 +361,8 @@ impl Error {
             | BackendUnavailable { op, .. }
             | NotImplemented { op, .. }
             | EmptyReduction { op, .. }
+            | ChannelMismatch { op, .. }
+            | WindowTooLarge { op, .. }
             | InvalidArgument { op, .. }
             | Autograd { op, .. }
             | Io { op, .. } => Some(op),
