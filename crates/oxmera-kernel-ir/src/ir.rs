@@ -795,6 +795,22 @@ impl Kernel {
     pub fn snippet(&self, id: SpanId) -> &str {
         self.snippets.get(id as usize).map(String::as_str).unwrap_or("")
     }
+    /// Replaces each single-line snippet by the exact source text it spans
+    /// (the macro only has token text; the source is known at run time).
+    pub fn refresh_snippets(&mut self) {
+        for (i, sp) in self.spans.iter().enumerate() {
+            if sp.line == 0 || sp.line != sp.end_line || sp.end_column <= sp.column {
+                continue;
+            }
+            if let Some(l) = self.source.line(sp.line) {
+                let s: String =
+                    l.chars().skip(sp.column as usize - 1).take((sp.end_column - sp.column) as usize).collect();
+                if !s.trim().is_empty() && i < self.snippets.len() {
+                    self.snippets[i] = s;
+                }
+            }
+        }
+    }
     /// Finds a parameter by name.
     pub fn param_index(&self, name: &str) -> Option<ParamId> {
         self.params.iter().position(|p| p.name == name).map(|i| i as ParamId)

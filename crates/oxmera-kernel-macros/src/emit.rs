@@ -1,0 +1,351 @@
+//! Emission: Rust code that rebuilds the lowered IR at run time.
+//!
+//! The IR is rebuilt rather than serialized so that the generated code is
+//! plain, inspectable Rust and needs no parser at run time. Source locations
+//! come from `line!()`/`column!()` spanned at the user's tokens, which works
+//! on every supported compiler.
+
+use oxmera_kernel_ir::ir::*;
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use crate::lower::SpanInfo;
+
+/// Path prefix of the IR types in generated code.
+fn ir() -> TokenStream {
+    quote!(::oxmera_kernel::ir)
+}
+
+fn s(v: &str) -> TokenStream {
+    let l = Literal::string(v);
+    quote!(::std::string::String::from(#l))
+}
+
+fn ident_of<T: std::fmt::Debug>(v: T) -> TokenStream {
+    let id = format_ident!("{}", format!("{v:?}"));
+    quote!(#id)
+}
+
+fn scalar(t: Scalar) -> TokenStream {
+    let ir = ir();
+    let v = ident_of(t);
+    quote!(#ir::Scalar::#v)
+}
+
+fn value(v: Value) -> TokenStream {
+    let ir = ir();
+    match v {
+        Value::F32(x) => {
+            let b = Literal::u32_suffixed(x.to_bits());
+            quote!(#ir::Value::F32(f32::from_bits(#b)))
+        }
+        Value::I32(x) => {
+            let b = Literal::i32_suffixed(x);
+            quote!(#ir::Value::I32(#b))
+        }
+        Value::U32(x) => {
+            let b = Literal::u32_suffixed(x);
+            quote!(#ir::Value::U32(#b))
+        }
+        Value::Bool(x) => quote!(#ir::Value::Bool(#x)),
+    }
+}
+
+fn u32l(v: u32) -> Literal {
+    Literal::u32_suffixed(v)
+}
+
+fn mem(m: Mem) -> TokenStream {
+    let ir = ir();
+    match m {
+        Mem::Global(p) => {
+            let p = u32l(p);
+            quote!(#ir::Mem::Global(#p))
+        }
+        Mem::Shared(p) => {
+            let p = u32l(p);
+            quote!(#ir::Mem::Shared(#p))
+        }
+    }
+}
+
+fn builtin(b: Builtin) -> TokenStream {
+    let ir = ir();
+    let ax = |a: Axis| {
+        let v = ident_of(a);
+        quote!(#ir::Axis::#v)
+    };
+    match b {
+        Builtin::ThreadIdx(a) => {
+            let a = ax(a);
+            quote!(#ir::Builtin::ThreadIdx(#a))
+        }
+        Builtin::BlockIdx(a) => {
+            let a = ax(a);
+            quote!(#ir::Builtin::BlockIdx(#a))
+        }
+        Builtin::BlockDim(a) => {
+            let a = ax(a);
+            quote!(#ir::Builtin::BlockDim(#a))
+        }
+        Builtin::GridDim(a) => {
+            let a = ax(a);
+            quote!(#ir::Builtin::GridDim(#a))
+        }
+        Builtin::LaneId => quote!(#ir::Builtin::LaneId),
+        Builtin::WarpId => quote!(#ir::Builtin::WarpId),
+        Builtin::WarpSize => quote!(#ir::Builtin::WarpSize),
+    }
+}
+
+fn bx(e: &Expr) -> TokenStream {
+    let e = expr(e);
+    quote!(::std::boxed::Box::new(#e))
+}
+
+fn expr(e: &Expr) -> TokenStream {
+    let ir = ir();
+    let ty = scalar(e.ty);
+    let span = u32l(e.span);
+    let kind = match &e.kind {
+        ExprKind::Lit(v) => {
+            let v = value(*v);
+            quote!(#ir::ExprKind::Lit(#v))
+        }
+        ExprKind::Local(l) => {
+            let l = u32l(*l);
+            quote!(#ir::ExprKind::Local(#l))
+        }
+        ExprKind::Param(l) => {
+            let l = u32l(*l);
+            quote!(#ir::ExprKind::Param(#l))
+        }
+        ExprKind::Spec(l) => {
+            let l = u32l(*l);
+            quote!(#ir::ExprKind::Spec(#l))
+        }
+        ExprKind::Builtin(b) => {
+            let b = builtin(*b);
+            quote!(#ir::ExprKind::Builtin(#b))
+        }
+        ExprKind::Load { mem: m, index } => {
+            let (m, i) = (mem(*m), bx(index));
+            quote!(#ir::ExprKind::Load { mem: #m, index: #i })
+        }
+        ExprKind::Unary { op, arg } => {
+            let (op, a) = (ident_of(*op), bx(arg));
+            quote!(#ir::ExprKind::Unary { op: #ir::UnOp::#op, arg: #a })
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (op, a, b) = (ident_of(*op), bx(lhs), bx(rhs));
+            quote!(#ir::ExprKind::Binary { op: #ir::BinOp::#op, lhs: #a, rhs: #b })
+        }
+        ExprKind::Cast(a) => {
+            let a = bx(a);
+            quote!(#ir::ExprKind::Cast(#a))
+        }
+        ExprKind::Math { func, args } => {
+            let f = ident_of(*func);
+            let a = args.iter().map(expr);
+            quote!(#ir::ExprKind::Math { func: #ir::MathFn::#f, args: ::std::vec![#(#a),*] })
+        }
+        ExprKind::Shuffle { kind, mask, value, arg } => {
+            let (k, m, v, a) = (ident_of(*kind), bx(mask), bx(value), bx(arg));
+            quote!(#ir::ExprKind::Shuffle { kind: #ir::ShuffleKind::#k, mask: #m, value: #v, arg: #a })
+        }
+        ExprKind::Vote { kind, mask, pred } => {
+            let (k, m, p) = (ident_of(*kind), bx(mask), bx(pred));
+            quote!(#ir::ExprKind::Vote { kind: #ir::VoteKind::#k, mask: #m, pred: #p })
+        }
+        ExprKind::Atomic { op, mem: m, index, value, compare } => {
+            let (o, m, i, v) = (ident_of(*op), mem(*m), bx(index), bx(value));
+            let c = match compare {
+                Some(c) => {
+                    let c = bx(c);
+                    quote!(::std::option::Option::Some(#c))
+                }
+                None => quote!(::std::option::Option::None),
+            };
+            quote!(#ir::ExprKind::Atomic { op: #ir::AtomicOp::#o, mem: #m, index: #i, value: #v, compare: #c })
+        }
+    };
+    quote!(#ir::Expr { kind: #kind, ty: #ty, span: #span })
+}
+
+fn block(b: &[Stmt]) -> TokenStream {
+    let items = b.iter().map(stmt);
+    quote!(::std::vec![#(#items),*])
+}
+
+fn stmt(st: &Stmt) -> TokenStream {
+    let ir = ir();
+    let span = u32l(st.span);
+    let kind = match &st.kind {
+        StmtKind::Assign { local, value } => {
+            let (l, v) = (u32l(*local), expr(value));
+            quote!(#ir::StmtKind::Assign { local: #l, value: #v })
+        }
+        StmtKind::Store { mem: m, index, value } => {
+            let (m, i, v) = (mem(*m), expr(index), expr(value));
+            quote!(#ir::StmtKind::Store { mem: #m, index: #i, value: #v })
+        }
+        StmtKind::Eval(e) => {
+            let e = expr(e);
+            quote!(#ir::StmtKind::Eval(#e))
+        }
+        StmtKind::If { cond, then, otherwise } => {
+            let (c, t, o) = (expr(cond), block(then), block(otherwise));
+            quote!(#ir::StmtKind::If { cond: #c, then: #t, otherwise: #o })
+        }
+        StmtKind::For { var, start, end, step, body } => {
+            let (v, a, b, s, bd) = (u32l(*var), expr(start), expr(end), expr(step), block(body));
+            quote!(#ir::StmtKind::For { var: #v, start: #a, end: #b, step: #s, body: #bd })
+        }
+        StmtKind::While { cond, body } => {
+            let (c, b) = (expr(cond), block(body));
+            quote!(#ir::StmtKind::While { cond: #c, body: #b })
+        }
+        StmtKind::Break => quote!(#ir::StmtKind::Break),
+        StmtKind::Continue => quote!(#ir::StmtKind::Continue),
+        StmtKind::Return => quote!(#ir::StmtKind::Return),
+        StmtKind::Barrier => quote!(#ir::StmtKind::Barrier),
+    };
+    quote!(#ir::Stmt { kind: #kind, span: #span })
+}
+
+fn const_expr(c: &ConstExpr) -> TokenStream {
+    let ir = ir();
+    let b = |c: &ConstExpr| {
+        let e = const_expr(c);
+        quote!(::std::boxed::Box::new(#e))
+    };
+    match c {
+        ConstExpr::Lit(v) => {
+            let v = Literal::u64_suffixed(*v);
+            quote!(#ir::ConstExpr::Lit(#v))
+        }
+        ConstExpr::Spec(v) => {
+            let v = u32l(*v);
+            quote!(#ir::ConstExpr::Spec(#v))
+        }
+        ConstExpr::Add(x, y) => {
+            let (x, y) = (b(x), b(y));
+            quote!(#ir::ConstExpr::Add(#x, #y))
+        }
+        ConstExpr::Sub(x, y) => {
+            let (x, y) = (b(x), b(y));
+            quote!(#ir::ConstExpr::Sub(#x, #y))
+        }
+        ConstExpr::Mul(x, y) => {
+            let (x, y) = (b(x), b(y));
+            quote!(#ir::ConstExpr::Mul(#x, #y))
+        }
+        ConstExpr::Div(x, y) => {
+            let (x, y) = (b(x), b(y));
+            quote!(#ir::ConstExpr::Div(#x, #y))
+        }
+    }
+}
+
+fn dim(d: Dim3) -> TokenStream {
+    let ir = ir();
+    let (x, y, z) = (u32l(d.x), u32l(d.y), u32l(d.z));
+    quote!(#ir::Dim3::new(#x, #y, #z))
+}
+
+fn span_info(si: &SpanInfo) -> TokenStream {
+    let ir = ir();
+    let (f, l) = (si.first, si.last);
+    let len = u32l(si.last_len);
+    let line = quote_spanned!(f=> line!());
+    let col = quote_spanned!(f=> column!());
+    let eline = quote_spanned!(l=> line!());
+    let ecol = quote_spanned!(l=> column!());
+    quote!(#ir::SourceSpan { line: #line, column: #col, end_line: #eline, end_column: #ecol + #len })
+}
+
+/// The generated function that builds (once) and returns the kernel.
+pub fn kernel_fn(
+    k: &Kernel,
+    spans: &[SpanInfo],
+    vis: &syn::Visibility,
+    attrs: &[syn::Attribute],
+    body_span: Span,
+    body_text: Option<String>,
+) -> TokenStream {
+    let ir = ir();
+    let name = format_ident!("{}", k.name);
+    let kname = s(&k.name);
+    let params = k.params.iter().map(|p| {
+        let n = s(&p.name);
+        let sp = u32l(p.span);
+        let kind = match p.kind {
+            ParamKind::Scalar(t) => {
+                let t = scalar(t);
+                quote!(#ir::ParamKind::Scalar(#t))
+            }
+            ParamKind::Buffer { elem, writable } => {
+                let t = scalar(elem);
+                quote!(#ir::ParamKind::Buffer { elem: #t, writable: #writable })
+            }
+        };
+        quote!(#ir::Param { name: #n, kind: #kind, span: #sp })
+    });
+    let specs = k.specs.iter().map(|c| {
+        let (n, t, d) = (s(&c.name), scalar(c.ty), Literal::i64_suffixed(c.default));
+        quote!(#ir::SpecConst { name: #n, ty: #t, default: #d })
+    });
+    let locals = k.locals.iter().map(|l| {
+        let (n, t, m, sp) = (s(&l.name), scalar(l.ty), l.mutable, u32l(l.span));
+        quote!(#ir::Local { name: #n, ty: #t, mutable: #m, span: #sp })
+    });
+    let shared = k.shared.iter().map(|a| {
+        let (n, t, len, sp) = (s(&a.name), scalar(a.elem), const_expr(&a.len), u32l(a.span));
+        quote!(#ir::SharedArray { name: #n, elem: #t, len: #len, span: #sp })
+    });
+    let blocks = k.launch.blocks.iter().map(|d| dim(*d));
+    let grids = k.launch.grids.iter().map(|d| dim(*d));
+    let body = block(&k.body);
+    let span_items = spans.iter().map(span_info);
+    let snippets = k.snippets.iter().map(|x| s(x));
+    let text = s(body_text.as_deref().unwrap_or(""));
+    let bline = quote_spanned!(body_span=> line!());
+    let bcol = quote_spanned!(body_span=> column!());
+    let doc = if attrs.iter().any(|a| a.path().is_ident("doc")) {
+        quote!()
+    } else {
+        let d = format!("Builds the IR of the kernel `{}`.", k.name);
+        quote!(#[doc = #d])
+    };
+    quote! {
+        #(#attrs)*
+        #doc
+        #vis fn #name() -> &'static #ir::Kernel {
+            static KERNEL: ::std::sync::OnceLock<#ir::Kernel> = ::std::sync::OnceLock::new();
+            KERNEL.get_or_init(|| {
+                let mut k = #ir::Kernel {
+                    name: #kname,
+                    params: ::std::vec![#(#params),*],
+                    specs: ::std::vec![#(#specs),*],
+                    locals: ::std::vec![#(#locals),*],
+                    shared: ::std::vec![#(#shared),*],
+                    body: #body,
+                    launch: #ir::LaunchSpace {
+                        blocks: ::std::vec![#(#blocks),*],
+                        grids: ::std::vec![#(#grids),*],
+                    },
+                    spans: ::std::vec![#(#span_items),*],
+                    snippets: ::std::vec![#(#snippets),*],
+                    source: #ir::SourceText {
+                        file: ::std::string::String::from(file!()),
+                        first_line: #bline,
+                        first_column: #bcol,
+                        text: #text,
+                    },
+                };
+                k.refresh_snippets();
+                k
+            })
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! `flip`: the demonstration kernel of the divergent-barrier rule.
+
+use crate::kernel;
+
+/// Sums each block's slice of `x` into `out[block]` through shared memory —
+/// but its barriers sit under `if warp_id() == 0`. With a 32-thread block
+/// every thread is in warp 0 and it is correct; with 64 threads warp 1 never
+/// reaches the barrier, so the block hangs (OXK001).
+#[kernel]
+pub fn flip(x: &[f32], out: &mut [f32], n: u32) {
+    let s = shared::<f32>(1024);
+    let tid = thread_idx_x();
+    let i = block_idx_x() * block_dim_x() + tid;
+    let mut v = 0.0;
+    if i < n {
+        v = x[i];
+    }
+    s[tid] = v;
+    let w = warp_id();
+    if w == 0 {
+        sync_threads();
+        let mut stride = block_dim_x() / 2;
+        while stride > 0 {
+            if tid < stride {
+                s[tid] += s[tid + stride];
+            }
+            sync_threads();
+            stride /= 2;
+        }
+        if tid == 0 {
+            out[block_idx_x()] = s[0];
+        }
+    }
+}
