@@ -1,0 +1,112 @@
+//! Running `cargo` on a rung.
+
+use std::collections::hash_map::DefaultHasher;
+use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::{Error, Result};
+
+/// How the ladder calls cargo: which binary, which target directory, and
+/// whether diagnostics may be coloured.
+#[derive(Debug, Clone)]
+pub struct Cargo {
+    program: OsString,
+    target_dir: PathBuf,
+    color: bool,
+}
+
+/// The target directory all rung builds of one checkout share:
+/// `target/ladder` under the repository root (the folder above
+/// `exercises`). One directory for every rung, the learner's checks and
+/// the author's check means oxmera's own crates are compiled once, not once
+/// per rung.
+///
+/// When `CARGO_TARGET_DIR` is set, it is `$CARGO_TARGET_DIR/ladder/<hash of
+/// the exercises path>` instead: cargo tells path packages apart by their
+/// path *relative to their workspace*, and decides freshness by file times,
+/// so two checkouts sharing one directory could run each other's stale
+/// test binaries.
+pub fn target_dir_for(exercises: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => {
+            let mut h = DefaultHasher::new();
+            exercises.hash(&mut h);
+            PathBuf::from(dir)
+                .join("ladder")
+                .join(format!("{:016x}", h.finish()))
+        }
+        _ => exercises
+            .parent()
+            .unwrap_or(exercises)
+            .join("target")
+            .join("ladder"),
+    }
+}
+
+impl Cargo {
+    /// Cargo from `$CARGO` (set when running under `cargo run`) or `PATH`,
+    /// building into `target_dir`.
+    pub fn new(target_dir: PathBuf) -> Cargo {
+        let program = std::env::var_os("CARGO")
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| OsString::from("cargo"));
+        Cargo {
+            program,
+            target_dir,
+            color: false,
+        }
+    }
+
+    /// Whether compiler diagnostics come back coloured (for a terminal).
+    pub fn with_color(mut self, color: bool) -> Cargo {
+        self.color = color;
+        self
+    }
+
+    /// The shared target directory.
+    pub fn target_dir(&self) -> &Path {
+        &self.target_dir
+    }
+
+    /// A `cargo <subcommand>` for the workspace at `manifest`.
+    pub fn command(&self, subcommand: &str, manifest: &Path) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.arg(subcommand)
+            .arg("--manifest-path")
+            .arg(manifest)
+            .arg("--target-dir")
+            .arg(&self.target_dir)
+            .arg("--color")
+            .arg(if self.color { "always" } else { "never" })
+            // Keep panic messages to the message itself.
+            .env("RUST_BACKTRACE", "0")
+            .env_remove("CARGO_TARGET_DIR")
+            // Tests of the ladder run inside `cargo test`; don't let that
+            // run's settings leak into the rung's build.
+            .env_remove("CARGO_MAKEFLAGS")
+            .env_remove("RUSTC_WORKSPACE_WRAPPER");
+        cmd
+    }
+
+    /// Runs a command to completion, capturing its output.
+    pub fn run(&self, mut cmd: Command) -> Result<Output> {
+        cmd.output().map_err(|source| Error::CargoSpawn {
+            program: self.program.to_string_lossy().into_owned(),
+            source,
+        })
+    }
+
+    /// Runs the integration tests (the spec, `tests/*.rs`) of `package`
+    /// in the workspace at `manifest`, every test binary to the end, with
+    /// the given cargo features of the package turned on.
+    pub fn test_spec(&self, manifest: &Path, package: &str, features: &[&str]) -> Result<Output> {
+        let mut cmd = self.command("test", manifest);
+        cmd.args(["--package", package, "--test", "*", "--no-fail-fast"]);
+        if !features.is_empty() {
+            cmd.arg("--features").arg(features.join(","));
+        }
+        self.run(cmd)
+    }
+}

@@ -1,0 +1,42 @@
+//! The exercise ladder: the machinery behind `oxmera ladder`.
+//!
+//! A learner climbs rungs. Each rung is a small cargo crate under
+//! `exercises/` with a skeleton (`src/lib.rs`, whose bodies are `todo!()`),
+//! a spec (`tests/`), hints, and a solution that delegates to oxmera's own
+//! crates. This crate owns everything around those folders:
+//!
+//! - [`Manifest`]: the climbing order, tiers and what each rung needs, read
+//!   from `exercises/manifest.toml`;
+//! - [`Progress`]: which rungs this learner has finished and how many hints
+//!   they have seen, kept in a small TOML state file;
+//! - [`Ladder`]: the two together, answering "what is done, what is
+//!   current, what comes next";
+//! - [`check`]: building and running a rung's spec against the learner's
+//!   code, with the failures parsed into readable records;
+//! - [`hints`], [`reset`] and [`watch`]: the rest of the learner's loop;
+//! - [`verify`]: the author's check, that every skeleton fails its spec and
+//!   every solution passes it.
+//!
+//! What it must never know about: tensors or backends. A rung's spec and
+//! solution may use any oxmera crate, but the ladder only runs `cargo` on
+//! them and reads what comes back, so it can check a rung about GPU kernels
+//! as easily as one about strides. Rendering is the CLI's business: every
+//! function here returns data, never prints.
+
+mod cargo;
+pub mod check;
+mod error;
+pub mod hints;
+mod ladder;
+mod manifest;
+mod progress;
+pub mod reset;
+pub mod testlog;
+pub mod verify;
+pub mod watch;
+
+pub use cargo::{Cargo, target_dir_for};
+pub use error::{Error, Result};
+pub use ladder::{Ladder, NextStep, RungState, find_exercises};
+pub use manifest::{Manifest, Need, Rung, RungStatus, Tier};
+pub use progress::{PROGRESS_ENV, Progress};

@@ -1,0 +1,503 @@
+//! The author's check: every spec is satisfiable and none is vacuous.
+//!
+//! For every built rung, the spec is built and run twice, in two scratch
+//! copies of the exercises workspace: once with the pristine skeleton as
+//! `src/lib.rs`, where every test must fail (a test that passes against
+//! `todo!()` bodies checks nothing), and once with the solution, where every
+//! test must pass (so no spec is impossible or wrong). Skeletons, solutions
+//! and specs must be rustfmt-clean and clippy-clean, and the learner's
+//! `src/lib.rs` must still be the skeleton, so what a fresh clone hands out
+//! is what was verified.
+//!
+//! The learner's files are never touched: the copies live under the shared
+//! target directory (`<target>/verify/<hash>/{skeleton,solution}`), at a
+//! stable place so that repeated runs reuse every compiled dependency.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::check::Outcome;
+use crate::testlog::{Failure, TestLog, compiler_errors};
+use crate::{Cargo, Error, Ladder, Result, Rung};
+
+/// What to check besides the specs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// Run rustfmt and clippy on skeletons, solutions and specs.
+    pub lint: bool,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions { lint: true }
+    }
+}
+
+/// One thing wrong with a rung.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// A file every built rung must have is missing.
+    MissingFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `src/lib.rs` is not the skeleton: either the author changed one and
+    /// not the other, or this is a learner's checkout with work in it.
+    SkeletonDrift {
+        /// The learner's file.
+        work: PathBuf,
+        /// The skeleton.
+        skeleton: PathBuf,
+    },
+    /// The skeleton does not compile with its spec.
+    SkeletonDoesNotBuild {
+        /// The compiler's errors.
+        errors: String,
+    },
+    /// Tests that pass against the skeleton: the spec checks nothing there.
+    VacuousSpec {
+        /// The tests that passed.
+        passed: Vec<String>,
+    },
+    /// The spec has no tests.
+    NoTests,
+    /// The solution does not compile with its spec.
+    SolutionDoesNotBuild {
+        /// The compiler's errors.
+        errors: String,
+    },
+    /// Tests that fail against the solution.
+    SolutionFails {
+        /// The failures.
+        failures: Vec<Failure>,
+    },
+    /// A file rustfmt would change.
+    Unformatted {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Clippy warnings (denied) in the skeleton or solution build.
+    Clippy {
+        /// `"skeleton"` or `"solution"`.
+        variant: &'static str,
+        /// Clippy's output.
+        output: String,
+    },
+}
+
+impl Problem {
+    /// One line saying what is wrong.
+    pub fn summary(&self) -> String {
+        match self {
+            Problem::MissingFile { path } => format!("missing {}", path.display()),
+            Problem::SkeletonDrift { work, skeleton } => {
+                format!("{} differs from {}", work.display(), skeleton.display())
+            }
+            Problem::SkeletonDoesNotBuild { .. } => "the skeleton does not compile".into(),
+            Problem::VacuousSpec { passed } => format!(
+                "vacuous spec: {} test(s) pass against the skeleton: {}",
+                passed.len(),
+                passed.join(", ")
+            ),
+            Problem::NoTests => "the spec has no tests".into(),
+            Problem::SolutionDoesNotBuild { .. } => "the solution does not compile".into(),
+            Problem::SolutionFails { failures } => format!(
+                "{} test(s) fail against the solution: {}",
+                failures.len(),
+                failures
+                    .iter()
+                    .map(|f| f.test.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Problem::Unformatted { path } => format!("rustfmt would change {}", path.display()),
+            Problem::Clippy { variant, .. } => format!("clippy warnings in the {variant}"),
+        }
+    }
+
+    /// The details behind the summary (compiler output, failures), if any.
+    pub fn details(&self) -> Option<String> {
+        match self {
+            Problem::SkeletonDoesNotBuild { errors } | Problem::SolutionDoesNotBuild { errors } => {
+                Some(errors.clone())
+            }
+            Problem::SolutionFails { failures } => Some(
+                failures
+                    .iter()
+                    .map(|f| format!("{}: {}", f.test, f.message))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            Problem::Clippy { output, .. } => Some(output.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The verdict on one rung.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RungVerdict {
+    /// The rung's id.
+    pub id: String,
+    /// How many tests the spec has (as counted on the solution run).
+    pub tests: usize,
+    /// Everything wrong; empty when the rung passes.
+    pub problems: Vec<Problem>,
+}
+
+impl RungVerdict {
+    /// Whether the rung passes the author's check.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Skeleton,
+    Solution,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Skeleton => "skeleton",
+            Variant::Solution => "solution",
+        }
+    }
+}
+
+/// Runs the author's check on every built rung.
+pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<Vec<RungVerdict>> {
+    let rungs: Vec<&Rung> = ladder.manifest.built().collect();
+    let mut verdicts: Vec<RungVerdict> = rungs
+        .iter()
+        .map(|r| RungVerdict {
+            id: r.id.clone(),
+            tests: 0,
+            problems: files_problems(ladder, r),
+        })
+        .collect();
+    // Only rungs whose files are all there go on to be built.
+    let complete: Vec<(usize, &Rung)> = rungs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            !verdicts[*i]
+                .problems
+                .iter()
+                .any(|p| matches!(p, Problem::MissingFile { .. }))
+        })
+        .map(|(i, r)| (i, *r))
+        .collect();
+
+    let work_root = work_root(ladder, cargo);
+    for variant in [Variant::Skeleton, Variant::Solution] {
+        let dir = work_root.join(variant.name());
+        let chosen: Vec<&Rung> = complete.iter().map(|(_, r)| *r).collect();
+        let packages = scratch_workspace(ladder, &chosen, variant, &dir)?;
+        let manifest = dir.join("Cargo.toml");
+        for ((i, rung), (package, has_feature)) in complete.iter().zip(&packages) {
+            // A rung's solution may need optional dependencies (oxmera's
+            // crates) behind a `solution` feature.
+            let features: &[&str] = if variant == Variant::Solution && *has_feature {
+                &[SOLUTION_FEATURE]
+            } else {
+                &[]
+            };
+            let output = cargo.test_spec(&manifest, package, features)?;
+            let verdict = &mut verdicts[*i];
+            judge(variant, &output, verdict);
+            if options.lint {
+                let mut cmd = cargo.command("clippy", &manifest);
+                cmd.args(["--package", package, "--all-targets"]);
+                if !features.is_empty() {
+                    cmd.arg("--features").arg(features.join(","));
+                }
+                cmd.args(["--", "-D", "warnings"]);
+                let out = cargo.run(cmd)?;
+                if !out.status.success() {
+                    let rung_dir = rung.path.as_deref().unwrap_or(Path::new(&rung.id));
+                    let text = compiler_errors(&String::from_utf8_lossy(&out.stderr)).replace(
+                        &format!("{}/src/lib.rs", rung_dir.display()),
+                        &format!("{}/{}/lib.rs", rung_dir.display(), variant.name()),
+                    );
+                    verdict.problems.push(Problem::Clippy {
+                        variant: variant.name(),
+                        output: text,
+                    });
+                }
+            }
+        }
+    }
+    if options.lint {
+        for (i, rung) in &complete {
+            verdicts[*i].problems.extend(format_problems(ladder, rung)?);
+        }
+    }
+    Ok(verdicts)
+}
+
+fn judge(variant: Variant, output: &std::process::Output, verdict: &mut RungVerdict) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let log = TestLog::parse(&stdout);
+    let built = log.ran || output.status.success();
+    match variant {
+        Variant::Skeleton if !built => verdict.problems.push(Problem::SkeletonDoesNotBuild {
+            errors: compiler_errors(&String::from_utf8_lossy(&output.stderr)),
+        }),
+        // Every test must fail on the skeleton; "no tests" is reported
+        // once, from the solution run.
+        Variant::Skeleton if !log.passed.is_empty() => verdict
+            .problems
+            .push(Problem::VacuousSpec { passed: log.passed }),
+        Variant::Skeleton => {}
+        Variant::Solution => match Outcome::from_output(output) {
+            Outcome::BuildFailed { errors } => verdict
+                .problems
+                .push(Problem::SolutionDoesNotBuild { errors }),
+            Outcome::NoTests => verdict.problems.push(Problem::NoTests),
+            Outcome::Green { tests } => verdict.tests = tests,
+            Outcome::Red { passed, failures } => {
+                verdict.tests = passed + failures.len();
+                verdict.problems.push(Problem::SolutionFails { failures });
+            }
+        },
+    }
+}
+
+fn files_problems(ladder: &Ladder, rung: &Rung) -> Vec<Problem> {
+    let dir = ladder.rung_dir(rung);
+    let mut problems = Vec::new();
+    for path in [
+        dir.join("Cargo.toml"),
+        dir.join("README.md"),
+        ladder.hints_file(rung),
+        ladder.work_file(rung),
+        ladder.skeleton_file(rung),
+        ladder.solution_file(rung),
+        dir.join("tests"),
+    ] {
+        if !path.exists() {
+            problems.push(Problem::MissingFile {
+                path: ladder.show(&path),
+            });
+        }
+    }
+    if problems.is_empty() {
+        let work = std::fs::read(ladder.work_file(rung)).ok();
+        let skeleton = std::fs::read(ladder.skeleton_file(rung)).ok();
+        if work != skeleton {
+            problems.push(Problem::SkeletonDrift {
+                work: ladder.show(&ladder.work_file(rung)),
+                skeleton: ladder.show(&ladder.skeleton_file(rung)),
+            });
+        }
+    }
+    problems
+}
+
+fn work_root(ladder: &Ladder, cargo: &Cargo) -> PathBuf {
+    let mut h = DefaultHasher::new();
+    ladder.root().hash(&mut h);
+    cargo
+        .target_dir()
+        .join("verify")
+        .join(format!("{:08x}", h.finish() as u32))
+}
+
+/// The cargo feature a rung's solution build turns on, when the rung has it.
+pub const SOLUTION_FEATURE: &str = "solution";
+
+/// Writes a copy of the exercises workspace holding `rungs`, each with the
+/// variant's file as `src/lib.rs`, and returns their package names and
+/// whether each has a [`SOLUTION_FEATURE`].
+fn scratch_workspace(
+    ladder: &Ladder,
+    rungs: &[&Rung],
+    variant: Variant,
+    dir: &Path,
+) -> Result<Vec<(String, bool)>> {
+    let exercises = ladder.root();
+    let tag = dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| Error::io("remove", dir, e))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+
+    // The workspace manifest: the learner's one, with its own members
+    // replaced and its relative paths made absolute.
+    let ws_path = exercises.join("Cargo.toml");
+    let mut ws = read_toml(&ws_path)?;
+    let members: Vec<toml::Value> = rungs
+        .iter()
+        .map(|r| toml::Value::String(rung_folder(r)))
+        .collect();
+    if let Some(toml::Value::Table(w)) = ws.get_mut("workspace") {
+        w.insert("members".into(), toml::Value::Array(members));
+        w.remove("exclude");
+        w.remove("default-members");
+        if let Some(toml::Value::Table(deps)) = w.get_mut("dependencies") {
+            absolutize_deps(deps, exercises);
+        }
+    }
+    write_toml(&dir.join("Cargo.toml"), &ws)?;
+    let lock = exercises.join("Cargo.lock");
+    if lock.exists() {
+        copy(&lock, &dir.join("Cargo.lock"))?;
+    }
+
+    let mut packages = Vec::new();
+    for rung in rungs {
+        let src = ladder.rung_dir(rung);
+        let dst = dir.join(rung_folder(rung));
+        let mut manifest = read_toml(&src.join("Cargo.toml"))?;
+        let package = rename_package(&mut manifest, variant, &tag).ok_or_else(|| Error::Parse {
+            path: src.join("Cargo.toml"),
+            message: "no [package] name".into(),
+        })?;
+        for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            if let Some(toml::Value::Table(deps)) = manifest.get_mut(key) {
+                absolutize_deps(deps, &src);
+            }
+        }
+        std::fs::create_dir_all(dst.join("src")).map_err(|e| Error::io("create", &dst, e))?;
+        write_toml(&dst.join("Cargo.toml"), &manifest)?;
+        copy_tree(&src.join("tests"), &dst.join("tests"))?;
+        let chosen = match variant {
+            Variant::Skeleton => ladder.skeleton_file(rung),
+            Variant::Solution => ladder.solution_file(rung),
+        };
+        copy(&chosen, &dst.join("src").join("lib.rs"))?;
+        let has_feature = manifest
+            .get("features")
+            .and_then(|f| f.get(SOLUTION_FEATURE))
+            .is_some();
+        packages.push((package, has_feature));
+    }
+    Ok(packages)
+}
+
+/// Gives the scratch copy its own package name, keeping the library's
+/// name. Cargo names build artifacts after a hash of the package name and
+/// its path *relative to the workspace root*, so without this the skeleton
+/// copy, the solution copy and the learner's crate would overwrite each
+/// other's test binaries in the shared target directory.
+fn rename_package(manifest: &mut toml::Table, variant: Variant, tag: &str) -> Option<String> {
+    let original = manifest.get("package")?.get("name")?.as_str()?.to_string();
+    let lib_name = manifest
+        .get("lib")
+        .and_then(|l| l.get("name"))
+        .and_then(|n| n.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| original.replace('-', "_"));
+    let renamed = format!("{original}-{}-{tag}", variant.name());
+    if let Some(toml::Value::Table(package)) = manifest.get_mut("package") {
+        package.insert("name".into(), toml::Value::String(renamed.clone()));
+    }
+    let lib = manifest
+        .entry("lib")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(lib) = lib {
+        lib.insert("name".into(), toml::Value::String(lib_name));
+    }
+    Some(renamed)
+}
+
+fn rung_folder(rung: &Rung) -> String {
+    rung.path
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| rung.id.clone())
+}
+
+fn absolutize_deps(deps: &mut toml::Table, base: &Path) {
+    for (_, spec) in deps.iter_mut() {
+        if let toml::Value::Table(t) = spec {
+            if let Some(toml::Value::String(p)) = t.get_mut("path") {
+                let path = Path::new(p.as_str());
+                if path.is_relative() {
+                    let joined = base.join(path);
+                    let abs = joined.canonicalize().unwrap_or(joined);
+                    *p = abs.display().to_string();
+                }
+            }
+        }
+    }
+}
+
+fn read_toml(path: &Path) -> Result<toml::Table> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    toml::from_str(&text).map_err(|e| Error::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn write_toml(path: &Path, table: &toml::Table) -> Result<()> {
+    let text = toml::to_string(table).map_err(|e| Error::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| Error::io("copy", from, e))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| Error::io("create", to, e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| Error::io("read", from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("read", from, e))?;
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_tree(&path, &target)?;
+        } else {
+            copy(&path, &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// rustfmt's verdict on the rung's skeleton, solution and spec files, in
+/// place (`--check` changes nothing).
+fn format_problems(ladder: &Ladder, rung: &Rung) -> Result<Vec<Problem>> {
+    let mut files = vec![ladder.skeleton_file(rung), ladder.solution_file(rung)];
+    let tests = ladder.rung_dir(rung).join("tests");
+    let mut specs: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .map_err(|e| Error::io("read", &tests, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    specs.sort();
+    files.extend(specs);
+    let program = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let mut problems = Vec::new();
+    for file in files {
+        let status = Command::new(&program)
+            .args(["--check", "--edition", "2024"])
+            .arg(&file)
+            .output()
+            .map_err(|source| Error::CargoSpawn {
+                program: program.to_string_lossy().into_owned(),
+                source,
+            })?;
+        if !status.status.success() {
+            problems.push(Problem::Unformatted {
+                path: ladder.show(&file),
+            });
+        }
+    }
+    Ok(problems)
+}

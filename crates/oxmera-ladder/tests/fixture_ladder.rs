@@ -1,0 +1,266 @@
+//! The ladder's machinery run for real on a tiny fixture ladder: one rung
+//! whose function doubles a number. Each test builds its own copy, breaks
+//! one thing, and checks that the checker notices.
+
+use std::path::{Path, PathBuf};
+
+use oxmera_ladder::check::{self, Outcome};
+use oxmera_ladder::verify::{Problem, VerifyOptions, verify};
+use oxmera_ladder::{Cargo, Ladder, hints, reset};
+
+const SKELETON: &str = "//! Fixture rung.\n\n/// Doubles `x`.\npub fn double(x: u32) -> u32 {\n    // TODO(F1): double it.\n    todo!(\"F1: double({x})\")\n}\n";
+const SOLUTION: &str =
+    "//! Fixture rung, solved.\n\n/// Doubles `x`.\npub fn double(x: u32) -> u32 {\n    x * 2\n}\n";
+const SPEC: &str = "//! Spec of the fixture.\n\n#[test]\nfn two_doubled_is_four() {\n    assert_eq!(f1::double(2), 4);\n}\n\n#[test]\nfn doubling_is_adding_to_itself() {\n    for x in 0..10 {\n        assert_eq!(f1::double(x), x + x, \"x = {x}\");\n    }\n}\n";
+const HINTS: &str = "# Hints\n\n## First\nMultiply.\n\n## Second\nBy two.\n";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    exercises: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let exercises = dir.path().join("exercises");
+        let rung = exercises.join("f1");
+        for sub in ["src", "skeleton", "solution", "tests"] {
+            std::fs::create_dir_all(rung.join(sub)).unwrap();
+        }
+        write(
+            &exercises.join("Cargo.toml"),
+            "[workspace]\nresolver = \"3\"\nmembers = [\"f1\"]\n\n[workspace.package]\nedition = \"2024\"\n",
+        );
+        write(
+            &exercises.join("manifest.toml"),
+            "[[tier]]\nid = \"F\"\nname = \"fixture\"\ncost = \"$0\"\n\n[[rung]]\nid = \"F1\"\nname = \"double\"\ntier = \"F\"\nstatus = \"built\"\nteaches = \"doubling\"\ncost = \"$0\"\npath = \"f1\"\n",
+        );
+        write(
+            &rung.join("Cargo.toml"),
+            "[package]\nname = \"ladder-f1\"\nversion = \"0.1.0\"\nedition.workspace = true\npublish = false\n\n[lib]\nname = \"f1\"\n",
+        );
+        write(&rung.join("README.md"), "# F1\n");
+        write(&rung.join("hints.md"), HINTS);
+        write(&rung.join("src/lib.rs"), SKELETON);
+        write(&rung.join("skeleton/lib.rs"), SKELETON);
+        write(&rung.join("solution/lib.rs"), SOLUTION);
+        write(&rung.join("tests/spec.rs"), SPEC);
+        Fixture {
+            _dir: dir,
+            exercises,
+        }
+    }
+
+    fn rung_file(&self, rel: &str) -> PathBuf {
+        self.exercises.join("f1").join(rel)
+    }
+
+    fn ladder(&self) -> Ladder {
+        Ladder::open_with_progress(&self.exercises, &self.exercises.join(".progress.toml")).unwrap()
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+impl Fixture {
+    /// Each fixture builds into its own directory: the crate is tiny and
+    /// has no dependencies, and sharing a directory between checkouts is
+    /// what `target_dir_for` exists to avoid.
+    fn cargo(&self) -> Cargo {
+        Cargo::new(self.exercises.parent().unwrap().join("target"))
+    }
+}
+
+fn problems(fixture: &Fixture, lint: bool) -> Vec<Problem> {
+    let verdicts = verify(&fixture.ladder(), &fixture.cargo(), VerifyOptions { lint }).unwrap();
+    assert_eq!(verdicts.len(), 1);
+    verdicts.into_iter().next().unwrap().problems
+}
+
+#[test]
+fn a_sound_rung_passes_the_authors_check() {
+    let f = Fixture::new();
+    let verdicts = verify(&f.ladder(), &f.cargo(), VerifyOptions { lint: true }).unwrap();
+    assert_eq!(verdicts[0].problems, vec![], "{verdicts:?}");
+    assert_eq!(verdicts[0].tests, 2);
+    assert!(verdicts[0].ok());
+    // The learner's files are untouched.
+    assert_eq!(
+        std::fs::read_to_string(f.rung_file("src/lib.rs")).unwrap(),
+        SKELETON
+    );
+}
+
+#[test]
+fn a_vacuous_spec_fails_the_check() {
+    let f = Fixture::new();
+    let vacuous =
+        format!("{SPEC}\n#[test]\nfn arithmetic_still_works() {{\n    assert_eq!(2 * 2, 4);\n}}\n");
+    write(&f.rung_file("tests/spec.rs"), &vacuous);
+    assert_eq!(
+        problems(&f, false),
+        vec![Problem::VacuousSpec {
+            passed: vec!["arithmetic_still_works".into()]
+        }]
+    );
+}
+
+#[test]
+fn a_spec_that_never_calls_the_skeleton_is_all_vacuous() {
+    let f = Fixture::new();
+    write(
+        &f.rung_file("tests/spec.rs"),
+        "#[test]\nfn nothing() {\n    assert!(true);\n}\n",
+    );
+    let p = problems(&f, false);
+    assert_eq!(
+        p,
+        vec![Problem::VacuousSpec {
+            passed: vec!["nothing".into()]
+        }]
+    );
+}
+
+#[test]
+fn a_broken_solution_fails_the_check() {
+    let f = Fixture::new();
+    write(
+        &f.rung_file("solution/lib.rs"),
+        &SOLUTION.replace("x * 2", "x * 3"),
+    );
+    let p = problems(&f, false);
+    assert_eq!(p.len(), 1, "{p:?}");
+    let Problem::SolutionFails { failures } = &p[0] else {
+        panic!("expected SolutionFails, got {p:?}");
+    };
+    let names: Vec<&str> = failures.iter().map(|f| f.test.as_str()).collect();
+    assert_eq!(
+        names,
+        vec!["doubling_is_adding_to_itself", "two_doubled_is_four"]
+    );
+    assert!(
+        failures[1].message.contains("left: 6"),
+        "{}",
+        failures[1].message
+    );
+}
+
+#[test]
+fn a_solution_that_does_not_compile_fails_the_check() {
+    let f = Fixture::new();
+    write(
+        &f.rung_file("solution/lib.rs"),
+        &SOLUTION.replace("x * 2", "x * \"2\""),
+    );
+    let p = problems(&f, false);
+    assert!(
+        matches!(&p[..], [Problem::SolutionDoesNotBuild { errors }] if errors.contains("error[E0277]")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn drift_missing_files_and_lint_are_reported() {
+    let f = Fixture::new();
+    // The learner's copy differs from the skeleton.
+    write(&f.rung_file("src/lib.rs"), SOLUTION);
+    // The solution is clippy-unclean, the skeleton is not rustfmt-clean.
+    write(
+        &f.rung_file("solution/lib.rs"),
+        &SOLUTION.replace(
+            "x * 2",
+            "#[allow(clippy::clone_on_copy)]\n    let y = x;\n    y.clone() + x.clone()",
+        ),
+    );
+    write(
+        &f.rung_file("skeleton/lib.rs"),
+        &SKELETON.replace("u32 {", "u32{"),
+    );
+    let summaries: Vec<String> = problems(&f, true).iter().map(Problem::summary).collect();
+    assert_eq!(
+        summaries,
+        vec![
+            "exercises/f1/src/lib.rs differs from exercises/f1/skeleton/lib.rs".to_string(),
+            "clippy warnings in the solution".to_string(),
+            "rustfmt would change exercises/f1/skeleton/lib.rs".to_string(),
+        ]
+    );
+
+    let g = Fixture::new();
+    std::fs::remove_file(g.rung_file("hints.md")).unwrap();
+    let p = problems(&g, true);
+    assert_eq!(
+        p,
+        vec![Problem::MissingFile {
+            path: PathBuf::from("exercises/f1/hints.md")
+        }]
+    );
+}
+
+#[test]
+fn check_is_red_on_the_skeleton_and_green_on_a_solution() {
+    let f = Fixture::new();
+    let mut ladder = f.ladder();
+    let red = check::check(&mut ladder, &f.cargo(), "f1").unwrap();
+    let Outcome::Red {
+        passed: 0,
+        failures,
+    } = &red.outcome
+    else {
+        panic!("expected red, got {red:?}");
+    };
+    assert_eq!(failures.len(), 2);
+    assert!(failures.iter().all(|f| f.hit_todo()), "{failures:?}");
+    assert!(
+        failures[1].message.contains("F1: double(2)"),
+        "{failures:?}"
+    );
+    assert!(!ladder.progress.is_done("F1"));
+
+    write(&f.rung_file("src/lib.rs"), SOLUTION);
+    let green = check::check(&mut ladder, &f.cargo(), "F1").unwrap();
+    assert_eq!(green.outcome, Outcome::Green { tests: 2 });
+    assert!(green.newly_done);
+    // Progress was saved: a fresh ladder sees it.
+    assert!(f.ladder().progress.is_done("F1"));
+
+    write(
+        &f.rung_file("src/lib.rs"),
+        &SOLUTION.replace("x * 2", "x *"),
+    );
+    let broken = check::check(&mut ladder, &f.cargo(), "F1").unwrap();
+    assert!(
+        matches!(&broken.outcome, Outcome::BuildFailed { errors } if errors.contains("expected expression")),
+        "{broken:?}"
+    );
+}
+
+#[test]
+fn hints_come_one_at_a_time_and_reset_keeps_a_backup() {
+    let f = Fixture::new();
+    let mut ladder = f.ladder();
+    let first = hints::reveal_next(&mut ladder, "F1").unwrap();
+    assert_eq!((first.number, first.total, first.again), (1, 2, false));
+    assert_eq!(first.hint.unwrap().title, "First");
+    let second = hints::reveal_next(&mut f.ladder(), "F1").unwrap();
+    assert_eq!(second.hint.unwrap().body, "By two.");
+    let again = hints::reveal_next(&mut f.ladder(), "F1").unwrap();
+    assert_eq!((again.number, again.again), (2, true));
+
+    write(&f.rung_file("src/lib.rs"), SOLUTION);
+    ladder.progress.mark_done("F1");
+    let report = reset::reset(&mut ladder, "F1").unwrap();
+    assert!(report.was_done);
+    let backup = report.backup.expect("a backup");
+    assert_eq!(backup, f.rung_file(".backup/lib.rs.1"));
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), SOLUTION);
+    assert_eq!(
+        std::fs::read_to_string(f.rung_file("src/lib.rs")).unwrap(),
+        SKELETON
+    );
+    assert!(!f.ladder().progress.is_done("F1"));
+    // Resetting a pristine file makes no backup.
+    assert_eq!(reset::reset(&mut ladder, "F1").unwrap().backup, None);
+}
