@@ -1,0 +1,290 @@
+//! Seeded demo runs of the library kernels with host-computed expectations.
+//!
+//! Tolerances come from a first-order error analysis of each kernel in f32
+//! against an f64 host result: elementwise ops are correctly rounded
+//! (half an ulp), transcendental ones within a few ulps, and sums of `n`
+//! terms within about `n_eff * eps * sum|x|` where `n_eff` is the depth of
+//! the summation (tree depth plus the sequential part).
+
+use crate::ir::{Dim3, Value};
+use crate::launch::LaunchConfig;
+use crate::sim::{self, Arg, Buffer, SimError, SimOptions, SimStats};
+
+const EPS: f64 = f32::EPSILON as f64;
+
+/// A deterministic stream of f32 values in `[-1, 1)` (splitmix64).
+pub fn rng_f32(seed: u64, n: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            ((z >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
+        })
+        .collect()
+}
+
+/// A prepared demo: the launch, the arguments, and how to judge the result.
+pub struct Demo {
+    /// The launch.
+    pub launch: LaunchConfig,
+    /// Arguments.
+    pub args: Vec<Arg>,
+    /// Index of the output buffer in `args`.
+    pub output: usize,
+    /// Expected output.
+    pub expected: Vec<f64>,
+    /// Allowed absolute error per element.
+    pub tolerance: Vec<f64>,
+    /// What is computed.
+    pub summary: String,
+}
+
+/// The result of a demo.
+#[derive(Debug, Clone)]
+pub struct DemoOutcome {
+    /// What was computed.
+    pub summary: String,
+    /// The launch.
+    pub launch: LaunchConfig,
+    /// Largest |got - expected|.
+    pub max_abs_err: f64,
+    /// Whether every element was within its tolerance.
+    pub passed: bool,
+    /// First few output values.
+    pub head: Vec<f32>,
+    /// Simulator statistics.
+    pub stats: SimStats,
+}
+
+fn f32buf(v: &[f32]) -> Arg {
+    Arg::Buffer(Buffer::from_f32(v))
+}
+fn u(v: u32) -> Arg {
+    Arg::Scalar(Value::U32(v))
+}
+fn i(v: i32) -> Arg {
+    Arg::Scalar(Value::I32(v))
+}
+
+/// Builds the demo of a library kernel for a block size, if it has one.
+pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
+    let bt = block.count() as u32;
+    Some(match name {
+        "add" => {
+            let n = 1000u32;
+            let a = rng_f32(seed, n as usize);
+            let b = rng_f32(seed + 1, n as usize);
+            let expected: Vec<f64> = a.iter().zip(&b).map(|(x, y)| *x as f64 + *y as f64).collect();
+            let tolerance = expected.iter().map(|e| e.abs() * EPS).collect();
+            Demo {
+                launch: LaunchConfig { grid: Dim3::x(n.div_ceil(bt)), block },
+                args: vec![f32buf(&a), f32buf(&b), f32buf(&vec![0.0; n as usize]), u(n)],
+                output: 2,
+                expected,
+                tolerance,
+                summary: format!("add of two seeded vectors of {n}"),
+            }
+        }
+        "flip" | "reduce_sum" => {
+            let grid = 4u32;
+            let n = if name == "flip" { grid * bt } else { 10_000 };
+            let x = rng_f32(seed, n as usize);
+            // Which block sums which element follows the kernel's indexing.
+            let stride = if name == "flip" { n } else { grid * bt };
+            let mut expected = vec![0f64; grid as usize];
+            let mut abs = vec![0f64; grid as usize];
+            for (k, v) in x.iter().enumerate() {
+                let b = (k as u32 % stride) / bt;
+                expected[b as usize] += *v as f64;
+                abs[b as usize] += v.abs() as f64;
+            }
+            let depth = (n / (grid * bt) + 1) as f64 + (bt as f64).log2() + 2.0;
+            let tolerance = abs.iter().map(|a| depth * EPS * a).collect();
+            Demo {
+                launch: LaunchConfig { grid: Dim3::x(grid), block },
+                args: vec![f32buf(&x), f32buf(&vec![0.0; grid as usize]), u(n)],
+                output: 1,
+                expected,
+                tolerance,
+                summary: format!("per-block sums of {n} seeded values over {grid} blocks"),
+            }
+        }
+        "softmax_rows" => {
+            let (rows, cols) = (6u32, 100u32);
+            let x = rng_f32(seed, (rows * cols) as usize).iter().map(|v| v * 4.0).collect::<Vec<_>>();
+            let mut expected = Vec::new();
+            for r in 0..rows as usize {
+                let row = &x[r * cols as usize..(r + 1) * cols as usize];
+                let m = row.iter().fold(f64::NEG_INFINITY, |a, b| a.max(*b as f64));
+                let s: f64 = row.iter().map(|v| (*v as f64 - m).exp()).sum();
+                expected.extend(row.iter().map(|v| (*v as f64 - m).exp() / s));
+            }
+            let depth = (cols / bt + 1) as f64 + (bt as f64).log2() + 8.0;
+            let tolerance = expected.iter().map(|e| e * depth * EPS + 1e-9).collect();
+            Demo {
+                launch: LaunchConfig { grid: Dim3::x(rows), block },
+                args: vec![f32buf(&x), f32buf(&vec![0.0; (rows * cols) as usize]), u(cols)],
+                output: 1,
+                expected,
+                tolerance,
+                summary: format!("softmax of each row of a {rows}x{cols} matrix"),
+            }
+        }
+        "transpose_tiled" => {
+            let (rows, cols) = (37u32, 45u32);
+            let x = rng_f32(seed, (rows * cols) as usize);
+            let mut expected = vec![0f64; (rows * cols) as usize];
+            for r in 0..rows {
+                for c in 0..cols {
+                    expected[(c * rows + r) as usize] = x[(r * cols + c) as usize] as f64;
+                }
+            }
+            let tolerance = vec![0.0; expected.len()];
+            Demo {
+                launch: LaunchConfig { grid: Dim3::new(cols.div_ceil(16), rows.div_ceil(16), 1), block },
+                args: vec![f32buf(&x), f32buf(&vec![0.0; (rows * cols) as usize]), u(rows), u(cols)],
+                output: 1,
+                expected,
+                tolerance,
+                summary: format!("transpose of a {rows}x{cols} matrix"),
+            }
+        }
+        "matmul_tiled" => {
+            let (m, k, n) = (33u32, 29u32, 21u32);
+            let a = rng_f32(seed, (m * k) as usize);
+            let b = rng_f32(seed + 7, (k * n) as usize);
+            let mut expected = vec![0f64; (m * n) as usize];
+            let mut tolerance = vec![0f64; (m * n) as usize];
+            for r in 0..m {
+                for c in 0..n {
+                    let (mut s, mut abs) = (0f64, 0f64);
+                    for q in 0..k {
+                        let p = a[(r * k + q) as usize] as f64 * b[(q * n + c) as usize] as f64;
+                        s += p;
+                        abs += p.abs();
+                    }
+                    expected[(r * n + c) as usize] = s;
+                    tolerance[(r * n + c) as usize] = (k as f64 + 1.0) * EPS * abs;
+                }
+            }
+            Demo {
+                launch: LaunchConfig { grid: Dim3::new(n.div_ceil(16), m.div_ceil(16), 1), block },
+                args: vec![f32buf(&a), f32buf(&b), f32buf(&vec![0.0; (m * n) as usize]), u(m), u(n), u(k)],
+                output: 2,
+                expected,
+                tolerance,
+                summary: format!("matmul {m}x{k} by {k}x{n}"),
+            }
+        }
+        "unary_strided" => {
+            // out[3,5,7] = tanh(x viewed through a transposed layout of a [7,5,3] buffer).
+            let shape = [3u32, 5, 7];
+            let x = rng_f32(seed, 105);
+            let strides = [1i32, 3, 15];
+            let mut expected = Vec::new();
+            for a in 0..3i32 {
+                for b in 0..5i32 {
+                    for c in 0..7i32 {
+                        expected.push((x[(a * strides[0] + b * strides[1] + c * strides[2]) as usize] as f64).tanh());
+                    }
+                }
+            }
+            let tolerance = expected.iter().map(|e| 4.0 * EPS * e.abs() + 1e-7).collect();
+            Demo {
+                launch: LaunchConfig { grid: Dim3::x(105u32.div_ceil(bt)), block },
+                args: vec![
+                    f32buf(&x),
+                    f32buf(&[0.0; 105]),
+                    Arg::Buffer(Buffer::from_u32(&shape)),
+                    Arg::Buffer(Buffer::from_i32(&strides)),
+                    u(3),
+                    u(105),
+                    i(0),
+                    u(2),
+                ],
+                output: 1,
+                expected,
+                tolerance,
+                summary: "tanh over a transposed [7,5,3] view".into(),
+            }
+        }
+        "binary_strided" => {
+            // out[3,5,7] = a[3,1,7] (broadcast over axis 1) * b[5,7] (broadcast over axis 0).
+            let a = rng_f32(seed, 21);
+            let b = rng_f32(seed + 3, 35);
+            let (sa, sb) = ([7i32, 0, 1], [0i32, 7, 1]);
+            let mut expected = Vec::new();
+            for x in 0..3i32 {
+                for y in 0..5i32 {
+                    for z in 0..7i32 {
+                        let av = a[(x * sa[0] + y * sa[1] + z * sa[2]) as usize] as f64;
+                        let bv = b[(x * sb[0] + y * sb[1] + z * sb[2]) as usize] as f64;
+                        expected.push(av * bv);
+                    }
+                }
+            }
+            let tolerance = expected.iter().map(|e| EPS * e.abs()).collect();
+            Demo {
+                launch: LaunchConfig { grid: Dim3::x(105u32.div_ceil(bt)), block },
+                args: vec![
+                    f32buf(&a),
+                    f32buf(&b),
+                    f32buf(&[0.0; 105]),
+                    Arg::Buffer(Buffer::from_u32(&[3, 5, 7])),
+                    Arg::Buffer(Buffer::from_i32(&sa)),
+                    Arg::Buffer(Buffer::from_i32(&sb)),
+                    u(3),
+                    u(105),
+                    i(0),
+                    i(0),
+                    u(2),
+                ],
+                output: 2,
+                expected,
+                tolerance,
+                summary: "a[3,1,7] * b[5,7] broadcast to [3,5,7]".into(),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Runs the demo of a library kernel; `None` if it has none.
+pub fn demo(name: &str, block: Dim3, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
+    let entry = crate::registry::find(name)?;
+    let mut d = prepare(name, block, seed)?;
+    let stats = match sim::run((entry.kernel)(), d.launch, &mut d.args, &SimOptions::default()) {
+        Ok(s) => s,
+        Err(e) => return Some(Err(e)),
+    };
+    let got = d.args[d.output].buffer().expect("output buffer").to_f32();
+    let mut max_abs_err = 0f64;
+    let mut passed = got.len() == d.expected.len();
+    for ((g, e), t) in got.iter().zip(&d.expected).zip(&d.tolerance) {
+        let err = (*g as f64 - e).abs();
+        max_abs_err = max_abs_err.max(err);
+        if err > *t || g.is_nan() {
+            passed = false;
+        }
+    }
+    Some(Ok(DemoOutcome {
+        summary: d.summary,
+        launch: d.launch,
+        max_abs_err,
+        passed,
+        head: got.iter().take(8).copied().collect(),
+        stats,
+    }))
+}
+
+/// The launch a library kernel's demo uses for a block size.
+///
+/// # Panics
+/// If the kernel has no demo.
+pub fn demos_launch(name: &str, block: Dim3) -> LaunchConfig {
+    prepare(name, block, 0).expect("a demo").launch
+}

@@ -1,0 +1,756 @@
+//! The warp engine and the block scheduler.
+
+use crate::ir::{AtomicOp, Builtin, Dim3, Kernel, Mem, Scalar, ShuffleKind, SpanId, VoteKind};
+use crate::launch::{LaunchConfig, WARP_SIZE};
+use crate::sim::buffer::{Arg, check_args};
+use crate::sim::compile::{BinK, Op, Program, Reg, UnK};
+use crate::sim::report::{Report, ReportKind, SimError};
+
+const W: usize = WARP_SIZE as usize;
+type Lanes = [u32; W];
+
+/// Simulation limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Most warp instructions to execute before giving up.
+    pub max_warp_steps: u64,
+    /// Track shared-memory accesses between barriers and report races.
+    pub detect_races: bool,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { max_warp_steps: 200_000_000, detect_races: true }
+    }
+}
+
+/// What a completed simulation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SimStats {
+    /// Warp instructions executed.
+    pub warp_instructions: u64,
+    /// Lane instructions executed (active lanes summed over warp instructions).
+    pub lane_instructions: u64,
+    /// Barriers released.
+    pub barriers: u64,
+}
+
+/// Compiles and runs a kernel with its default specialization.
+pub fn run(k: &Kernel, launch: LaunchConfig, args: &mut [Arg], opts: &SimOptions) -> Result<SimStats, SimError> {
+    run_program(&Program::compile(k), launch, args, opts)
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Frame {
+    If { else_mask: u32, join: u32 },
+    Loop { exit: u32, brk: u32, cont: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Running,
+    AtBarrier,
+    Done,
+}
+
+struct Warp {
+    pc: usize,
+    active: u32,
+    valid: u32,
+    state: State,
+    stack: Vec<Frame>,
+    regs: Vec<Lanes>,
+    /// Linear thread index of lane 0.
+    base: u32,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Access {
+    epoch: u32,
+    /// Thread index + 1 of the writer in this epoch (0: none).
+    writer: u32,
+    /// Thread index + 1 of the first reader in this epoch (0: none).
+    reader: u32,
+    many_readers: bool,
+}
+
+struct Block<'p> {
+    p: &'p Program,
+    launch: LaunchConfig,
+    block: Dim3,
+    warps: Vec<Warp>,
+    shared: Vec<Vec<u32>>,
+    access: Vec<Vec<Access>>,
+    epoch: u32,
+    opts: SimOptions,
+    stats: SimStats,
+}
+
+/// Runs a compiled program.
+pub fn run_program(p: &Program, launch: LaunchConfig, args: &mut [Arg], opts: &SimOptions) -> Result<SimStats, SimError> {
+    launch.validate()?;
+    check_args(&p.kernel, args)?;
+    let bt = launch.block_threads();
+    let nw = launch.warps_per_block() as usize;
+    let mut warps: Vec<Warp> = (0..nw)
+        .map(|w| {
+            let base = w as u32 * WARP_SIZE;
+            let lanes = (bt - base).min(WARP_SIZE);
+            let valid = if lanes == 32 { u32::MAX } else { (1u32 << lanes) - 1 };
+            Warp { pc: 0, active: valid, valid, state: State::Running, stack: Vec::new(), regs: vec![[0; W]; p.nregs], base }
+        })
+        .collect();
+    let mut stats = SimStats::default();
+    let g = launch.grid;
+    for bz in 0..g.z {
+        for by in 0..g.y {
+            for bx in 0..g.x {
+                for w in warps.iter_mut() {
+                    w.pc = 0;
+                    w.active = w.valid;
+                    w.state = State::Running;
+                    w.stack.clear();
+                    for (i, a) in args.iter().enumerate() {
+                        if let (Some(r), Arg::Scalar(v)) = (p.param_regs[i], a) {
+                            w.regs[r as usize] = [v.to_bits(); W];
+                        }
+                    }
+                }
+                let mut b = Block {
+                    p,
+                    launch,
+                    block: Dim3::new(bx, by, bz),
+                    shared: p.shared_len.iter().map(|&n| vec![0; n]).collect(),
+                    access: if opts.detect_races {
+                        p.shared_len.iter().map(|&n| vec![Access::default(); n]).collect()
+                    } else {
+                        Vec::new()
+                    },
+                    warps: std::mem::take(&mut warps),
+                    epoch: 1,
+                    opts: *opts,
+                    stats,
+                };
+                let r = b.run(args);
+                stats = b.stats;
+                warps = b.warps;
+                r.map_err(|rep| SimError::Report(Box::new(rep)))?;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+fn lanes_of(m: u32) -> impl Iterator<Item = usize> {
+    let mut m = m;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(l)
+    })
+}
+
+impl Block<'_> {
+    fn report(&self, kind: ReportKind, span: SpanId, warp: usize) -> Report {
+        Report { kind, span, launch: self.launch, block: self.block, warp: warp as u32 }
+    }
+
+    fn run(&mut self, args: &mut [Arg]) -> Result<(), Report> {
+        loop {
+            for w in 0..self.warps.len() {
+                if self.warps[w].state == State::Running {
+                    self.run_warp(w, args)?;
+                }
+            }
+            if self.warps.iter().all(|w| w.state == State::Done) {
+                return Ok(());
+            }
+            // Every warp is done or waiting: release the barrier or report.
+            let first = self.warps.iter().position(|w| w.state == State::AtBarrier).expect("a waiting warp");
+            let pc = self.warps[first].pc;
+            let ok = self.warps.iter().all(|w| w.state == State::AtBarrier && w.pc == pc && w.active == w.valid);
+            if !ok {
+                let lanes = self
+                    .warps
+                    .iter()
+                    .map(|w| {
+                        (0..W)
+                            .map(|l| {
+                                let bit = 1u32 << l;
+                                if w.valid & bit == 0 {
+                                    ' '
+                                } else if w.state == State::AtBarrier && w.active & bit != 0 {
+                                    if w.pc == pc { 'W' } else { 'o' }
+                                } else {
+                                    '.'
+                                }
+                            })
+                            .collect::<String>()
+                            .trim_end()
+                            .to_string()
+                    })
+                    .collect();
+                let span = match self.p.ops[pc] {
+                    Op::Barrier { span } => span,
+                    _ => unreachable!("waiting at a barrier"),
+                };
+                return Err(self.report(ReportKind::DivergentBarrier { lanes }, span, first));
+            }
+            for w in self.warps.iter_mut() {
+                w.state = State::Running;
+                w.pc += 1;
+            }
+            self.epoch += 1;
+            self.stats.barriers += 1;
+        }
+    }
+
+    fn run_warp(&mut self, wi: usize, args: &mut [Arg]) -> Result<(), Report> {
+        let p = self.p;
+        let ops = &p.ops;
+        let mut steps = self.stats.warp_instructions;
+        let mut lane_steps = 0u64;
+        let limit = self.opts.max_warp_steps;
+        let result = loop {
+            let w = &mut self.warps[wi];
+            let pc = w.pc;
+            steps += 1;
+            lane_steps += w.active.count_ones() as u64;
+            if steps > limit {
+                let span = p.op_span[pc];
+                break Err(self.report(ReportKind::StepLimit { steps: limit }, span, wi));
+            }
+            w.pc += 1;
+            match &ops[pc] {
+                Op::Const { d, bits } => w.regs[*d as usize] = [*bits; W],
+                Op::Builtin { d, b } => {
+                    let v = builtin_lanes(*b, w.base, self.launch, self.block);
+                    w.regs[*d as usize] = v;
+                }
+                Op::Mov { d, s } => {
+                    let src = w.regs[*s as usize];
+                    let m = w.active;
+                    let dst = &mut w.regs[*d as usize];
+                    if m == u32::MAX {
+                        *dst = src;
+                    } else {
+                        for l in lanes_of(m) {
+                            dst[l] = src[l];
+                        }
+                    }
+                }
+                Op::Un { d, k, a } => {
+                    let a = w.regs[*a as usize];
+                    w.regs[*d as usize] = unary(*k, &a);
+                }
+                Op::Bin { d, k, a, b, span } => {
+                    let (a, b) = (w.regs[*a as usize], w.regs[*b as usize]);
+                    if matches!(k, BinK::DivU | BinK::DivS | BinK::RemU | BinK::RemS) {
+                        if let Some(l) = lanes_of(w.active).find(|&l| b[l] == 0) {
+                            let thread = w.base + l as u32;
+                            break Err(self.report(ReportKind::DivByZero { thread }, *span, wi));
+                        }
+                    }
+                    w.regs[*d as usize] = binary(*k, &a, &b);
+                }
+                Op::Fma { d, a, b, c } => {
+                    let (a, b, c) = (w.regs[*a as usize], w.regs[*b as usize], w.regs[*c as usize]);
+                    let mut o = [0; W];
+                    for l in 0..W {
+                        o[l] = f32::from_bits(a[l]).mul_add(f32::from_bits(b[l]), f32::from_bits(c[l])).to_bits();
+                    }
+                    w.regs[*d as usize] = o;
+                }
+                Op::Load { d, mem, idx, signed, span } => {
+                    let (d, mem, idx, signed, span) = (*d, *mem, *idx, *signed, *span);
+                    if let Err(r) = self.load(wi, d, mem, idx, signed, span, args) {
+                        break Err(r);
+                    }
+                }
+                Op::Store { mem, idx, v, signed, span } => {
+                    let (mem, idx, v, signed, span) = (*mem, *idx, *v, *signed, *span);
+                    if let Err(r) = self.store(wi, mem, idx, v, signed, span, args) {
+                        break Err(r);
+                    }
+                }
+                Op::Atomic { d, op, ty, mem, idx, v, cmp, signed, span } => {
+                    let a = (*d, *op, *ty, *mem, *idx, *v, *cmp, *signed, *span);
+                    if let Err(r) = self.atomic(wi, a, args) {
+                        break Err(r);
+                    }
+                }
+                Op::Shuffle { d, kind, mask, v, arg, span } => {
+                    let (d, kind, mask, v, arg, span) = (*d, *kind, *mask, *v, *arg, *span);
+                    if let Err(r) = self.shuffle(wi, d, kind, mask, v, arg, span) {
+                        break Err(r);
+                    }
+                }
+                Op::Vote { d, kind, mask, pred, span } => {
+                    let (d, kind, mask, pred, span) = (*d, *kind, *mask, *pred, *span);
+                    if let Err(r) = self.vote(wi, d, kind, mask, pred, span) {
+                        break Err(r);
+                    }
+                }
+                Op::If { cond, negate, else_pc } => {
+                    let c = &w.regs[*cond as usize];
+                    let mut t = 0u32;
+                    for l in lanes_of(w.active) {
+                        if (c[l] != 0) != *negate {
+                            t |= 1 << l;
+                        }
+                    }
+                    w.stack.push(Frame::If { else_mask: w.active & !t, join: 0 });
+                    w.active = t;
+                    if t == 0 {
+                        w.pc = *else_pc as usize;
+                    }
+                }
+                Op::Else { end_pc } => {
+                    let Some(Frame::If { else_mask, join }) = w.stack.last_mut() else { unreachable!("else without if") };
+                    *join = w.active;
+                    w.active = *else_mask;
+                    if w.active == 0 {
+                        w.pc = *end_pc as usize;
+                    }
+                }
+                Op::EndIf => {
+                    let Some(Frame::If { join, .. }) = w.stack.pop() else { unreachable!("endif without if") };
+                    w.active |= join;
+                }
+                Op::LoopBegin => w.stack.push(Frame::Loop { exit: 0, brk: 0, cont: 0 }),
+                Op::LoopTest { cond, end_pc } => {
+                    let c = &w.regs[*cond as usize];
+                    let mut t = 0u32;
+                    for l in lanes_of(w.active) {
+                        if c[l] != 0 {
+                            t |= 1 << l;
+                        }
+                    }
+                    let Some(Frame::Loop { exit, .. }) = w.stack.last_mut() else { unreachable!("test outside loop") };
+                    *exit |= w.active & !t;
+                    w.active = t;
+                    if t == 0 {
+                        w.pc = *end_pc as usize;
+                    }
+                }
+                Op::LoopCont => {
+                    let Some(Frame::Loop { cont, .. }) = w.stack.last_mut() else { unreachable!("continue outside loop") };
+                    w.active |= *cont;
+                    *cont = 0;
+                }
+                Op::LoopBack { head_pc } => {
+                    if w.active != 0 {
+                        w.pc = *head_pc as usize;
+                    }
+                }
+                Op::LoopEnd => {
+                    let Some(Frame::Loop { exit, brk, .. }) = w.stack.pop() else { unreachable!("loop end") };
+                    w.active = exit | brk;
+                }
+                Op::Break { skip } | Op::Continue { skip } => {
+                    let is_break = matches!(ops[pc], Op::Break { .. });
+                    let frame = w.stack.iter_mut().rev().find(|f| matches!(f, Frame::Loop { .. }));
+                    let Some(Frame::Loop { brk, cont, .. }) = frame else { unreachable!("break outside loop") };
+                    if is_break {
+                        *brk |= w.active;
+                    } else {
+                        *cont |= w.active;
+                    }
+                    // Lanes leaving also leave every enclosing `if` of this loop body.
+                    w.active = 0;
+                    w.pc = *skip as usize;
+                }
+                Op::Return { skip } => {
+                    w.active = 0;
+                    w.pc = *skip as usize;
+                }
+                Op::Barrier { .. } => {
+                    if w.active != 0 {
+                        w.pc = pc;
+                        w.state = State::AtBarrier;
+                        break Ok(());
+                    }
+                }
+                Op::End => {
+                    w.state = State::Done;
+                    break Ok(());
+                }
+            }
+        };
+        self.stats.warp_instructions = steps;
+        self.stats.lane_instructions += lane_steps;
+        result
+    }
+
+    fn index_of(&self, wi: usize, reg: Reg, l: usize, signed: bool) -> i64 {
+        let v = self.warps[wi].regs[reg as usize][l];
+        if signed { v as i32 as i64 } else { v as i64 }
+    }
+
+    fn mem_len(&self, mem: Mem, args: &[Arg]) -> usize {
+        match mem {
+            Mem::Global(p) => args[p as usize].buffer().map(|b| b.data.len()).unwrap_or(0),
+            Mem::Shared(s) => self.shared[s as usize].len(),
+        }
+    }
+
+    fn oob(&self, wi: usize, l: usize, index: i64, mem: Mem, len: usize, write: bool, span: SpanId) -> Report {
+        let w = &self.warps[wi];
+        let buffer = self.p.kernel.mem_name(mem).to_string();
+        let kind = ReportKind::OutOfBounds { lane: l as u32, thread: w.base + l as u32, index, buffer, len, write };
+        self.report(kind, span, wi)
+    }
+
+    fn track(&mut self, wi: usize, s: usize, i: usize, l: usize, write: bool, span: SpanId) -> Result<(), Report> {
+        if !self.opts.detect_races {
+            return Ok(());
+        }
+        let t = self.warps[wi].base + l as u32 + 1;
+        let epoch = self.epoch;
+        let a = &mut self.access[s][i];
+        if a.epoch != epoch {
+            *a = Access { epoch, writer: 0, reader: 0, many_readers: false };
+        }
+        let clash = if write {
+            if a.writer != 0 && a.writer != t {
+                Some((a.writer, true))
+            } else if a.reader != 0 && (a.reader != t || a.many_readers) {
+                Some((if a.reader != t { a.reader } else { t }, false))
+            } else {
+                None
+            }
+        } else if a.writer != 0 && a.writer != t {
+            Some((a.writer, true))
+        } else {
+            None
+        };
+        if let Some((other, other_write)) = clash {
+            let array = self.p.kernel.shared[s].name.clone();
+            let kind = ReportKind::SharedRace {
+                array,
+                index: i,
+                first: other - 1,
+                first_write: other_write,
+                second: t - 1,
+                second_write: write,
+            };
+            return Err(self.report(kind, span, wi));
+        }
+        if write {
+            a.writer = t;
+        } else if a.reader == 0 {
+            a.reader = t;
+        } else if a.reader != t {
+            a.many_readers = true;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn load(&mut self, wi: usize, d: Reg, mem: Mem, idx: Reg, signed: bool, span: SpanId, args: &[Arg]) -> Result<(), Report> {
+        let len = self.mem_len(mem, args);
+        let active = self.warps[wi].active;
+        let mut out = self.warps[wi].regs[d as usize];
+        for l in lanes_of(active) {
+            let i = self.index_of(wi, idx, l, signed);
+            if i < 0 || i as usize >= len {
+                return Err(self.oob(wi, l, i, mem, len, false, span));
+            }
+            let i = i as usize;
+            out[l] = match mem {
+                Mem::Global(p) => match &args[p as usize] {
+                    Arg::Buffer(b) => b.data[i],
+                    Arg::Scalar(_) => unreachable!("checked arguments"),
+                },
+                Mem::Shared(s) => {
+                    self.track(wi, s as usize, i, l, false, span)?;
+                    self.shared[s as usize][i]
+                }
+            };
+        }
+        self.warps[wi].regs[d as usize] = out;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store(&mut self, wi: usize, mem: Mem, idx: Reg, v: Reg, signed: bool, span: SpanId, args: &mut [Arg]) -> Result<(), Report> {
+        let len = self.mem_len(mem, args);
+        let active = self.warps[wi].active;
+        let vals = self.warps[wi].regs[v as usize];
+        for l in lanes_of(active) {
+            let i = self.index_of(wi, idx, l, signed);
+            if i < 0 || i as usize >= len {
+                return Err(self.oob(wi, l, i, mem, len, true, span));
+            }
+            let i = i as usize;
+            match mem {
+                Mem::Global(p) => match &mut args[p as usize] {
+                    Arg::Buffer(b) => b.data[i] = vals[l],
+                    Arg::Scalar(_) => unreachable!("checked arguments"),
+                },
+                Mem::Shared(s) => {
+                    self.track(wi, s as usize, i, l, true, span)?;
+                    self.shared[s as usize][i] = vals[l];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn atomic(
+        &mut self,
+        wi: usize,
+        a: (Reg, AtomicOp, Scalar, Mem, Reg, Reg, Reg, bool, SpanId),
+        args: &mut [Arg],
+    ) -> Result<(), Report> {
+        let (d, op, ty, mem, idx, v, cmp, signed, span) = a;
+        let len = self.mem_len(mem, args);
+        let active = self.warps[wi].active;
+        let vals = self.warps[wi].regs[v as usize];
+        let cmps = self.warps[wi].regs[cmp as usize];
+        let mut out = self.warps[wi].regs[d as usize];
+        // Lanes apply their updates one after another, in lane order.
+        for l in lanes_of(active) {
+            let i = self.index_of(wi, idx, l, signed);
+            if i < 0 || i as usize >= len {
+                return Err(self.oob(wi, l, i, mem, len, true, span));
+            }
+            let i = i as usize;
+            let slot = match mem {
+                Mem::Global(p) => match &mut args[p as usize] {
+                    Arg::Buffer(b) => &mut b.data[i],
+                    Arg::Scalar(_) => unreachable!("checked arguments"),
+                },
+                Mem::Shared(s) => &mut self.shared[s as usize][i],
+            };
+            let old = *slot;
+            let x = vals[l];
+            *slot = match op {
+                AtomicOp::Add => match ty {
+                    Scalar::F32 => (f32::from_bits(old) + f32::from_bits(x)).to_bits(),
+                    _ => old.wrapping_add(x),
+                },
+                AtomicOp::Min => match ty {
+                    Scalar::I32 => (old as i32).min(x as i32) as u32,
+                    _ => old.min(x),
+                },
+                AtomicOp::Max => match ty {
+                    Scalar::I32 => (old as i32).max(x as i32) as u32,
+                    _ => old.max(x),
+                },
+                AtomicOp::Exch => x,
+                AtomicOp::Cas => {
+                    if old == cmps[l] {
+                        x
+                    } else {
+                        old
+                    }
+                }
+            };
+            out[l] = old;
+        }
+        self.warps[wi].regs[d as usize] = out;
+        Ok(())
+    }
+
+    /// Checks a collective's mask: every named lane must be executing it.
+    fn collective_mask(&self, wi: usize, mask: Reg, name: &str, span: SpanId) -> Result<u32, Report> {
+        let w = &self.warps[wi];
+        let first = w.active.trailing_zeros() as usize;
+        let m = w.regs[mask as usize][first];
+        if m & !w.active != 0 || w.active & !m != 0 {
+            let lanes = (0..W)
+                .map(|l| {
+                    let bit = 1u32 << l;
+                    match (m & bit != 0, w.active & bit != 0) {
+                        (true, true) => 'W',
+                        (true, false) => '.',
+                        (false, true) => '!',
+                        (false, false) => '-',
+                    }
+                })
+                .collect();
+            return Err(self.report(ReportKind::Collective { name: name.to_string(), lanes }, span, wi));
+        }
+        Ok(m)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn shuffle(&mut self, wi: usize, d: Reg, kind: ShuffleKind, mask: Reg, v: Reg, arg: Reg, span: SpanId) -> Result<(), Report> {
+        if self.warps[wi].active == 0 {
+            return Ok(());
+        }
+        let m = self.collective_mask(wi, mask, kind.name(), span)?;
+        let w = &mut self.warps[wi];
+        let vals = w.regs[v as usize];
+        let args = w.regs[arg as usize];
+        let mut out = w.regs[d as usize];
+        for l in lanes_of(w.active) {
+            let a = args[l] as i64;
+            let src = match kind {
+                ShuffleKind::Xor => (l as i64 ^ a) & 31,
+                ShuffleKind::Down => {
+                    if l as i64 + a < 32 { l as i64 + a } else { l as i64 }
+                }
+                ShuffleKind::Up => {
+                    if l as i64 - a >= 0 { l as i64 - a } else { l as i64 }
+                }
+                ShuffleKind::Idx => a & 31,
+            } as usize;
+            if m & (1 << src) == 0 {
+                let lanes = (0..W).map(|x| if x == src { '?' } else if m & (1 << x) != 0 { 'W' } else { '-' }).collect();
+                let r = ReportKind::Collective { name: format!("{} (lane {l} reads absent lane {src})", kind.name()), lanes };
+                return Err(self.report(r, span, wi));
+            }
+            out[l] = vals[src];
+        }
+        w.regs[d as usize] = out;
+        Ok(())
+    }
+
+    fn vote(&mut self, wi: usize, d: Reg, kind: VoteKind, mask: Reg, pred: Reg, span: SpanId) -> Result<(), Report> {
+        if self.warps[wi].active == 0 {
+            return Ok(());
+        }
+        let m = self.collective_mask(wi, mask, kind.name(), span)?;
+        let w = &mut self.warps[wi];
+        let p = w.regs[pred as usize];
+        let mut ballot = 0u32;
+        for l in lanes_of(m) {
+            if p[l] != 0 {
+                ballot |= 1 << l;
+            }
+        }
+        let r = match kind {
+            VoteKind::Ballot => ballot,
+            VoteKind::Any => (ballot != 0) as u32,
+            VoteKind::All => (ballot == m) as u32,
+        };
+        let out = &mut w.regs[d as usize];
+        for l in lanes_of(w.active) {
+            out[l] = r;
+        }
+        Ok(())
+    }
+}
+
+fn builtin_lanes(b: Builtin, base: u32, launch: LaunchConfig, block: Dim3) -> Lanes {
+    let mut o = [0u32; W];
+    let bd = launch.block;
+    match b {
+        Builtin::BlockIdx(a) => o = [block.get(a); W],
+        Builtin::BlockDim(a) => o = [bd.get(a); W],
+        Builtin::GridDim(a) => o = [launch.grid.get(a); W],
+        Builtin::WarpSize => o = [WARP_SIZE; W],
+        Builtin::WarpId => o = [base / WARP_SIZE; W],
+        Builtin::LaneId => {
+            for (l, x) in o.iter_mut().enumerate() {
+                *x = l as u32;
+            }
+        }
+        Builtin::ThreadIdx(a) => {
+            for (l, x) in o.iter_mut().enumerate() {
+                *x = launch.thread_index(base + l as u32).get(a);
+            }
+            let _ = bd;
+        }
+    }
+    o
+}
+
+#[inline]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+fn unary(k: UnK, a: &Lanes) -> Lanes {
+    let mut o = [0u32; W];
+    macro_rules! each {
+        ($e:expr) => {
+            for l in 0..W {
+                let x = a[l];
+                o[l] = $e(x);
+            }
+        };
+    }
+    match k {
+        UnK::NegF => each!(|x: u32| x ^ 0x8000_0000),
+        UnK::NegI => each!(|x: u32| x.wrapping_neg()),
+        UnK::NotB => each!(|x: u32| (x == 0) as u32),
+        UnK::NotI => each!(|x: u32| !x),
+        UnK::F2S => each!(|x: u32| f(x) as i32 as u32),
+        UnK::F2U => each!(|x: u32| f(x) as u32),
+        UnK::S2F => each!(|x: u32| (x as i32 as f32).to_bits()),
+        UnK::U2F => each!(|x: u32| (x as f32).to_bits()),
+        UnK::Id => o = *a,
+        UnK::Exp => each!(|x: u32| f(x).exp().to_bits()),
+        UnK::Log => each!(|x: u32| f(x).ln().to_bits()),
+        UnK::Sqrt => each!(|x: u32| f(x).sqrt().to_bits()),
+        UnK::Rsqrt => each!(|x: u32| (1.0 / f(x).sqrt()).to_bits()),
+        UnK::Tanh => each!(|x: u32| f(x).tanh().to_bits()),
+        UnK::Floor => each!(|x: u32| f(x).floor().to_bits()),
+        UnK::Ceil => each!(|x: u32| f(x).ceil().to_bits()),
+        UnK::AbsF => each!(|x: u32| x & 0x7fff_ffff),
+        UnK::AbsS => each!(|x: u32| (x as i32).wrapping_abs() as u32),
+    }
+    o
+}
+
+fn binary(k: BinK, a: &Lanes, b: &Lanes) -> Lanes {
+    let mut o = [0u32; W];
+    macro_rules! each {
+        ($e:expr) => {
+            for l in 0..W {
+                o[l] = $e(a[l], b[l]);
+            }
+        };
+    }
+    use BinK::*;
+    match k {
+        AddF => each!(|x, y| (f(x) + f(y)).to_bits()),
+        SubF => each!(|x, y| (f(x) - f(y)).to_bits()),
+        MulF => each!(|x, y| (f(x) * f(y)).to_bits()),
+        DivF => each!(|x, y| (f(x) / f(y)).to_bits()),
+        RemF => each!(|x, y| (f(x) % f(y)).to_bits()),
+        AddI => each!(|x: u32, y| x.wrapping_add(y)),
+        SubI => each!(|x: u32, y| x.wrapping_sub(y)),
+        MulI => each!(|x: u32, y| x.wrapping_mul(y)),
+        DivU => each!(|x: u32, y: u32| x.checked_div(y).unwrap_or(0)),
+        RemU => each!(|x: u32, y: u32| x.checked_rem(y).unwrap_or(0)),
+        DivS => each!(|x: u32, y: u32| (x as i32).checked_div(y as i32).unwrap_or(i32::MIN) as u32),
+        RemS => each!(|x: u32, y: u32| (x as i32).checked_rem(y as i32).unwrap_or(0) as u32),
+        And => each!(|x, y| x & y),
+        Or => each!(|x, y| x | y),
+        Xor => each!(|x, y| x ^ y),
+        Shl => each!(|x: u32, y: u32| x.wrapping_shl(y)),
+        ShrU => each!(|x: u32, y: u32| x.wrapping_shr(y)),
+        ShrS => each!(|x: u32, y: u32| (x as i32).wrapping_shr(y) as u32),
+        EqBits => each!(|x, y| (x == y) as u32),
+        NeBits => each!(|x, y| (x != y) as u32),
+        EqF => each!(|x, y| (f(x) == f(y)) as u32),
+        NeF => each!(|x, y| (f(x) != f(y)) as u32),
+        LtF => each!(|x, y| (f(x) < f(y)) as u32),
+        LeF => each!(|x, y| (f(x) <= f(y)) as u32),
+        GtF => each!(|x, y| (f(x) > f(y)) as u32),
+        GeF => each!(|x, y| (f(x) >= f(y)) as u32),
+        LtU => each!(|x: u32, y: u32| (x < y) as u32),
+        LeU => each!(|x: u32, y: u32| (x <= y) as u32),
+        GtU => each!(|x: u32, y: u32| (x > y) as u32),
+        GeU => each!(|x: u32, y: u32| (x >= y) as u32),
+        LtS => each!(|x: u32, y: u32| ((x as i32) < (y as i32)) as u32),
+        LeS => each!(|x: u32, y: u32| ((x as i32) <= (y as i32)) as u32),
+        GtS => each!(|x: u32, y: u32| ((x as i32) > (y as i32)) as u32),
+        GeS => each!(|x: u32, y: u32| ((x as i32) >= (y as i32)) as u32),
+        MinF => each!(|x, y| f(x).min(f(y)).to_bits()),
+        MaxF => each!(|x, y| f(x).max(f(y)).to_bits()),
+        MinU => each!(|x: u32, y: u32| x.min(y)),
+        MaxU => each!(|x: u32, y: u32| x.max(y)),
+        MinS => each!(|x: u32, y: u32| (x as i32).min(y as i32) as u32),
+        MaxS => each!(|x: u32, y: u32| (x as i32).max(y as i32) as u32),
+    }
+    o
+}

@@ -1,0 +1,21 @@
+//! The SIMT simulator: runs a kernel on concrete buffers for one launch.
+//!
+//! A kernel is first compiled to a register bytecode ([`compile`]) whose
+//! operations work on whole warps: 32 lanes at once, under an active mask.
+//! Structured control flow becomes mask operations on a small per-warp stack
+//! (if/else, loops with break/continue, early return), so warps reconverge
+//! exactly where the source's blocks end. Warps of a block run in turn until
+//! each is finished or waits at a barrier; a barrier releases when every
+//! thread of the block waits at it, and otherwise the run stops with a
+//! witness. Everything is deterministic (lanes in order, warps in order,
+//! blocks in order) and a step budget guarantees termination.
+
+mod buffer;
+mod compile;
+mod exec;
+mod report;
+
+pub use buffer::{Arg, ArgError, Buffer};
+pub use compile::Program;
+pub use exec::{SimOptions, SimStats, run, run_program};
+pub use report::{Report, ReportKind, SimError, render_report};

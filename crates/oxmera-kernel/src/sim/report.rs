@@ -1,0 +1,171 @@
+//! What the simulator reports when it stops, and how it prints it.
+
+use std::fmt::Write;
+
+use crate::ir::{Dim3, Kernel, SpanId};
+use crate::launch::{LaunchConfig, LaunchError};
+use crate::sim::ArgError;
+
+/// Why a simulation stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportKind {
+    /// A barrier that can never be satisfied.
+    DivergentBarrier {
+        /// One row per warp: `W` waits here, `o` waits at another barrier,
+        /// `.` never arrives (exited or parked in another branch).
+        lanes: Vec<String>,
+    },
+    /// An access outside a buffer or shared array.
+    OutOfBounds {
+        /// Lane in its warp.
+        lane: u32,
+        /// Linear thread index in the block.
+        thread: u32,
+        /// The index used.
+        index: i64,
+        /// The buffer or array.
+        buffer: String,
+        /// Its length in elements.
+        len: usize,
+        /// A store rather than a load.
+        write: bool,
+    },
+    /// Two threads touched one shared address between barriers, one writing.
+    SharedRace {
+        /// The array.
+        array: String,
+        /// The element index.
+        index: usize,
+        /// Linear thread index of the earlier access.
+        first: u32,
+        /// The earlier access was a write.
+        first_write: bool,
+        /// Linear thread index of the later access.
+        second: u32,
+        /// The later access was a write.
+        second_write: bool,
+    },
+    /// A warp collective whose mask names lanes that are not executing it.
+    Collective {
+        /// The builtin.
+        name: String,
+        /// One row for the warp: `W` arrives, `.` named but absent, `-` not named.
+        lanes: String,
+    },
+    /// Integer division or remainder by zero.
+    DivByZero {
+        /// Linear thread index in the block.
+        thread: u32,
+    },
+    /// The step budget ran out (an endless loop, most likely).
+    StepLimit {
+        /// Warp instructions executed.
+        steps: u64,
+    },
+}
+
+/// A report with its witness: where, for which launch, block and warp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// What happened.
+    pub kind: ReportKind,
+    /// The source construct.
+    pub span: SpanId,
+    /// The launch.
+    pub launch: LaunchConfig,
+    /// The block index.
+    pub block: Dim3,
+    /// The warp in the block.
+    pub warp: u32,
+}
+
+impl Report {
+    /// A short name of the report's kind, as the corpus file spells it.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            ReportKind::DivergentBarrier { .. } => "barrier",
+            ReportKind::OutOfBounds { .. } => "out-of-bounds",
+            ReportKind::SharedRace { .. } => "shared-race",
+            ReportKind::Collective { .. } => "collective",
+            ReportKind::DivByZero { .. } => "div-by-zero",
+            ReportKind::StepLimit { .. } => "step-limit",
+        }
+    }
+}
+
+/// Why a simulation did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// The arguments do not fit the kernel.
+    #[error(transparent)]
+    Args(#[from] ArgError),
+    /// The launch is impossible.
+    #[error("cannot simulate: {0}")]
+    Launch(#[from] LaunchError),
+    /// The kernel misbehaved; the report is the witness.
+    #[error("the simulation stopped: {}", .0.kind_name())]
+    Report(Box<Report>),
+}
+
+/// Prints a report like a rustc diagnostic.
+pub fn render_report(k: &Kernel, r: &Report) -> String {
+    let mut out = String::new();
+    let (code, msg) = match &r.kind {
+        ReportKind::DivergentBarrier { .. } => ("sim:barrier", "barrier can never be satisfied: some threads of the block never arrive".to_string()),
+        ReportKind::OutOfBounds { index, buffer, len, write, lane, thread } => (
+            "sim:out-of-bounds",
+            format!(
+                "out-of-bounds {} of `{buffer}[{index}]` (length {len}) by lane {lane} (thread {thread})",
+                if *write { "store" } else { "load" }
+            ),
+        ),
+        ReportKind::SharedRace { array, index, first, first_write, second, second_write } => {
+            let w = |b: &bool| if *b { "writes" } else { "reads" };
+            (
+                "sim:shared-race",
+                format!(
+                    "shared-memory race on `{array}[{index}]`: thread {first} {} and thread {second} {} it with no barrier between",
+                    w(first_write),
+                    w(second_write)
+                ),
+            )
+        }
+        ReportKind::Collective { name, .. } => {
+            ("sim:collective", format!("`{name}` executed while lanes named in its mask are absent"))
+        }
+        ReportKind::DivByZero { thread } => ("sim:div-by-zero", format!("integer division by zero in thread {thread}")),
+        ReportKind::StepLimit { steps } => {
+            ("sim:step-limit", format!("stopped after {steps} warp instructions; the kernel does not terminate"))
+        }
+    };
+    let _ = writeln!(out, "error[{code}]: {msg}");
+    let sp = k.span(r.span);
+    if sp.line > 0 {
+        let _ = writeln!(out, "  --> {}:{}:{}", k.source.file, sp.line, sp.column);
+        let _ = writeln!(out, "   |");
+        let text = k.source.line(sp.line).unwrap_or_else(|| k.snippet(r.span).to_string());
+        let _ = writeln!(out, "{:>2} | {}", sp.line, text.trim_end());
+        let start = sp.column.max(1) as usize - 1;
+        let end = if sp.end_line == sp.line && sp.end_column > sp.column {
+            sp.end_column as usize - 1
+        } else {
+            text.trim_end().len().max(start + 1)
+        };
+        let _ = writeln!(out, "   | {}{}", " ".repeat(start), "^".repeat(end - start));
+    }
+    let _ = writeln!(out, "   = note: launch {}, block {}, warp {}", r.launch, r.block, r.warp);
+    match &r.kind {
+        ReportKind::DivergentBarrier { lanes } => {
+            let _ = writeln!(out, "   = lanes (W waits here, o waits at another barrier, . never arrives):");
+            for (w, row) in lanes.iter().enumerate() {
+                let _ = writeln!(out, "       warp {w:>2}: {row}");
+            }
+        }
+        ReportKind::Collective { lanes, .. } => {
+            let _ = writeln!(out, "   = lanes (W arrives, . named but absent, - not named):");
+            let _ = writeln!(out, "       warp {:>2}: {lanes}", r.warp);
+        }
+        _ => {}
+    }
+    out
+}
