@@ -176,9 +176,11 @@ pub enum ReduceOp {
     Prod,
     Max,
     Min,
-    /// Index of the first maximum (over a single dim), as i64.
+    /// Index of the first maximum, as i64: the row-major position within
+    /// the reduced sub-block (the front end passes one dim, or all dims
+    /// for the flattened index). NaN counts as the maximum.
     ArgMax,
-    /// Index of the first minimum (over a single dim), as i64.
+    /// Index of the first minimum, as for `ArgMax` (NaN counts as the minimum).
     ArgMin,
     /// Variance with `correction` subtracted from the count (1 = Bessel).
     Var {
