@@ -7,8 +7,10 @@
 mod common;
 use common::*;
 
-use oxmera_core::{DType, Device, Error, Shape};
-use oxmera_tensor::Tensor;
+use std::sync::Arc;
+
+use oxmera_core::{DType, Device, Error, Layout, Shape};
+use oxmera_tensor::{HostBuffer, Storage, Tensor};
 use proptest::prelude::*;
 
 /// A = [[1, 2, 3], [4, 5, 6]] and B = [[7, 8], [9, 10], [11, 12]];
@@ -288,6 +290,29 @@ fn every_error_is_typed() {
     assert!(matches!(
         bb.matmul(&bb),
         Err(Error::UnsupportedDType { op: "matmul", .. })
+    ));
+    // Operands on two devices. No backend serves `cpu` in this test
+    // program, so the tensor is assembled from host storage directly: the
+    // device check comes before any backend is asked for.
+    let on_cpu = Tensor::from_parts(
+        Arc::new(Storage::host(Device::Cpu, HostBuffer::F32(vec![0.0; 6]))),
+        Layout::contiguous([3, 2]),
+    );
+    assert_eq!(
+        a.matmul(&on_cpu).unwrap_err(),
+        Error::DeviceMismatch {
+            op: "matmul",
+            lhs: Device::Reference,
+            rhs: Device::Cpu
+        }
+    );
+    // With one device and no backend for it, the dispatch itself fails.
+    assert!(matches!(
+        on_cpu.t().unwrap().matmul(&on_cpu),
+        Err(Error::BackendUnavailable {
+            device: Device::Cpu,
+            ..
+        })
     ));
 }
 

@@ -6,8 +6,10 @@
 mod common;
 use common::*;
 
-use oxmera_core::{DType, Device, Error};
-use oxmera_tensor::Tensor;
+use std::sync::Arc;
+
+use oxmera_core::{DType, Device, Error, Layout};
+use oxmera_tensor::{HostBuffer, Storage, Tensor};
 use proptest::prelude::*;
 
 const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
@@ -607,6 +609,27 @@ fn every_error_is_typed() {
     assert!(matches!(
         f32t(&[], &[0]).argmin_all(),
         Err(Error::EmptyReduction { op: "argmin", .. })
+    ));
+    // A tensor on a device no backend serves in this test program: it is
+    // validated like any other, then dispatch fails.
+    let on_cpu = Tensor::from_parts(
+        Arc::new(Storage::host(Device::Cpu, HostBuffer::F32(vec![1.0; 4]))),
+        Layout::contiguous([2, 2]),
+    );
+    assert!(matches!(
+        on_cpu.sum(&[2], false),
+        Err(Error::DimOutOfRange { .. })
+    ));
+    assert!(matches!(
+        on_cpu.sum(&[0], false),
+        Err(Error::BackendUnavailable {
+            device: Device::Cpu,
+            ..
+        })
+    ));
+    assert!(matches!(
+        on_cpu.softmax(0),
+        Err(Error::BackendUnavailable { .. })
     ));
 }
 
