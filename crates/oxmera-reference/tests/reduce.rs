@@ -655,6 +655,11 @@ proptest! {
     /// - sum(x) and sum(y) round once each: |a|·u·Σ|xᵢ| + |b|·u·Σ|yᵢ| = u·S.
     ///
     /// Total below 3·u·S + n·2⁻⁵³·S; we allow 4·u·S.
+    ///
+    /// The same law with z built by tensor ops, `x·a + y·b` in f32: each
+    /// of the two scalings rounds once (u·|a·xᵢ|, u·|b·yᵢ|) and the add
+    /// once more (u·(|a·xᵢ| + |b·yᵢ|)·(1 + u)), so z is off by 2·u·S; the
+    /// rest is as above: below 4·u·S + O(u²)·S; we allow 5·u·S.
     #[test]
     fn sum_is_linear(
         (shape, x, y) in shape_2_to_4().prop_flat_map(|s| {
@@ -675,6 +680,9 @@ proptest! {
         let lhs = tz.sum_all().unwrap().item().unwrap();
         let rhs = a * tx.sum_all().unwrap().item().unwrap() + b * ty.sum_all().unwrap().item().unwrap();
         prop_assert!((lhs - rhs).abs() <= 4.0 * u * s, "{lhs} vs {rhs} (S = {s})");
+        let tz_ops = tx.mul_scalar(a).unwrap().add(&ty.mul_scalar(b).unwrap()).unwrap();
+        let lhs_ops = tz_ops.sum_all().unwrap().item().unwrap();
+        prop_assert!((lhs_ops - rhs).abs() <= 5.0 * u * s, "{lhs_ops} vs {rhs} (S = {s})");
         // Over one dim, element by element (each with its own, smaller S;
         // the whole-tensor S bounds them all).
         let lz = tz.sum(&[dim], false).unwrap().to_f64_vec().unwrap();
@@ -735,7 +743,9 @@ proptest! {
     /// f32 output lᵢ is within u·|Lᵢ| of Lᵢ; the f32 pᵢ is within u·Pᵢ of
     /// Pᵢ, so log pᵢ is within -log(1 - u) ≤ 1.01·u of Lᵢ. Inputs in
     /// [-8, 8) with n ≤ 4 keep Pᵢ ≥ e⁻¹⁶/4, far from f32 underflow. With a
-    /// margin for the f64 work, |lᵢ - log pᵢ| ≤ u·(|Lᵢ| + 2).
+    /// margin for the f64 work, |lᵢ - log pᵢ| ≤ u·(|Lᵢ| + 2). Taking the
+    /// log with the tensor op instead rounds log pᵢ to f32 once more,
+    /// adding u·|Lᵢ|(1 + 2u): we allow u·(2·|Lᵢ| + 3) there.
     #[test]
     fn log_softmax_is_log_of_softmax(
         (shape, v) in shape_2_to_4().prop_flat_map(|s| {
@@ -749,6 +759,10 @@ proptest! {
         let x = f32t(&v, &shape);
         let l = x.log_softmax(dim).unwrap().to_f64_vec().unwrap();
         let p = x.softmax(dim).unwrap().to_f64_vec().unwrap();
+        let log_p = x.softmax(dim).unwrap().log().unwrap().to_f64_vec().unwrap();
+        for (li, lp) in l.iter().zip(&log_p) {
+            prop_assert!((li - lp).abs() <= u * (2.0 * li.abs() + 3.0), "{li} vs {lp}");
+        }
         for (li, pi) in l.iter().zip(&p) {
             prop_assert!((li - pi.ln()).abs() <= u * (li.abs() + 2.0), "{li} vs ln {pi}");
         }
