@@ -10,7 +10,8 @@
 //!
 //! Built in, with no download: [`digits()`] (1797 8x8 handwritten digits,
 //! embedded; CC BY 4.0, see `data/PROVENANCE.md`), and the procedural
-//! [`spirals`] and [`moons`]. For files a user has, [`read_idx`] and
+//! [`spirals`] and [`moons`] (classification) and [`sine`]
+//! (regression). For files a user has, [`read_idx`] and
 //! [`mnist`] read the IDX format of MNIST and Fashion-MNIST, plain or
 //! gzip-compressed, with typed errors for wrong, truncated or oversized
 //! files.
@@ -38,5 +39,5 @@ pub use idx::{
 pub use loader::{Batch, Batches, DataLoader, LoaderConfig, Order, collate};
 pub use random::permutation;
 pub use split::{DEFAULT_TEST_FRACTION, Split, split};
-pub use synthetic::{MoonsConfig, SpiralsConfig, moons, spirals};
+pub use synthetic::{MoonsConfig, SineConfig, SpiralsConfig, moons, sine, spirals};
 pub use tensor_dataset::TensorDataset;

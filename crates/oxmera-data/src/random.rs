@@ -15,6 +15,7 @@ use oxmera_tensor::philox4x32_10;
 pub(crate) const SPLIT_STREAM: u64 = u64::MAX;
 pub(crate) const SPIRALS_STREAM: u64 = u64::MAX - 1;
 pub(crate) const MOONS_STREAM: u64 = u64::MAX - 2;
+pub(crate) const SINE_STREAM: u64 = u64::MAX - 3;
 
 /// A counter-based stream of random words.
 #[derive(Debug, Clone)]

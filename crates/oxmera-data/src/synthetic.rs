@@ -1,9 +1,9 @@
-//! Procedural data sets: spirals and moons, drawn from a seed.
-//!
-//! Both are small two-feature classification problems that a linear model
-//! cannot solve and a small MLP can: quick to train, easy to plot.
+//! Procedural data sets drawn from a seed: spirals and moons (small
+//! two-feature classification problems that a linear model cannot solve
+//! and a small MLP can) and a noisy sine wave (a one-feature regression).
+//! Quick to train on, easy to plot.
 
-use crate::random::{MOONS_STREAM, SPIRALS_STREAM, Stream};
+use crate::random::{MOONS_STREAM, SINE_STREAM, SPIRALS_STREAM, Stream};
 use crate::{DataError, TensorDataset};
 
 /// The shape of a spirals data set.
@@ -119,6 +119,43 @@ pub fn moons(config: MoonsConfig) -> Result<TensorDataset, DataError> {
     TensorDataset::classification(features, vec![2], labels, 2)
 }
 
+/// The shape of a sine-wave regression data set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SineConfig {
+    /// Number of samples.
+    pub samples: usize,
+    /// Standard deviation of the Gaussian noise added to each target.
+    pub noise: f64,
+    /// The seed of the inputs and the noise.
+    pub seed: u64,
+}
+
+impl Default for SineConfig {
+    fn default() -> Self {
+        SineConfig {
+            samples: 256,
+            noise: 0.05,
+            seed: 0,
+        }
+    }
+}
+
+/// One period of a sine wave to regress: inputs `x` drawn uniformly from
+/// `[-1, 1)`, targets `sin(π x)` plus Gaussian noise of standard
+/// deviation `noise`. Features have shape `[1]`, targets one value each.
+pub fn sine(config: SineConfig) -> Result<TensorDataset, DataError> {
+    check_noise("sine", config.noise)?;
+    let mut rng = Stream::new(config.seed, SINE_STREAM);
+    let mut xs = Vec::with_capacity(config.samples);
+    let mut ys = Vec::with_capacity(config.samples);
+    for _ in 0..config.samples {
+        let x = 2.0 * rng.unit() - 1.0;
+        xs.push(x as f32);
+        ys.push(((std::f64::consts::PI * x).sin() + config.noise * rng.normal()) as f32);
+    }
+    TensorDataset::regression(xs, vec![1], ys, 1)
+}
+
 fn check_noise(op: &'static str, noise: f64) -> Result<(), DataError> {
     if noise.is_finite() && noise >= 0.0 {
         Ok(())
@@ -213,5 +250,35 @@ mod tests {
             })
             .is_err()
         );
+    }
+
+    #[test]
+    fn sine_targets_follow_the_curve() {
+        let clean = sine(SineConfig {
+            samples: 50,
+            noise: 0.0,
+            seed: 4,
+        })
+        .unwrap();
+        assert_eq!(clean.len(), 50);
+        assert_eq!(clean.target_kind(), crate::TargetKind::Values { width: 1 });
+        for (x, y) in clean.features().iter().zip(clean.values().unwrap()) {
+            assert!((-1.0..1.0).contains(x));
+            assert!((y - (std::f32::consts::PI * x).sin()).abs() < 1e-6);
+        }
+        let cfg = SineConfig::default();
+        let noisy = sine(cfg).unwrap();
+        assert_eq!(noisy, sine(cfg).unwrap());
+        assert_ne!(noisy, sine(SineConfig { seed: 1, ..cfg }).unwrap());
+        // Residuals have about the noise's spread (256 samples: the sample
+        // standard deviation is within 20% of 0.05 with overwhelming odds).
+        let residuals: Vec<f64> = noisy
+            .features()
+            .iter()
+            .zip(noisy.values().unwrap())
+            .map(|(&x, &y)| f64::from(y) - (std::f64::consts::PI * f64::from(x)).sin())
+            .collect();
+        let sd = (residuals.iter().map(|r| r * r).sum::<f64>() / residuals.len() as f64).sqrt();
+        assert!((sd - 0.05).abs() < 0.01, "{sd}");
     }
 }
