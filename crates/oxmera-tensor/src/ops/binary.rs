@@ -1,1 +1,487 @@
-//! Front end: binary operations.
+//! Front end: elementwise operations of two (or three) operands, with
+//! broadcasting.
+//!
+//! Three private chokepoints carry every op of this module to a backend:
+//! `binary_op` (arithmetic and logical ops, including the `_scalar` forms
+//! and the `+ - * /` operators), `compare_op` (comparisons) and `where_op`
+//! (`where_` and `masked_fill`).
+//! Each checks, in this order: devices agree ([`Error::DeviceMismatch`]),
+//! dtypes agree ([`Error::DTypeMismatch`]; oxmera never promotes), the
+//! dtype suits the op ([`Error::UnsupportedDType`]), the shapes broadcast
+//! ([`Error::BroadcastIncompatible`]); then it broadcasts the operands to
+//! the common shape as stride-0 views and dispatches.
+//!
+//! # Semantics where NumPy and PyTorch differ, or where a choice was needed
+//!
+//! - **Integer `div` floors** (like Python's `//`, NumPy's `floor_divide`
+//!   and PyTorch's `div(rounding_mode="floor")`; Rust's `/` truncates and
+//!   PyTorch's plain `div` of integers returns floats). `-7 div 2 == -4`.
+//! - **`rem` takes the sign of the divisor** (Python's `%`, NumPy's
+//!   `remainder`, PyTorch's `remainder`; Rust's `%` and C's `fmod` follow
+//!   the dividend). `-7 rem 2 == 1`, `7 rem -2 == -1`. With floor `div`
+//!   this keeps `a == b * (a div b) + (a rem b)` for every integer pair.
+//! - **Integer division by zero does not fail**: `x div 0 == 0` and
+//!   `x rem 0 == x` (so the identity above still holds). NumPy gives 0 for
+//!   both with a warning; PyTorch raises. A per-element error cannot be
+//!   raised cleanly by a GPU backend, so oxmera defines the value instead.
+//!   Float division by zero follows IEEE (`±inf` or NaN).
+//! - **Integer overflow wraps** (two's complement) in every op:
+//!   `i32::MIN div -1 == i32::MIN`, `i32::MAX + 1 == i32::MIN`.
+//! - **Integer `pow` with a negative exponent** gives the exact power
+//!   truncated toward zero: 1 for base 1, ±1 for base -1, and 0 for every
+//!   other base, base 0 included (as for division by zero). NumPy and
+//!   PyTorch raise.
+//! - **`maximum`/`minimum` propagate NaN** (as NumPy's `maximum` and
+//!   PyTorch's `maximum`; NumPy's `fmax` ignores it) and order `-0.0`
+//!   below `+0.0` (IEEE 754-2019 `maximum`), so the result never depends on
+//!   the operands' order.
+//! - **Comparisons follow IEEE**: every comparison with NaN is false except
+//!   `ne`, which is true; `-0.0 == 0.0`.
+//! - **Scalar operands** (`add_scalar(2.0)`, `&t * 2.0`) take the tensor's
+//!   dtype. Into a float dtype the scalar is rounded to nearest; into an
+//!   integer or bool dtype it must be exactly representable (an integer in
+//!   range, or 0/1 for bool), else [`Error::InvalidArgument`] — `i32 + 0.5`
+//!   is refused rather than silently truncated.
+
+use oxmera_core::{DType, Error, Result, Shape, broadcast_shapes, broadcast_shapes_all};
+
+use super::unary::{BOOL_ARITH_HINT, LOGICAL_HINT};
+use crate::{BinaryOp, CmpOp, HostBuffer, Tensor};
+
+/// `Err(DeviceMismatch)` unless `a` and `b` live on one device.
+pub(crate) fn same_device(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.device() == b.device() {
+        Ok(())
+    } else {
+        Err(Error::DeviceMismatch {
+            op,
+            lhs: a.device(),
+            rhs: b.device(),
+        })
+    }
+}
+
+/// `Err(DTypeMismatch)` unless `a` and `b` have one dtype.
+pub(crate) fn same_dtype(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.dtype() == b.dtype() {
+        Ok(())
+    } else {
+        Err(Error::DTypeMismatch {
+            op,
+            lhs: a.dtype(),
+            rhs: b.dtype(),
+        })
+    }
+}
+
+/// The hint attached to a non-bool condition or mask.
+const COND_HINT: &str = "the condition must be bool: compare first, e.g. x.gt_scalar(0.0)";
+
+/// `x` viewed (stride 0) at `shape`, or `x` itself when it already has it.
+fn broadcast_view(x: &Tensor, shape: &Shape) -> Result<Tensor> {
+    if x.shape() == shape {
+        Ok(x.clone())
+    } else {
+        x.broadcast_to(shape.clone())
+    }
+}
+
+/// Whether `value` is exactly a value of the integer or bool `dtype`.
+fn representable(value: f64, dtype: DType) -> bool {
+    // 2^63 is exactly representable in f64; i64's range is [-2^63, 2^63).
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    let (lo, hi_exclusive) = match dtype {
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64 + 1.0),
+        DType::I64 => (-TWO_63, TWO_63),
+        DType::U8 => (0.0, 256.0),
+        DType::Bool => (0.0, 2.0),
+        _ => return true,
+    };
+    value.fract() == 0.0 && value >= lo && value < hi_exclusive
+}
+
+impl Tensor {
+    /// A rank-0 tensor holding `value` in this tensor's dtype and device,
+    /// refusing values the dtype cannot hold exactly (integers and bool).
+    pub(crate) fn scalar_like(&self, op: &'static str, value: f64) -> Result<Tensor> {
+        let dtype = self.dtype();
+        if !representable(value, dtype) {
+            return Err(Error::invalid(
+                op,
+                "scalar",
+                format!("{value} is not exactly representable in {dtype}"),
+            ));
+        }
+        Tensor::from_host(
+            HostBuffer::filled(dtype, 1, value),
+            Shape::scalar(),
+            self.device(),
+            op,
+        )
+    }
+
+    /// The one path every arithmetic and logical binary op takes to a
+    /// backend. Output: the broadcast shape, the operands' dtype.
+    fn binary_op(&self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
+        let name = op.name();
+        same_device(name, self, other)?;
+        same_dtype(name, self, other)?;
+        let dtype = self.dtype();
+        let logical = matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor);
+        if logical != dtype.is_bool() {
+            return Err(Error::UnsupportedDType {
+                op: name,
+                dtype,
+                hint: if logical {
+                    LOGICAL_HINT
+                } else {
+                    BOOL_ARITH_HINT
+                },
+            });
+        }
+        let shape = broadcast_shapes(name, self.shape(), other.shape())?;
+        let a = broadcast_view(self, &shape)?;
+        let b = broadcast_view(other, &shape)?;
+        let storage = self.backend()?.binary(op, &a, &b)?;
+        Ok(Tensor::from_storage(storage, shape))
+    }
+
+    /// `op(self, value)` with `value` converted to this tensor's dtype, or
+    /// `op(value, self)` when `scalar_first`.
+    fn binary_scalar_op(&self, op: BinaryOp, value: f64, scalar_first: bool) -> Result<Tensor> {
+        let s = self.scalar_like(op.name(), value)?;
+        if scalar_first {
+            s.binary_op(op, self)
+        } else {
+            self.binary_op(op, &s)
+        }
+    }
+
+    /// The one path every comparison takes to a backend. Output: the
+    /// broadcast shape, bool. Every dtype may be compared (bool as
+    /// `false < true`).
+    fn compare_op(&self, op: CmpOp, other: &Tensor) -> Result<Tensor> {
+        let name = op.name();
+        same_device(name, self, other)?;
+        same_dtype(name, self, other)?;
+        let shape = broadcast_shapes(name, self.shape(), other.shape())?;
+        let a = broadcast_view(self, &shape)?;
+        let b = broadcast_view(other, &shape)?;
+        let storage = self.backend()?.compare(op, &a, &b)?;
+        Ok(Tensor::from_storage(storage, shape))
+    }
+
+    /// The one path `where_` and `masked_fill` take to a backend.
+    fn where_op(op: &'static str, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        same_device(op, cond, a)?;
+        same_device(op, a, b)?;
+        if !cond.dtype().is_bool() {
+            return Err(Error::UnsupportedDType {
+                op,
+                dtype: cond.dtype(),
+                hint: COND_HINT,
+            });
+        }
+        same_dtype(op, a, b)?;
+        let shape = broadcast_shapes_all(op, &[cond.shape(), a.shape(), b.shape()])?;
+        let c = broadcast_view(cond, &shape)?;
+        let x = broadcast_view(a, &shape)?;
+        let y = broadcast_view(b, &shape)?;
+        let storage = a.backend()?.where_cond(&c, &x, &y)?;
+        Ok(Tensor::from_storage(storage, shape))
+    }
+
+    /// `self + other`, broadcasting. Floats and integers (wrapping); bool is
+    /// [`Error::UnsupportedDType`] (use [`Tensor::logical_or`]).
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let col = Tensor::from_vec(vec![10.0f32, 20.0], [2, 1], Device::Reference)?;
+    /// let row = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3], Device::Reference)?;
+    /// let sum = col.add(&row)?;
+    /// assert_eq!(sum.dims(), &[2, 3]);
+    /// assert_eq!(sum.to_vec::<f32>()?, vec![11.0, 12.0, 13.0, 21.0, 22.0, 23.0]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Add, other)
+    }
+
+    /// `self - other`, broadcasting. Floats and integers (wrapping; `u8`
+    /// wraps below zero: `1 - 2 == 255`).
+    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Sub, other)
+    }
+
+    /// `self * other`, broadcasting. Floats and integers (wrapping).
+    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Mul, other)
+    }
+
+    /// `self / other`, broadcasting. Floats: IEEE division. Integers:
+    /// **floor** division, `x div 0 == 0`, wrapping (see the module docs).
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let a = Tensor::from_vec(vec![7i32, -7, 7, -7, 5], [5], Device::Reference)?;
+    /// let b = Tensor::from_vec(vec![2i32, 2, -2, -2, 0], [5], Device::Reference)?;
+    /// assert_eq!(a.div(&b)?.to_vec::<i32>()?, vec![3, -4, -4, 3, 0]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn div(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Div, other)
+    }
+
+    /// `self ^ other`, broadcasting. Floats: IEEE `pow` (`x^0 == 1` for
+    /// every `x`, NaN included). Integers: exact power, wrapping; a
+    /// negative exponent gives 1 for base 1, ±1 for base -1, else 0.
+    pub fn pow(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Pow, other)
+    }
+
+    /// The larger of each pair, broadcasting. NaN propagates;
+    /// `maximum(-0.0, 0.0) == 0.0` in either order.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f64, f64::NAN, -0.0], [3], Device::Reference)?;
+    /// let b = Tensor::from_vec(vec![2.0f64, 0.0, 0.0], [3], Device::Reference)?;
+    /// let m = a.maximum(&b)?.to_vec::<f64>()?;
+    /// assert_eq!(m[0], 2.0);
+    /// assert!(m[1].is_nan());
+    /// assert!(m[2] == 0.0 && m[2].is_sign_positive());
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Maximum, other)
+    }
+
+    /// The smaller of each pair, broadcasting. NaN propagates;
+    /// `minimum(0.0, -0.0) == -0.0` in either order.
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Minimum, other)
+    }
+
+    /// The remainder with the **sign of the divisor**, broadcasting
+    /// (Python's `%`). Integers: `x rem 0 == x`. Floats: computed exactly
+    /// (from `fmod`, then shifted by the divisor when the signs differ);
+    /// `x rem 0` and `inf rem y` are NaN, `x rem ±inf` is `x` when the signs
+    /// agree (or `x` is zero) and `±inf` otherwise; a zero result carries
+    /// the divisor's sign.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7, 7, -7], [4], Device::Reference)?;
+    /// let b = Tensor::from_vec(vec![3i64, 3, -3, -3], [4], Device::Reference)?;
+    /// assert_eq!(a.rem(&b)?.to_vec::<i64>()?, vec![1, 2, -2, -1]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn rem(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Rem, other)
+    }
+
+    /// Logical and, broadcasting. Bool only.
+    pub fn logical_and(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::And, other)
+    }
+
+    /// Logical or, broadcasting. Bool only.
+    pub fn logical_or(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Or, other)
+    }
+
+    /// Logical exclusive or, broadcasting. Bool only.
+    pub fn logical_xor(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary_op(BinaryOp::Xor, other)
+    }
+
+    /// `self + value` (see the module docs for how `value` takes the dtype).
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::{Device, Error};
+    /// use oxmera_tensor::Tensor;
+    /// let x = Tensor::from_vec(vec![1i32, 2], [2], Device::Reference)?;
+    /// assert_eq!(x.add_scalar(3.0)?.to_vec::<i32>()?, vec![4, 5]);
+    /// assert!(matches!(x.add_scalar(0.5), Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn add_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Add, value, false)
+    }
+
+    /// `self - value`.
+    pub fn sub_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Sub, value, false)
+    }
+
+    /// `value - self` (what `2.0 - &t` computes).
+    pub fn rsub_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Sub, value, true)
+    }
+
+    /// `self * value`.
+    pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Mul, value, false)
+    }
+
+    /// `self / value` (integer rules as for [`Tensor::div`]).
+    pub fn div_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Div, value, false)
+    }
+
+    /// `value / self` (what `1.0 / &t` computes).
+    pub fn rdiv_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Div, value, true)
+    }
+
+    /// `self ^ value` with the rules of [`Tensor::pow`]; unlike
+    /// [`Tensor::powf`] it accepts integer tensors (with an integral
+    /// exponent).
+    pub fn pow_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Pow, value, false)
+    }
+
+    /// `self rem value` with the rules of [`Tensor::rem`].
+    pub fn rem_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Rem, value, false)
+    }
+
+    /// `maximum(self, value)` with the rules of [`Tensor::maximum`].
+    pub fn maximum_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Maximum, value, false)
+    }
+
+    /// `minimum(self, value)` with the rules of [`Tensor::minimum`].
+    pub fn minimum_scalar(&self, value: f64) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Minimum, value, false)
+    }
+
+    /// `self == other` elementwise, broadcasting; bool result.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, f32::NAN, -0.0], [3], Device::Reference)?;
+    /// let b = Tensor::from_vec(vec![1.0f32, f32::NAN, 0.0], [3], Device::Reference)?;
+    /// assert_eq!(a.eq(&b)?.to_vec::<bool>()?, vec![true, false, true]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn eq(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(CmpOp::Eq, other)
+    }
+
+    /// `self != other` elementwise (true wherever either is NaN).
+    pub fn ne(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(CmpOp::Ne, other)
+    }
+
+    /// `self < other` elementwise.
+    pub fn lt(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(CmpOp::Lt, other)
+    }
+
+    /// `self <= other` elementwise.
+    pub fn le(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(CmpOp::Le, other)
+    }
+
+    /// `self > other` elementwise.
+    pub fn gt(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(CmpOp::Gt, other)
+    }
+
+    /// `self >= other` elementwise.
+    pub fn ge(&self, other: &Tensor) -> Result<Tensor> {
+        self.compare_op(CmpOp::Ge, other)
+    }
+
+    /// `self == value`, with `value` in this tensor's dtype (it must be
+    /// exactly representable in an integer or bool dtype).
+    pub fn eq_scalar(&self, value: f64) -> Result<Tensor> {
+        self.compare_op(CmpOp::Eq, &self.scalar_like("eq", value)?)
+    }
+
+    /// `self != value`.
+    pub fn ne_scalar(&self, value: f64) -> Result<Tensor> {
+        self.compare_op(CmpOp::Ne, &self.scalar_like("ne", value)?)
+    }
+
+    /// `self < value`.
+    pub fn lt_scalar(&self, value: f64) -> Result<Tensor> {
+        self.compare_op(CmpOp::Lt, &self.scalar_like("lt", value)?)
+    }
+
+    /// `self <= value`.
+    pub fn le_scalar(&self, value: f64) -> Result<Tensor> {
+        self.compare_op(CmpOp::Le, &self.scalar_like("le", value)?)
+    }
+
+    /// `self > value`.
+    pub fn gt_scalar(&self, value: f64) -> Result<Tensor> {
+        self.compare_op(CmpOp::Gt, &self.scalar_like("gt", value)?)
+    }
+
+    /// `self >= value`.
+    pub fn ge_scalar(&self, value: f64) -> Result<Tensor> {
+        self.compare_op(CmpOp::Ge, &self.scalar_like("ge", value)?)
+    }
+
+    /// `a` where `cond` is true, else `b`; all three broadcast together.
+    /// `cond` must be bool, `a` and `b` must share a dtype (which the
+    /// result has). Named with a trailing underscore because `where` is a
+    /// Rust keyword; the op's name in errors is `"where"`.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let x = Tensor::from_vec(vec![-1.0f32, 2.0, -3.0], [3], Device::Reference)?;
+    /// let zero = Tensor::scalar(0.0f32, Device::Reference)?;
+    /// let relu = Tensor::where_(&x.gt_scalar(0.0)?, &x, &zero)?;
+    /// assert_eq!(relu.to_vec::<f32>()?, vec![0.0, 2.0, 0.0]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        Tensor::where_op("where", cond, a, b)
+    }
+
+    /// A copy of `self` with `value` wherever `mask` is true. `mask` is bool
+    /// and must broadcast *to* `self`'s shape (the result always has
+    /// `self`'s shape; [`Error::ExpandIncompatible`] otherwise); `value`
+    /// takes `self`'s dtype by the scalar rules in the module docs.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2], Device::Reference)?;
+    /// let row = Tensor::from_vec(vec![false, true], [2], Device::Reference)?;
+    /// let y = x.masked_fill(&row, f64::NEG_INFINITY)?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![1.0, f32::NEG_INFINITY, 3.0, f32::NEG_INFINITY]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn masked_fill(&self, mask: &Tensor, value: f64) -> Result<Tensor> {
+        const OP: &str = "masked_fill";
+        same_device(OP, self, mask)?;
+        if !mask.dtype().is_bool() {
+            return Err(Error::UnsupportedDType {
+                op: OP,
+                dtype: mask.dtype(),
+                hint: COND_HINT,
+            });
+        }
+        mask.layout().broadcast_to(OP, self.shape())?;
+        let fill = self.scalar_like(OP, value)?;
+        Tensor::where_op(OP, mask, &fill, self)
+    }
+}

@@ -5,5 +5,6 @@ mod binary;
 mod conv;
 mod index;
 mod matmul;
+mod operators;
 mod reduce;
 mod unary;
