@@ -1,0 +1,243 @@
+//! The spec of A3. Storage is filled with 0, 1, 2, … so that every element
+//! says where it came from: in a fresh `[2, 3]` view, element `[i, j]` is
+//! `3 * i + j`.
+
+use a3::{View, ViewError};
+use proptest::prelude::*;
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+fn iota(dims: &[usize]) -> View<usize> {
+    let n = dims.iter().product();
+    View::from_vec((0..n).collect(), dims).unwrap()
+}
+
+/// Shapes of rank 1 to 4 with extents 1 to 3, and a permutation of their dims.
+fn dims_and_perm() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
+    prop::collection::vec(1usize..4, 1..5).prop_flat_map(|d| {
+        let rank = d.len();
+        (Just(d), Just((0..rank).collect::<Vec<_>>()).prop_shuffle())
+    })
+}
+
+/// The row-major multi-index of element number `i`.
+fn unravel(dims: &[usize], mut i: usize) -> Vec<usize> {
+    let mut index = vec![0; dims.len()];
+    for (x, &d) in index.iter_mut().zip(dims).rev() {
+        *x = i % d;
+        i /= d;
+    }
+    index
+}
+
+#[test]
+fn a_fresh_view_reads_back_its_data() {
+    let v = iota(&[2, 3]);
+    assert!(v.is_contiguous());
+    assert_eq!(v.to_vec(), vec![0, 1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn transpose_is_a_view_read_in_logical_order() {
+    let v = iota(&[2, 3]);
+    let t = v.permute(&[1, 0]).unwrap();
+    assert_eq!(t.dims(), &[3, 2]);
+    assert_eq!(t.strides(), &[1, 3]);
+    assert!(t.shares_storage(&v), "permute must not copy");
+    assert!(!t.is_contiguous());
+    // [[0, 3], [1, 4], [2, 5]]
+    assert_eq!(t.to_vec(), vec![0, 3, 1, 4, 2, 5]);
+}
+
+#[test]
+fn narrow_moves_the_offset_and_keeps_the_strides() {
+    let v = iota(&[2, 3]);
+    let cols = v.narrow(1, 1, 2).unwrap();
+    assert_eq!(
+        (cols.dims(), cols.strides(), cols.offset()),
+        (&[2, 2][..], &[3, 1][..], 1)
+    );
+    assert!(cols.shares_storage(&v));
+    assert!(!cols.is_contiguous(), "rows now have a gap");
+    assert_eq!(cols.to_vec(), vec![1, 2, 4, 5]);
+    let row = v.narrow(0, 1, 1).unwrap();
+    assert!(row.is_contiguous(), "one whole row is contiguous");
+    assert_eq!(row.to_vec(), vec![3, 4, 5]);
+    let none = v.narrow(1, 3, 0).unwrap();
+    assert_eq!(none.dims(), &[2, 0]);
+    assert_eq!(none.to_vec(), Vec::<usize>::new());
+}
+
+#[test]
+fn narrow_and_permute_errors_carry_the_values() {
+    let v = iota(&[2, 3]);
+    assert_eq!(
+        v.narrow(2, 0, 1).unwrap_err(),
+        ViewError::DimOutOfRange { dim: 2, rank: 2 }
+    );
+    assert_eq!(
+        v.narrow(1, 2, 2).unwrap_err(),
+        ViewError::RangeOutOfBounds {
+            dim: 1,
+            start: 2,
+            len: 2,
+            size: 3
+        }
+    );
+    for bad in [&[0][..], &[0, 0], &[0, 2], &[1, 0, 2]] {
+        assert_eq!(
+            v.permute(bad).unwrap_err(),
+            ViewError::InvalidPermutation {
+                perm: bad.to_vec(),
+                rank: 2
+            },
+            "perm {bad:?}"
+        );
+    }
+}
+
+#[test]
+fn reshape_is_a_view_when_the_strides_allow() {
+    let v = iota(&[2, 3, 4]);
+    let r = v.reshape(&[6, 4]).unwrap();
+    assert!(r.shares_storage(&v));
+    assert_eq!(r.to_vec(), v.to_vec());
+    let t = iota(&[2, 3]).permute(&[1, 0]).unwrap();
+    // Splitting a dim of a transpose is fine…
+    let split = t.reshape(&[3, 2, 1]).unwrap();
+    assert!(split.shares_storage(&t));
+    assert_eq!(split.to_vec(), vec![0, 3, 1, 4, 2, 5]);
+    // …flattening it is not: the elements are not in storage order.
+    assert_eq!(
+        t.reshape(&[6]).unwrap_err(),
+        ViewError::NotAView {
+            dims: vec![3, 2],
+            strides: vec![1, 3],
+            target: vec![6]
+        }
+    );
+    assert_eq!(
+        v.reshape(&[5]).unwrap_err(),
+        ViewError::ReshapeCount {
+            from: vec![2, 3, 4],
+            to: vec![5]
+        }
+    );
+    // A narrowed block whose rows are still adjacent can be merged.
+    let rows = iota(&[4, 3]).narrow(0, 1, 2).unwrap();
+    assert_eq!(rows.reshape(&[6]).unwrap().to_vec(), vec![3, 4, 5, 6, 7, 8]);
+}
+
+#[test]
+fn contiguous_copies_only_when_it_must() {
+    let v = iota(&[2, 3]);
+    let same = v.contiguous();
+    assert!(same.shares_storage(&v), "already contiguous: no copy");
+    let t = v.permute(&[1, 0]).unwrap();
+    let c = t.contiguous();
+    assert!(!c.shares_storage(&t), "a transpose must be copied");
+    assert!(c.is_contiguous());
+    assert_eq!(c.strides(), &[2, 1]);
+    assert_eq!(c.to_vec(), t.to_vec());
+    assert_eq!(c.reshape(&[6]).unwrap().to_vec(), vec![0, 3, 1, 4, 2, 5]);
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_permuted_element_is_the_original_at_the_permuted_index((dims, perm) in dims_and_perm()) {
+        let v = iota(&dims);
+        let p = v.permute(&perm).unwrap();
+        prop_assert!(p.shares_storage(&v));
+        let got = p.to_vec();
+        let pdims: Vec<usize> = perm.iter().map(|&i| dims[i]).collect();
+        prop_assert_eq!(p.dims(), &pdims[..]);
+        for (i, &value) in got.iter().enumerate() {
+            let index = unravel(&pdims, i);
+            // p[index] = v[orig] where orig[perm[k]] = index[k].
+            let mut orig = vec![0; dims.len()];
+            for (k, &pk) in perm.iter().enumerate() {
+                orig[pk] = index[k];
+            }
+            let expected = orig.iter().zip(&dims).fold(0, |acc, (&x, &d)| acc * d + x);
+            prop_assert_eq!(value, expected, "element {:?} of {:?} permuted by {:?}", index, dims, perm);
+        }
+    }
+
+    #[test]
+    fn permuting_back_restores_the_view((dims, perm) in dims_and_perm()) {
+        let mut inverse = vec![0; perm.len()];
+        for (i, &p) in perm.iter().enumerate() {
+            inverse[p] = i;
+        }
+        let v = iota(&dims);
+        let back = v.permute(&perm).unwrap().permute(&inverse).unwrap();
+        prop_assert_eq!(back.dims(), v.dims());
+        prop_assert_eq!(back.to_vec(), v.to_vec());
+        prop_assert!(back.is_contiguous());
+    }
+
+    #[test]
+    fn narrow_keeps_exactly_the_chosen_slab(
+        (dims, perm) in dims_and_perm(),
+        dim in 0usize..4,
+        start in 0usize..3,
+        len in 0usize..3,
+    ) {
+        let v = iota(&dims).permute(&perm).unwrap();
+        let dim = dim % dims.len();
+        let size = v.dims()[dim];
+        prop_assume!(start + len <= size);
+        let n = v.narrow(dim, start, len).unwrap();
+        prop_assert!(n.shares_storage(&v));
+        let all = v.to_vec();
+        let expected: Vec<usize> = (0..all.len())
+            .filter(|&i| {
+                let x = unravel(v.dims(), i)[dim];
+                x >= start && x < start + len
+            })
+            .map(|i| all[i])
+            .collect();
+        prop_assert_eq!(n.to_vec(), expected);
+    }
+
+    #[test]
+    fn contiguous_preserves_logical_order((dims, perm) in dims_and_perm()) {
+        let v = iota(&dims).permute(&perm).unwrap();
+        let c = v.contiguous();
+        prop_assert!(c.is_contiguous());
+        prop_assert_eq!(c.dims(), v.dims());
+        prop_assert_eq!(c.to_vec(), v.to_vec());
+        prop_assert_eq!(c.shares_storage(&v), v.is_contiguous());
+    }
+
+    #[test]
+    fn a_granted_reshape_keeps_the_logical_order(
+        (dims, perm) in dims_and_perm(),
+        split in 0usize..4,
+    ) {
+        let v = iota(&dims).permute(&perm).unwrap();
+        // Merge the first `k` dims into one.
+        let k = split % (dims.len() + 1);
+        let mut target = vec![v.dims()[..k].iter().product()];
+        target.extend_from_slice(&v.dims()[k..]);
+        match v.reshape(&target) {
+            Ok(r) => {
+                prop_assert!(r.shares_storage(&v));
+                prop_assert_eq!(r.to_vec(), v.to_vec());
+            }
+            Err(ViewError::NotAView { .. }) => prop_assert!(!v.is_contiguous()),
+            Err(e) => prop_assert!(false, "unexpected {:?}", e),
+        }
+        // A contiguous view can always be flattened.
+        let flat = v.contiguous().reshape(&[v.to_vec().len()]).unwrap();
+        prop_assert_eq!(flat.to_vec(), v.to_vec());
+    }
+}
