@@ -1,20 +1,155 @@
-//! Convolution and pooling.
+//! Convolution and pooling: naive nested loops over the output, straight
+//! from the definitions, accumulating in `f64`.
+//!
+//! Inputs are NCHW, weights OIHW; everything is read into row-major
+//! vectors first, so the loops index plain arrays. Padding is never
+//! materialized: a tap whose input coordinate falls outside the input
+//! reads the padding value instead (zero for convolution and average
+//! pooling, -inf for max pooling).
 
-use oxmera_core::{Error, Result};
-use oxmera_tensor::{Conv2dParams, Pool2dParams, Storage, Tensor};
+use oxmera_core::Result;
+use oxmera_tensor::{Conv2dParams, Pool2dParams, Storage, Tensor, window_output_size};
 
-fn not_yet(op: &'static str) -> Error {
-    Error::NotImplemented { op, backend: "reference".into() }
+use crate::read;
+
+/// The input coordinate that output position `out`, tap `tap` reads along
+/// one axis, or `None` when it lands in the padding.
+fn source(
+    out: usize,
+    tap: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    extent: usize,
+) -> Option<usize> {
+    (out * stride + tap * dilation)
+        .checked_sub(padding)
+        .filter(|&i| i < extent)
 }
 
-pub(crate) fn conv2d(_x: &Tensor, _w: &Tensor, _b: Option<&Tensor>, _p: Conv2dParams) -> Result<Storage> {
-    Err(not_yet("conv2d"))
+/// Output extents along height and width (validated by the front end).
+fn output_hw(
+    h: usize,
+    w: usize,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+) -> (usize, usize) {
+    let oh = window_output_size(h, kernel.0, stride.0, padding.0, dilation.0);
+    let ow = window_output_size(w, kernel.1, stride.1, padding.1, dilation.1);
+    (
+        oh.expect("front end checked the window fits"),
+        ow.expect("front end checked the window fits"),
+    )
 }
 
-pub(crate) fn max_pool2d(_x: &Tensor, _p: Pool2dParams) -> Result<Storage> {
-    Err(not_yet("max_pool2d"))
+pub(crate) fn conv2d(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    p: Conv2dParams,
+) -> Result<Storage> {
+    let (xd, wd) = (x.dims(), weight.dims());
+    let (n, c_in, h, w) = (xd[0], xd[1], xd[2], xd[3]);
+    let (c_out, c_in_g, kh, kw) = (wd[0], wd[1], wd[2], wd[3]);
+    debug_assert_eq!(c_in_g * p.groups, c_in);
+    let c_out_g = c_out / p.groups;
+    let (oh, ow) = output_hw(h, w, (kh, kw), p.stride, p.padding, p.dilation);
+
+    let xv = read::f64s(x)?;
+    let wv = read::f64s(weight)?;
+    let bv = match bias {
+        Some(b) => read::f64s(b)?,
+        None => vec![0.0; c_out],
+    };
+    let x_at = |b: usize, c: usize, i: usize, j: usize| xv[((b * c_in + c) * h + i) * w + j];
+    let w_at = |o: usize, c: usize, i: usize, j: usize| wv[((o * c_in_g + c) * kh + i) * kw + j];
+
+    let mut out = Vec::with_capacity(n * c_out * oh * ow);
+    for b in 0..n {
+        for (o, &bias_o) in bv.iter().enumerate() {
+            // Output channel `o` belongs to group `g`, which sees only the
+            // input channels `g * c_in_g .. (g + 1) * c_in_g`.
+            let first_in = (o / c_out_g) * c_in_g;
+            for oi in 0..oh {
+                for oj in 0..ow {
+                    let mut acc = bias_o;
+                    for c in 0..c_in_g {
+                        for ki in 0..kh {
+                            let Some(i) = source(oi, ki, p.stride.0, p.padding.0, p.dilation.0, h)
+                            else {
+                                continue;
+                            };
+                            for kj in 0..kw {
+                                let Some(j) =
+                                    source(oj, kj, p.stride.1, p.padding.1, p.dilation.1, w)
+                                else {
+                                    continue;
+                                };
+                                acc += x_at(b, first_in + c, i, j) * w_at(o, c, ki, kj);
+                            }
+                        }
+                    }
+                    out.push(acc);
+                }
+            }
+        }
+    }
+    Ok(read::store_f64(x.dtype(), out))
 }
 
-pub(crate) fn avg_pool2d(_x: &Tensor, _p: Pool2dParams) -> Result<Storage> {
-    Err(not_yet("avg_pool2d"))
+/// Visits every pooling window of NCHW `x` in output order and lets
+/// `reduce` turn the window's values (padding included, as `pad_value`)
+/// into one output element.
+fn pool(
+    x: &Tensor,
+    p: Pool2dParams,
+    pad_value: f64,
+    reduce: impl Fn(&[f64]) -> f64,
+) -> Result<Storage> {
+    let d = x.dims();
+    let (n, c, h, w) = (d[0], d[1], d[2], d[3]);
+    let (oh, ow) = output_hw(h, w, p.kernel, p.stride, p.padding, (1, 1));
+    let xv = read::f64s(x)?;
+    let mut window = Vec::with_capacity(p.kernel.0 * p.kernel.1);
+    let mut out = Vec::with_capacity(n * c * oh * ow);
+    for plane in 0..n * c {
+        let base = plane * h * w;
+        for oi in 0..oh {
+            for oj in 0..ow {
+                window.clear();
+                for ki in 0..p.kernel.0 {
+                    for kj in 0..p.kernel.1 {
+                        let i = source(oi, ki, p.stride.0, p.padding.0, 1, h);
+                        let j = source(oj, kj, p.stride.1, p.padding.1, 1, w);
+                        window.push(match (i, j) {
+                            (Some(i), Some(j)) => xv[base + i * w + j],
+                            _ => pad_value,
+                        });
+                    }
+                }
+                out.push(reduce(&window));
+            }
+        }
+    }
+    Ok(read::store_f64(x.dtype(), out))
+}
+
+pub(crate) fn max_pool2d(x: &Tensor, p: Pool2dParams) -> Result<Storage> {
+    // A NaN anywhere in the window wins (f64::max would skip it).
+    pool(x, p, f64::NEG_INFINITY, |win| {
+        win.iter().fold(f64::NEG_INFINITY, |m, &v| {
+            if m.is_nan() || v.is_nan() {
+                f64::NAN
+            } else {
+                m.max(v)
+            }
+        })
+    })
+}
+
+pub(crate) fn avg_pool2d(x: &Tensor, p: Pool2dParams) -> Result<Storage> {
+    // Padded zeros count in the divisor: every window divides by kh * kw.
+    pool(x, p, 0.0, |win| win.iter().sum::<f64>() / win.len() as f64)
 }

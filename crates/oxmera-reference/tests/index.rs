@@ -118,14 +118,41 @@ fn cat_errors_are_typed() {
     assert!(matches!(e, Error::ShapeMismatch { op: "cat", .. }), "{e}");
     let e = Tensor::cat(&[&a, &i64t(&[1, 2], &[1, 2])], 0).unwrap_err();
     assert!(
-        matches!(e, Error::DTypeMismatch { op: "cat", lhs: DType::F32, rhs: DType::I64 }),
+        matches!(
+            e,
+            Error::DTypeMismatch {
+                op: "cat",
+                lhs: DType::F32,
+                rhs: DType::I64
+            }
+        ),
         "{e}"
     );
     let e = Tensor::cat(&[&a, &a], 2).unwrap_err();
-    assert!(matches!(e, Error::DimOutOfRange { dim: 2, rank: 2, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::DimOutOfRange {
+                dim: 2,
+                rank: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let s = f32t(&[1.0], &[]);
     let e = Tensor::cat(&[&s, &s], 0).unwrap_err();
-    assert!(matches!(e, Error::RankMismatch { op: "cat", expected: 1, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::RankMismatch {
+                op: "cat",
+                expected: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // -------------------------------------------------------------- stack
@@ -148,7 +175,7 @@ fn stack_inserts_a_new_dim_on_every_layout() {
             &[2, 3, 2],
             0.0,
         );
-        let s = Tensor::stack(&[a.clone()], -1).unwrap();
+        let s = Tensor::stack(&[&a], -1).unwrap();
         assert_eq!(s.dims(), &[2, 3, 1], "{name}");
     }
 }
@@ -167,11 +194,24 @@ fn stack_errors_are_typed() {
     let a = f32t(&[1.0, 2.0], &[2]);
     let none: Vec<Tensor> = vec![];
     let e = Tensor::stack(&none, 0).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument { op: "stack", .. }), "{e}");
+    assert!(
+        matches!(e, Error::InvalidArgument { op: "stack", .. }),
+        "{e}"
+    );
     let e = Tensor::stack(&[&a, &f32t(&[1.0], &[1])], 0).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { op: "stack", .. }), "{e}");
     let e = Tensor::stack(&[&a, &a], 2).unwrap_err();
-    assert!(matches!(e, Error::DimOutOfRange { op: "stack", dim: 2, rank: 2 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::DimOutOfRange {
+                op: "stack",
+                dim: 2,
+                rank: 2
+            }
+        ),
+        "{e}"
+    );
     let e = Tensor::stack(&[&a, &t(&[1.0, 2.0], &[2], DType::F64)], 0).unwrap_err();
     assert!(matches!(e, Error::DTypeMismatch { op: "stack", .. }), "{e}");
 }
@@ -223,13 +263,34 @@ fn narrow_selects_a_range_without_copying() {
 #[test]
 fn split_chunk_narrow_errors_are_typed() {
     let x = f32t(&[0.0; 6], &[2, 3]);
-    assert!(matches!(x.split(0, 0), Err(Error::InvalidArgument { op: "split", .. })));
-    assert!(matches!(x.chunk(0, 0), Err(Error::InvalidArgument { op: "chunk", .. })));
-    assert!(matches!(x.split(1, 2), Err(Error::DimOutOfRange { op: "split", .. })));
-    assert!(matches!(x.chunk(1, -3), Err(Error::DimOutOfRange { op: "chunk", .. })));
+    assert!(matches!(
+        x.split(0, 0),
+        Err(Error::InvalidArgument { op: "split", .. })
+    ));
+    assert!(matches!(
+        x.chunk(0, 0),
+        Err(Error::InvalidArgument { op: "chunk", .. })
+    ));
+    assert!(matches!(
+        x.split(1, 2),
+        Err(Error::DimOutOfRange { op: "split", .. })
+    ));
+    assert!(matches!(
+        x.chunk(1, -3),
+        Err(Error::DimOutOfRange { op: "chunk", .. })
+    ));
     let e = x.narrow(1, 2, 2).unwrap_err();
     assert!(
-        matches!(e, Error::RangeOutOfBounds { op: "narrow", dim: 1, start: 2, end: 4, size: 3 }),
+        matches!(
+            e,
+            Error::RangeOutOfBounds {
+                op: "narrow",
+                dim: 1,
+                start: 2,
+                end: 4,
+                size: 3
+            }
+        ),
         "{e}"
     );
 }
@@ -255,7 +316,10 @@ fn index_select_with_strided_and_broadcast_indices() {
     let x = i64t(&[10, 20, 30], &[3]);
     // Indices read through a stepped view: [2, 1] from [2, 9, 1, 9].
     let i = i64t(&[2, 9, 1, 9], &[4]).slice(0, 0, 4, 2).unwrap();
-    assert_eq!(x.index_select(0, &i).unwrap().to_vec::<i64>().unwrap(), vec![30, 20]);
+    assert_eq!(
+        x.index_select(0, &i).unwrap().to_vec::<i64>().unwrap(),
+        vec![30, 20]
+    );
     // A stride-0 index repeats one pick.
     let i = i64t(&[1], &[1]).broadcast_to([4]).unwrap();
     assert_eq!(
@@ -278,23 +342,51 @@ fn index_select_errors_are_typed() {
     );
     let e = x.index_select(1, &i64t(&[-1], &[1])).unwrap_err();
     assert!(
-        matches!(e, Error::IndexOutOfBounds { op: "index_select", index: -1, dim: 1, size: 3 }),
+        matches!(
+            e,
+            Error::IndexOutOfBounds {
+                op: "index_select",
+                index: -1,
+                dim: 1,
+                size: 3
+            }
+        ),
         "{e}"
     );
     let e = x.index_select(0, &i64t(&[0, 1], &[1, 2])).unwrap_err();
     assert!(matches!(e, Error::RankMismatch { expected: 1, .. }), "{e}");
     let e = x.index_select(0, &f32t(&[0.0], &[1])).unwrap_err();
     assert!(
-        matches!(e, Error::UnsupportedDType { op: "index_select", dtype: DType::F32, .. }),
+        matches!(
+            e,
+            Error::UnsupportedDType {
+                op: "index_select",
+                dtype: DType::F32,
+                ..
+            }
+        ),
         "{e}"
     );
     let e = x.index_select(2, &i64t(&[0], &[1])).unwrap_err();
     assert!(matches!(e, Error::DimOutOfRange { .. }), "{e}");
     // Any index into an empty dim is out of bounds.
-    let e = f32t(&[], &[0]).index_select(0, &i64t(&[0], &[1])).unwrap_err();
+    let e = f32t(&[], &[0])
+        .index_select(0, &i64t(&[0], &[1]))
+        .unwrap_err();
     assert!(matches!(e, Error::IndexOutOfBounds { size: 0, .. }), "{e}");
-    let e = f32t(&[1.0], &[]).index_select(0, &i64t(&[0], &[1])).unwrap_err();
-    assert!(matches!(e, Error::RankMismatch { op: "index_select", .. }), "{e}");
+    let e = f32t(&[1.0], &[])
+        .index_select(0, &i64t(&[0], &[1]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::RankMismatch {
+                op: "index_select",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // ------------------------------------------------------------- gather
@@ -308,11 +400,19 @@ fn gather_on_every_layout() {
         assert_close(&x.gather(1, &i).unwrap(), &[2., 2., 3., 4.], &[2, 2], 0.0);
         // Along dim 0: out[i][j] = x[index[i][j]][j]; index may be taller.
         let i = i64t(&[1, 0, 1, 0, 0, 0], &[3, 2]);
-        assert_close(&x.gather(0, &i).unwrap(), &[3., 1., 3., 1., 0., 1.], &[3, 2], 0.0);
+        assert_close(
+            &x.gather(0, &i).unwrap(),
+            &[3., 1., 3., 1., 0., 1.],
+            &[3, 2],
+            0.0,
+        );
     }
     for (_, i) in variants(&[1.0, 0.0, 0.0, 2.0], &[2, 2], DType::I32) {
         let x = i64t(&[5, 6, 7, 8, 9, 10], &[2, 3]);
-        assert_eq!(x.gather(1, &i).unwrap().to_vec::<i64>().unwrap(), vec![6, 5, 8, 10]);
+        assert_eq!(
+            x.gather(1, &i).unwrap().to_vec::<i64>().unwrap(),
+            vec![6, 5, 8, 10]
+        );
     }
 }
 
@@ -329,16 +429,46 @@ fn gather_with_broadcast_index_and_zero_size() {
 fn gather_errors_are_typed() {
     let x = f32t(&[0.0; 6], &[2, 3]);
     let e = x.gather(1, &i64t(&[3], &[1, 1])).unwrap_err();
-    assert!(matches!(e, Error::IndexOutOfBounds { op: "gather", index: 3, dim: 1, size: 3 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::IndexOutOfBounds {
+                op: "gather",
+                index: 3,
+                dim: 1,
+                size: 3
+            }
+        ),
+        "{e}"
+    );
     let e = x.gather(1, &i64t(&[0, 1], &[2])).unwrap_err();
-    assert!(matches!(e, Error::RankMismatch { op: "gather", expected: 2, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::RankMismatch {
+                op: "gather",
+                expected: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = x.gather(1, &i64t(&[0; 3], &[3, 1])).unwrap_err();
     assert_eq!(
         e.to_string(),
         "gather: invalid index: index shape [3, 1] exceeds input shape [2, 3] at dim 0 (only dim 1 may be larger)"
     );
     let e = x.gather(0, &t(&[0.0], &[1, 1], DType::U8)).unwrap_err();
-    assert!(matches!(e, Error::UnsupportedDType { dtype: DType::U8, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::UnsupportedDType {
+                dtype: DType::U8,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // ------------------------------------------------ scatter, scatter_add
@@ -366,7 +496,10 @@ fn scatter_collisions_last_write_wins_and_add_accumulates() {
     let x = i64t(&[100, 100, 100], &[3]);
     let i = i64t(&[1, 1, 2, 1], &[4]);
     let src = i64t(&[5, 6, 7, 8], &[4]);
-    assert_eq!(x.scatter(0, &i, &src).unwrap().to_vec::<i64>().unwrap(), vec![100, 8, 7]);
+    assert_eq!(
+        x.scatter(0, &i, &src).unwrap().to_vec::<i64>().unwrap(),
+        vec![100, 8, 7]
+    );
     assert_eq!(
         x.scatter_add(0, &i, &src).unwrap().to_vec::<i64>().unwrap(),
         vec![100, 119, 107]
@@ -374,7 +507,9 @@ fn scatter_collisions_last_write_wins_and_add_accumulates() {
     // Integer accumulation wraps.
     let x = t(&[250.0], &[1], DType::U8);
     let i = i64t(&[0, 0], &[2]);
-    let y = x.scatter_add(0, &i, &t(&[3.0, 4.0], &[2], DType::U8)).unwrap();
+    let y = x
+        .scatter_add(0, &i, &t(&[3.0, 4.0], &[2], DType::U8))
+        .unwrap();
     assert_eq!(y.to_vec::<u8>().unwrap(), vec![1]);
 }
 
@@ -383,11 +518,21 @@ fn scatter_reads_only_the_index_shaped_corner_of_src() {
     let x = f32t(&[0.0; 4], &[2, 2]);
     let src = f32t(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     let i = i64t(&[1], &[1, 1]);
-    assert_close(&x.scatter(1, &i, &src).unwrap(), &[0., 1., 0., 0.], &[2, 2], 0.0);
+    assert_close(
+        &x.scatter(1, &i, &src).unwrap(),
+        &[0., 1., 0., 0.],
+        &[2, 2],
+        0.0,
+    );
     // A stride-0 src and a broadcast index.
     let src = f32t(&[2.5], &[1, 1]).broadcast_to([2, 2]).unwrap();
     let i = i64t(&[0, 0], &[1, 2]).broadcast_to([2, 2]).unwrap();
-    assert_close(&x.scatter_add(0, &i, &src).unwrap(), &[5., 5., 0., 0.], &[2, 2], 0.0);
+    assert_close(
+        &x.scatter_add(0, &i, &src).unwrap(),
+        &[5., 5., 0., 0.],
+        &[2, 2],
+        0.0,
+    );
     let empty = i64t(&[], &[0, 2]);
     assert_close(&x.scatter(0, &empty, &src).unwrap(), &[0.; 4], &[2, 2], 0.0);
 }
@@ -398,18 +543,68 @@ fn scatter_errors_are_typed() {
     let i = i64t(&[0, 1], &[1, 2]);
     let src = f32t(&[1.0, 2.0], &[1, 2]);
     let e = x.scatter(0, &i64t(&[2, 0], &[1, 2]), &src).unwrap_err();
-    assert!(matches!(e, Error::IndexOutOfBounds { op: "scatter", index: 2, dim: 0, size: 2 }), "{e}");
-    let e = x.scatter_add(0, &i, &t(&[1.0, 2.0], &[1, 2], DType::F64)).unwrap_err();
-    assert!(matches!(e, Error::DTypeMismatch { op: "scatter_add", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::IndexOutOfBounds {
+                op: "scatter",
+                index: 2,
+                dim: 0,
+                size: 2
+            }
+        ),
+        "{e}"
+    );
+    let e = x
+        .scatter_add(0, &i, &t(&[1.0, 2.0], &[1, 2], DType::F64))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::DTypeMismatch {
+                op: "scatter_add",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = x.scatter(0, &i, &f32t(&[1.0], &[1, 1])).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument { op: "scatter", name: "src", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                op: "scatter",
+                name: "src",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = x.scatter(0, &i, &f32t(&[1.0, 2.0], &[2])).unwrap_err();
-    assert!(matches!(e, Error::RankMismatch { op: "scatter", .. }), "{e}");
-    let e = x.scatter(1, &i64t(&[0; 3], &[3, 1]), &f32t(&[0.0; 3], &[3, 1])).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument { name: "index", .. }), "{e}");
+    assert!(
+        matches!(e, Error::RankMismatch { op: "scatter", .. }),
+        "{e}"
+    );
+    let e = x
+        .scatter(1, &i64t(&[0; 3], &[3, 1]), &f32t(&[0.0; 3], &[3, 1]))
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "index", .. }),
+        "{e}"
+    );
     let flags = Tensor::from_vec(vec![false; 2], [2], Device::Reference).unwrap();
     let e = flags.scatter_add(0, &i64t(&[0], &[1]), &flags).unwrap_err();
-    assert!(matches!(e, Error::UnsupportedDType { op: "scatter_add", dtype: DType::Bool, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::UnsupportedDType {
+                op: "scatter_add",
+                dtype: DType::Bool,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // Replacement is fine on bool.
     let one = Tensor::from_vec(vec![true], [1], Device::Reference).unwrap();
     let y = flags.scatter(0, &i64t(&[1], &[1]), &one).unwrap();
@@ -451,15 +646,23 @@ fn pad_zero_size_scalar_and_broadcast_inputs() {
 #[test]
 fn pad_value_is_converted_to_the_dtype() {
     let x = t(&[1.0], &[1], DType::U8);
-    assert_eq!(x.pad(&[(1, 1)], 300.0).unwrap().to_vec::<u8>().unwrap(), vec![255, 1, 255]);
+    assert_eq!(
+        x.pad(&[(1, 1)], 300.0).unwrap().to_vec::<u8>().unwrap(),
+        vec![255, 1, 255]
+    );
     let x = i64t(&[1], &[1]);
-    assert_eq!(x.pad(&[(0, 1)], -2.7).unwrap().to_vec::<i64>().unwrap(), vec![1, -2]);
+    assert_eq!(
+        x.pad(&[(0, 1)], -2.7).unwrap().to_vec::<i64>().unwrap(),
+        vec![1, -2]
+    );
     let x = Tensor::from_vec(vec![false], [1], Device::Reference).unwrap();
     assert_eq!(
         x.pad(&[(1, 0)], 1.0).unwrap().to_vec::<bool>().unwrap(),
         vec![true, false]
     );
-    let y = f32t(&[1.0], &[1]).pad(&[(1, 0)], f64::NEG_INFINITY).unwrap();
+    let y = f32t(&[1.0], &[1])
+        .pad(&[(1, 0)], f64::NEG_INFINITY)
+        .unwrap();
     assert_close(&y, &[f64::NEG_INFINITY, 1.0], &[2], 0.0);
 }
 
@@ -472,7 +675,17 @@ fn pad_errors_are_typed() {
         "pad: invalid pads: expected one (before, after) pair per dim of [2, 3] (2 pairs), got 1"
     );
     let e = x.pad(&[(0, 0), (usize::MAX, 1)], 0.0).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument { op: "pad", name: "pads", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                op: "pad",
+                name: "pads",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // --------------------------------------------------------------- flip
@@ -482,11 +695,26 @@ fn flip_on_every_layout() {
     // x = [[[0, 1], [2, 3], [4, 5]], [[6, 7], [8, 9], [10, 11]]]
     for (_, x) in iota(&[2, 3, 2], DType::I32) {
         let y = x.flip(&[1]).unwrap();
-        assert_close(&y, &[4., 5., 2., 3., 0., 1., 10., 11., 8., 9., 6., 7.], &[2, 3, 2], 0.0);
+        assert_close(
+            &y,
+            &[4., 5., 2., 3., 0., 1., 10., 11., 8., 9., 6., 7.],
+            &[2, 3, 2],
+            0.0,
+        );
         let y = x.flip(&[-1, 0]).unwrap();
-        assert_close(&y, &[7., 6., 9., 8., 11., 10., 1., 0., 3., 2., 5., 4.], &[2, 3, 2], 0.0);
+        assert_close(
+            &y,
+            &[7., 6., 9., 8., 11., 10., 1., 0., 3., 2., 5., 4.],
+            &[2, 3, 2],
+            0.0,
+        );
         let y = x.flip(&[]).unwrap();
-        assert_close(&y, &(0..12).map(f64::from).collect::<Vec<_>>(), &[2, 3, 2], 0.0);
+        assert_close(
+            &y,
+            &(0..12).map(f64::from).collect::<Vec<_>>(),
+            &[2, 3, 2],
+            0.0,
+        );
         assert!(!y.shares_storage(&x));
     }
 }
@@ -494,8 +722,18 @@ fn flip_on_every_layout() {
 #[test]
 fn flip_of_broadcast_zero_size_and_scalar() {
     let b = f32t(&[1.0, 2.0], &[2]).broadcast_to([3, 2]).unwrap();
-    assert_close(&b.flip(&[1]).unwrap(), &[2., 1., 2., 1., 2., 1.], &[3, 2], 0.0);
-    assert_close(&b.flip(&[0]).unwrap(), &[1., 2., 1., 2., 1., 2.], &[3, 2], 0.0);
+    assert_close(
+        &b.flip(&[1]).unwrap(),
+        &[2., 1., 2., 1., 2., 1.],
+        &[3, 2],
+        0.0,
+    );
+    assert_close(
+        &b.flip(&[0]).unwrap(),
+        &[1., 2., 1., 2., 1., 2.],
+        &[3, 2],
+        0.0,
+    );
     assert_eq!(f32t(&[], &[2, 0]).flip(&[0, 1]).unwrap().dims(), &[2, 0]);
     assert_close(&f32t(&[4.0], &[]).flip(&[]).unwrap(), &[4.], &[], 0.0);
     assert_close(&f32t(&[4.0], &[1]).flip(&[0]).unwrap(), &[4.], &[1], 0.0);
@@ -505,9 +743,29 @@ fn flip_of_broadcast_zero_size_and_scalar() {
 fn flip_errors_are_typed() {
     let x = f32t(&[0.0; 6], &[2, 3]);
     let e = x.flip(&[1, -1]).unwrap_err();
-    assert!(matches!(e, Error::DuplicateDim { op: "flip", dim: 1, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::DuplicateDim {
+                op: "flip",
+                dim: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = x.flip(&[2]).unwrap_err();
-    assert!(matches!(e, Error::DimOutOfRange { op: "flip", dim: 2, rank: 2 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::DimOutOfRange {
+                op: "flip",
+                dim: 2,
+                rank: 2
+            }
+        ),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------- tril/triu
@@ -531,7 +789,12 @@ fn tril_triu_with_offsets_on_every_layout() {
         }
         // Offsets past the matrix keep everything or nothing.
         assert_close(&x.tril(99).unwrap(), &x.to_f64_vec().unwrap(), &[3, 4], 0.0);
-        assert_close(&x.triu(i64::MIN).unwrap(), &x.to_f64_vec().unwrap(), &[3, 4], 0.0);
+        assert_close(
+            &x.triu(i64::MIN).unwrap(),
+            &x.to_f64_vec().unwrap(),
+            &[3, 4],
+            0.0,
+        );
         assert_close(&x.triu(4).unwrap(), &[0.; 12], &[3, 4], 0.0);
     }
 }
@@ -546,15 +809,31 @@ fn tril_is_batched_over_leading_dims() {
     assert_close(&b.triu(0).unwrap(), &[1., 2., 0., 2.], &[2, 2], 0.0);
     assert_eq!(f32t(&[], &[0, 3, 3]).tril(0).unwrap().dims(), &[0, 3, 3]);
     let flags = Tensor::from_vec(vec![true; 4], [2, 2], Device::Reference).unwrap();
-    assert_eq!(flags.triu(1).unwrap().to_vec::<bool>().unwrap(), vec![false, true, false, false]);
+    assert_eq!(
+        flags.triu(1).unwrap().to_vec::<bool>().unwrap(),
+        vec![false, true, false, false]
+    );
 }
 
 #[test]
 fn tril_triu_need_rank_2() {
     let e = f32t(&[1.0, 2.0], &[2]).tril(0).unwrap_err();
-    assert_eq!(e.to_string(), "tril: expected a tensor of rank 2, got shape [2]");
+    assert_eq!(
+        e.to_string(),
+        "tril: expected a tensor of rank 2, got shape [2]"
+    );
     let e = f32t(&[1.0], &[]).triu(0).unwrap_err();
-    assert!(matches!(e, Error::RankMismatch { op: "triu", expected: 2, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::RankMismatch {
+                op: "triu",
+                expected: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // ------------------------------------------------------------ one_hot
@@ -587,11 +866,27 @@ fn one_hot_of_scalars_broadcasts_and_empties() {
 #[test]
 fn one_hot_errors_are_typed() {
     let e = i64t(&[0, 3], &[2]).one_hot(3).unwrap_err();
-    assert_eq!(e.to_string(), "one_hot: index 3 is out of bounds for dim 1 of size 3");
+    assert_eq!(
+        e.to_string(),
+        "one_hot: index 3 is out of bounds for dim 1 of size 3"
+    );
     let e = i64t(&[-1], &[1]).one_hot(3).unwrap_err();
-    assert!(matches!(e, Error::IndexOutOfBounds { op: "one_hot", index: -1, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::IndexOutOfBounds {
+                op: "one_hot",
+                index: -1,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = f32t(&[0.0], &[1]).one_hot(3).unwrap_err();
-    assert!(matches!(e, Error::UnsupportedDType { op: "one_hot", .. }), "{e}");
+    assert!(
+        matches!(e, Error::UnsupportedDType { op: "one_hot", .. }),
+        "{e}"
+    );
     let e = i64t(&[0], &[1]).one_hot(0).unwrap_err();
     assert!(matches!(e, Error::IndexOutOfBounds { size: 0, .. }), "{e}");
 }
