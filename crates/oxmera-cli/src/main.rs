@@ -8,6 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod doctor;
+mod ladder;
+mod style;
 mod tour;
 
 /// oxmera: a Rust-native machine-learning and GPU-computing framework built
@@ -23,11 +26,17 @@ struct Cli {
 enum Command {
     /// A guided tour of tensors, views, broadcasting, matmul and errors.
     Tour(tour::TourArgs),
+    /// The exercise ladder: your progress, check a rung, hints, watch, reset, verify.
+    Ladder(ladder::LadderArgs),
+    /// What this machine can run: host, toolchain, backends, ladder tiers.
+    Doctor(doctor::DoctorArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Tour(args) => tour::run(args),
+        Command::Ladder(args) => ladder::run(args),
+        Command::Doctor(args) => doctor::run(args),
     }
 }
