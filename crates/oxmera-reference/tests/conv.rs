@@ -272,6 +272,8 @@ fn conv2d_errors_are_typed() {
         ),
         "{e}"
     );
+    let e = f32t(&[1.0], &[]).conv2d(&w, None, ok).unwrap_err();
+    assert!(matches!(e, Error::RankMismatch { expected: 4, .. }), "{e}");
     let e = x.conv2d(&f32t(&[0.0; 9], &[3, 3]), None, ok).unwrap_err();
     assert!(matches!(e, Error::RankMismatch { expected: 4, .. }), "{e}");
     let e = x
@@ -589,6 +591,19 @@ fn pooling_errors_are_typed() {
             Error::RankMismatch {
                 op: "max_pool2d",
                 expected: 4,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = f32t(&[1.0], &[])
+        .avg_pool2d(Pool2dParams::new((1, 1)))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::RankMismatch {
+                op: "avg_pool2d",
                 ..
             }
         ),

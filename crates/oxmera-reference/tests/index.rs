@@ -458,6 +458,18 @@ fn gather_errors_are_typed() {
         e.to_string(),
         "gather: invalid index: index shape [3, 1] exceeds input shape [2, 3] at dim 0 (only dim 1 may be larger)"
     );
+    let e = f32t(&[1.0], &[]).gather(0, &i64t(&[0], &[])).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::RankMismatch {
+                op: "gather",
+                expected: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = x.gather(0, &t(&[0.0], &[1, 1], DType::U8)).unwrap_err();
     assert!(
         matches!(
@@ -590,6 +602,19 @@ fn scatter_errors_are_typed() {
         .unwrap_err();
     assert!(
         matches!(e, Error::InvalidArgument { name: "index", .. }),
+        "{e}"
+    );
+    let s = f32t(&[1.0], &[]);
+    let e = s.scatter(0, &i64t(&[0], &[]), &s).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::RankMismatch {
+                op: "scatter",
+                expected: 1,
+                ..
+            }
+        ),
         "{e}"
     );
     let flags = Tensor::from_vec(vec![false; 2], [2], Device::Reference).unwrap();
