@@ -26,6 +26,11 @@
 //! error is 4.8e-16 for `erf` and 7.6e-16 for `erfc` (about 2 and 3.4
 //! units in the last place).
 
+// The coefficients are kept digit for digit as published (18 significant
+// digits, more than f64 holds), so that a reader can check them against
+// the source; the compiler rounds each to the nearest f64.
+#![allow(clippy::excessive_precision)]
+
 /// `|x|` at or below which `erf` uses the small-argument approximation.
 const SMALL: f64 = 0.46875;
 /// `|x|` above which `erfc` uses the asymptotic-form approximation.
@@ -99,8 +104,9 @@ fn horner(coefficients: &[f64], x: f64) -> f64 {
     coefficients.iter().fold(0.0, |acc, &c| acc * x + c)
 }
 
-/// `e^(-y²)` without the relative error that rounding `y²` would bring.
-fn exp_neg_square(y: f64) -> f64 {
+/// `e^(-y²)` without the relative error that rounding `y²` would bring
+/// (for `|y|` below about 1e307, where `16 y` is finite).
+pub(crate) fn exp_neg_square(y: f64) -> f64 {
     let s = (y * 16.0).trunc() / 16.0;
     let rest = (y - s) * (y + s);
     (-s * s).exp() * (-rest).exp()

@@ -269,8 +269,9 @@ impl Tensor {
     }
 
     /// The remainder with the **sign of the divisor**, broadcasting
-    /// (Python's `%`). Integers: `x rem 0 == x`. Floats: computed exactly
-    /// (from `fmod`, then shifted by the divisor when the signs differ);
+    /// (Python's `%`). Integers: `x rem 0 == x`. Floats: the exact `fmod`,
+    /// shifted by the divisor when the signs differ (one rounding, as in
+    /// Python, so a tiny negative `x` against a large `y` may round to `y`);
     /// `x rem 0` and `inf rem y` are NaN, `x rem ±inf` is `x` when the signs
     /// agree (or `x` is zero) and `±inf` otherwise; a zero result carries
     /// the divisor's sign.
