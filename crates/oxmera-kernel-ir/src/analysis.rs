@@ -790,7 +790,35 @@ impl<'k> Analyzer<'k> {
     }
 
     fn write_race(&mut self, mem: Mem, idx: &AVal, ctl: &Ctl, span: SpanId) {
-        let Some(m) = &ctl.mask else { return };
+        let Some(m) = &ctl.mask else {
+            // Which threads store depends on data: a thread-independent index
+            // is still a race unless the data lets at most one thread through.
+            if idx.uni <= Uniformity::Warp {
+                let name = self.k.mem_name(mem).to_string();
+                let mut notes = idx.prov.to_vec();
+                notes.extend(ctl.prov.iter().cloned());
+                notes.push(Step {
+                    span,
+                    text: format!(
+                        "the index does not vary with the thread, so every thread that passes the data-dependent guard writes the same element of `{name}`"
+                    ),
+                });
+                let f = Finding {
+                    rule: Rule::GlobalWriteRace,
+                    message: format!("several threads may write one element of `{name}` without an atomic"),
+                    span,
+                    label: "possibly racing store".into(),
+                    notes,
+                    extra: Vec::new(),
+                    help: "give each thread its own element, let one chosen thread write, or combine with `atomic_add`".into(),
+                    lanes: None,
+                    confirmed: false,
+                    launch: self.launch,
+                };
+                self.find(f);
+            }
+            return;
+        };
         let active: Vec<usize> = (0..self.bt).filter(|&t| m[t]).collect();
         if active.is_empty() {
             return;

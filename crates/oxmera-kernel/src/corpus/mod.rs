@@ -1,0 +1,165 @@
+//! The broken-kernel corpus: kernels that are each wrong in one known way,
+//! and their expected verdicts (`corpus/expected.toml`), so that every rule
+//! of the analysis and every report of the simulator is shown to fire.
+
+mod kernels;
+
+pub use kernels::*;
+
+use crate::ir::{Dim3, Value};
+use crate::launch::LaunchConfig;
+use crate::library::{DemoOutcome, rng_f32};
+use crate::registry::{Entry, Origin};
+use crate::sim::{self, Arg, Buffer, SimError, SimOptions};
+
+/// The expected verdicts, as shipped.
+pub const EXPECTED: &str = include_str!("../../corpus/expected.toml");
+
+/// The corpus kernels for the registry.
+pub fn entries() -> Vec<Entry> {
+    let e = |name, summary, kernel| Entry { name, summary, kernel, origin: Origin::Corpus };
+    vec![
+        e("barrier_warp_guard", "barrier under `warp_id() == 0`", barrier_warp_guard),
+        e("barrier_thread_guard", "barrier under `thread_idx_x() < 32`", barrier_thread_guard),
+        e("barrier_early_return", "half the warp returns before the barrier", barrier_early_return),
+        e("barrier_bounds_return", "bounds check returns before the barrier", barrier_bounds_return),
+        e("barrier_divergent_trip", "barrier in a loop with per-thread trip count", barrier_divergent_trip),
+        e("barrier_odd_lanes", "only even lanes reach the barrier", barrier_odd_lanes),
+        e("barrier_data_while", "barrier in a data-dependent while", barrier_data_while),
+        e("barrier_divergent_break", "divergent break before a barrier", barrier_divergent_break),
+        e("barrier_two_arms", "different barriers in two divergent arms", barrier_two_arms),
+        e("ballot_divergent", "full-mask ballot in a lane-dependent branch", ballot_divergent),
+        e("shfl_divergent", "full-mask shuffle on even lanes only", shfl_divergent),
+        e("shfl_absent_lanes", "full-mask shuffle with a partial last warp", shfl_absent_lanes),
+        e("vote_after_return", "full-mask vote after lanes returned", vote_after_return),
+        e("shared_64k", "64 KiB static shared memory", shared_64k),
+        e("shared_80k", "80 KiB shared memory: fits 8.6, not 7.5", shared_80k),
+        e("shared_race_neighbor", "reads a neighbour's slot without a barrier", shared_race_neighbor),
+        e("shared_race_tree", "tree reduction missing its barrier", shared_race_tree),
+        e("shared_race_one_slot", "every thread writes one shared slot", shared_race_one_slot),
+        e("oob_unguarded", "no bounds check", oob_unguarded),
+        e("oob_shared_off_by_one", "shared index off by one", oob_shared_off_by_one),
+        e("oob_negative_index", "reads index -1", oob_negative_index),
+        e("global_race_all", "every thread writes out[0]", global_race_all),
+        e("global_race_block_slot", "every thread writes out[block]", global_race_block_slot),
+        e("global_race_halved", "two threads per output element", global_race_halved),
+        e("contract_block_128", "declares block 128 only", contract_block_128),
+        e("endless_loop", "a loop that never ends", endless_loop),
+        e("div_by_zero", "integer division by zero", div_by_zero),
+    ]
+}
+
+/// One expected verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// Corpus kernel name.
+    pub kernel: String,
+    /// The launch.
+    pub launch: LaunchConfig,
+    /// Target compute capability, if any.
+    pub cc: Option<String>,
+    /// Expected verdicts: `OXKnnn`, `sim:KIND` or `clean`.
+    pub expect: Vec<String>,
+}
+
+/// A malformed line of the expectations file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("corpus expectations, line {line}: {problem}")]
+pub struct ParseError {
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub problem: String,
+}
+
+fn dim(v: &str) -> Option<Dim3> {
+    let v = v.trim().trim_start_matches('[').trim_end_matches(']');
+    let n: Vec<u32> = v.split(',').map(|p| p.trim().parse().ok()).collect::<Option<_>>()?;
+    match n.as_slice() {
+        [x] => Some(Dim3::x(*x)),
+        [x, y] => Some(Dim3::new(*x, *y, 1)),
+        [x, y, z] => Some(Dim3::new(*x, *y, *z)),
+        _ => None,
+    }
+}
+
+/// Parses the expectations (a small TOML subset: `[[case]]` tables of
+/// `key = value` lines, strings, integers and arrays).
+pub fn parse(text: &str) -> Result<Vec<Case>, ParseError> {
+    let mut cases: Vec<Case> = Vec::new();
+    for (no, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        let err = |problem: &str| ParseError { line: no + 1, problem: problem.to_string() };
+        if line.is_empty() {
+            continue;
+        }
+        if line == "[[case]]" {
+            cases.push(Case { kernel: String::new(), launch: LaunchConfig::linear(1, 32), cc: None, expect: Vec::new() });
+            continue;
+        }
+        let (k, v) = line.split_once('=').ok_or_else(|| err("expected `key = value`"))?;
+        let c = cases.last_mut().ok_or_else(|| err("a key before the first [[case]]"))?;
+        let v = v.trim();
+        let unq = |s: &str| s.trim().trim_matches('"').to_string();
+        match k.trim() {
+            "kernel" => c.kernel = unq(v),
+            "block" => c.launch.block = dim(v).ok_or_else(|| err("bad block"))?,
+            "grid" => c.launch.grid = dim(v).ok_or_else(|| err("bad grid"))?,
+            "cc" => c.cc = Some(unq(v)),
+            "expect" => {
+                c.expect = v.trim_start_matches('[').trim_end_matches(']').split(',').map(unq).filter(|s| !s.is_empty()).collect()
+            }
+            other => return Err(err(&format!("unknown key `{other}`"))),
+        }
+    }
+    Ok(cases)
+}
+
+/// The shipped expectations.
+///
+/// # Panics
+/// If the shipped file is malformed (a test keeps it well-formed).
+pub fn cases() -> Vec<Case> {
+    parse(EXPECTED).expect("the shipped corpus expectations parse")
+}
+
+/// The arguments every corpus kernel runs on: `x` of one value per thread,
+/// `out` of `n = threads - 3` zeros, and `n`.
+pub fn inputs(launch: LaunchConfig, seed: u64) -> Vec<Arg> {
+    let threads = (launch.grid.count() * launch.block.count()) as usize;
+    let n = threads.saturating_sub(3);
+    vec![
+        Arg::Buffer(Buffer::from_f32(&rng_f32(seed, threads))),
+        Arg::Buffer(Buffer::from_f32(&vec![0.0; n])),
+        Arg::Scalar(Value::U32(n as u32)),
+    ]
+}
+
+/// Step budget for corpus runs: ample for these small launches, small enough
+/// that the endless loop stops at once.
+pub const STEP_BUDGET: u64 = 2_000_000;
+
+/// Runs a corpus kernel for one launch on the standard inputs.
+pub fn simulate(name: &str, launch: LaunchConfig, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
+    let e = entries().into_iter().find(|e| e.name == name)?;
+    let mut args = inputs(launch, seed);
+    let opts = SimOptions { max_warp_steps: STEP_BUDGET, ..SimOptions::default() };
+    Some(sim::run((e.kernel)(), launch, &mut args, &opts).map(|stats| {
+        let out = args[1].buffer().expect("out").to_f32();
+        DemoOutcome {
+            summary: format!("corpus kernel `{name}` on {} seeded inputs", out.len() + 3),
+            launch,
+            max_abs_err: 0.0,
+            passed: true,
+            head: out.iter().take(8).copied().collect(),
+            stats,
+        }
+    }))
+}
+
+/// Runs a corpus kernel with one block of the given size... or two, when the
+/// expectations file launches it with a grid; used by `oxmera kernel run`.
+pub fn demo(name: &str, block: Dim3, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
+    let grid = cases().iter().find(|c| c.kernel == name && c.launch.block == block).map(|c| c.launch.grid);
+    simulate(name, LaunchConfig { grid: grid.unwrap_or(Dim3::x(2)), block }, seed)
+}
