@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod doctor;
+mod kernel;
 mod ladder;
 mod style;
 mod tour;
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// A guided tour of tensors, views, broadcasting, matmul and errors.
     Tour(tour::TourArgs),
+    /// Kernels: list, print the IR, check a launch, simulate, explain a rule.
+    Kernel(kernel::KernelArgs),
     /// The exercise ladder: your progress, check a rung, hints, watch, reset, verify.
     Ladder(ladder::LadderArgs),
     /// What this machine can run: host, toolchain, backends, ladder tiers.
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Tour(args) => tour::run(args),
+        Command::Kernel(args) => kernel::run(args),
         Command::Ladder(args) => ladder::run(args),
         Command::Doctor(args) => doctor::run(args),
     }

@@ -52,7 +52,11 @@ fn first_last(ts: TokenStream) -> Option<(Span, Span, u32)> {
     let toks: Vec<TokenTree> = ts.into_iter().collect();
     let first = toks.first()?.span();
     let (last, len) = match toks.last()? {
-        TokenTree::Group(g) => (g.span_close(), 1),
+        // A one-line group is measured whole; a multi-line one by its closer.
+        TokenTree::Group(g) => match g.span().source_text() {
+            Some(t) if !t.contains('\n') => (g.span(), t.chars().count() as u32),
+            _ => (g.span_close(), 1),
+        },
         t => (t.span(), t.to_string().chars().count() as u32),
     };
     Some((first, last, len))

@@ -1,0 +1,210 @@
+//! `oxmera kernel`: list, print, check, run and explain kernels.
+//!
+//! `check` exits 0 when the launch is clean, 1 on a finding and 2 on a usage
+//! or tool error, so it can gate scripts and CI.
+
+use std::process::ExitCode;
+
+use oxmera_kernel::analysis::{CheckOptions, check};
+use oxmera_kernel::ir::Dim3;
+use oxmera_kernel::launch::LaunchConfig;
+use oxmera_kernel::limits::ComputeCapability;
+use oxmera_kernel::registry::{self, Entry, Origin};
+
+/// Arguments of `oxmera kernel`.
+#[derive(Debug, clap::Args)]
+pub struct KernelArgs {
+    #[command(subcommand)]
+    command: KernelCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum KernelCommand {
+    /// List the library and corpus kernels.
+    List,
+    /// Print a kernel's IR.
+    Ir {
+        /// Kernel name (see `oxmera kernel list`).
+        name: String,
+    },
+    /// Check a kernel for one launch: exit 0 clean, 1 on a finding, 2 on error.
+    Check {
+        /// Kernel name.
+        name: String,
+        /// Block size: `64`, `16x16` or `8x8x4`.
+        #[arg(long)]
+        block: String,
+        /// Grid size, same forms as `--block`.
+        #[arg(long, default_value = "1")]
+        grid: String,
+        /// Target compute capability for the shared-memory limit, e.g. `8.6`.
+        #[arg(long)]
+        cc: Option<String>,
+    },
+    /// Simulate a kernel on seeded inputs and compare with the expected result.
+    Run {
+        /// Kernel name.
+        name: String,
+        /// Block size: `64`, `16x16` or `8x8x4`.
+        #[arg(long)]
+        block: String,
+        /// Seed of the inputs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Explain a rule, e.g. `OXK001`.
+    Explain {
+        /// The rule's code.
+        code: String,
+    },
+}
+
+fn parse_dim(s: &str) -> Result<Dim3, String> {
+    let parts: Result<Vec<u32>, _> = s
+        .split(['x', ','])
+        .map(|p| p.trim().parse::<u32>())
+        .collect();
+    match parts
+        .map_err(|_| format!("cannot read the size `{s}`; write e.g. 64 or 16x16"))?
+        .as_slice()
+    {
+        [x] => Ok(Dim3::x(*x)),
+        [x, y] => Ok(Dim3::new(*x, *y, 1)),
+        [x, y, z] => Ok(Dim3::new(*x, *y, *z)),
+        _ => Err(format!("a size has 1 to 3 extents, got `{s}`")),
+    }
+}
+
+fn lookup(name: &str) -> Result<Entry, String> {
+    registry::find(name)
+        .ok_or_else(|| format!("no kernel named `{name}`; `oxmera kernel list` shows them"))
+}
+
+fn usage(msg: String) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// Runs `oxmera kernel`.
+pub fn run(args: KernelArgs) -> ExitCode {
+    match args.command {
+        KernelCommand::List => {
+            for e in registry::entries() {
+                let tag = if e.origin == Origin::Library {
+                    "library"
+                } else {
+                    "corpus "
+                };
+                println!("{tag}  {:<28} {}", e.name, e.summary);
+            }
+            ExitCode::SUCCESS
+        }
+        KernelCommand::Ir { name } => match lookup(&name) {
+            Ok(e) => {
+                print!("{}", oxmera_kernel::pretty::print((e.kernel)()));
+                ExitCode::SUCCESS
+            }
+            Err(m) => usage(m),
+        },
+        KernelCommand::Check {
+            name,
+            block,
+            grid,
+            cc,
+        } => {
+            let prepared = (|| -> Result<_, String> {
+                let e = lookup(&name)?;
+                let launch = LaunchConfig {
+                    grid: parse_dim(&grid)?,
+                    block: parse_dim(&block)?,
+                };
+                let cc = cc
+                    .map(|c| c.parse::<ComputeCapability>().map_err(|e| e.to_string()))
+                    .transpose()?;
+                Ok((e, launch, cc))
+            })();
+            let (e, launch, cc) = match prepared {
+                Ok(x) => x,
+                Err(m) => return usage(m),
+            };
+            let k = (e.kernel)();
+            let opts = CheckOptions {
+                launch,
+                cc,
+                specs: None,
+            };
+            match check(k, &opts) {
+                Err(err) => usage(err.to_string()),
+                Ok(findings) if findings.is_empty() => {
+                    println!("{}: clean at launch {launch}", k.name);
+                    ExitCode::SUCCESS
+                }
+                Ok(findings) => {
+                    for f in &findings {
+                        println!("{}", oxmera_kernel::diag::render(k, f));
+                    }
+                    println!(
+                        "{}: {} finding(s) at launch {launch}",
+                        k.name,
+                        findings.len()
+                    );
+                    ExitCode::from(1)
+                }
+            }
+        }
+        KernelCommand::Run { name, block, seed } => {
+            let prepared = (|| -> Result<_, String> { Ok((lookup(&name)?, parse_dim(&block)?)) })();
+            let (e, block) = match prepared {
+                Ok(x) => x,
+                Err(m) => return usage(m),
+            };
+            oxmera_kernel_run(e, block, seed)
+        }
+        KernelCommand::Explain { code } => match oxmera_kernel::explain::explain(&code) {
+            Some(page) => {
+                print!("{page}");
+                ExitCode::SUCCESS
+            }
+            None => usage(format!("no rule `{code}`; the rules are OXK001 to OXK005")),
+        },
+    }
+}
+
+fn oxmera_kernel_run(e: Entry, block: Dim3, seed: u64) -> ExitCode {
+    let k = (e.kernel)();
+    let outcome = match e.origin {
+        Origin::Library => oxmera_kernel::library::demo(e.name, block, seed),
+        Origin::Corpus => oxmera_kernel::corpus::demo(e.name, block, seed),
+    };
+    match outcome {
+        None => usage(format!("kernel `{}` has no seeded demo", e.name)),
+        Some(Err(oxmera_kernel::sim::SimError::Report(r))) => {
+            print!("{}", oxmera_kernel::sim::render_report(k, &r));
+            ExitCode::from(1)
+        }
+        Some(Err(err)) => usage(err.to_string()),
+        Some(Ok(out)) => {
+            println!("{}: {}", k.name, out.summary);
+            println!("  launch {}", out.launch);
+            let head: Vec<String> = out.head.iter().map(|v| format!("{v:.6}")).collect();
+            println!("  output[..{}] = [{}]", head.len(), head.join(", "));
+            println!(
+                "  {} lane instructions in {} warp instructions, {} barriers",
+                out.stats.lane_instructions, out.stats.warp_instructions, out.stats.barriers
+            );
+            if out.passed {
+                println!(
+                    "  matches the host result (max abs error {:.3e})",
+                    out.max_abs_err
+                );
+                ExitCode::SUCCESS
+            } else {
+                println!(
+                    "  DIFFERS from the host result (max abs error {:.3e})",
+                    out.max_abs_err
+                );
+                ExitCode::from(1)
+            }
+        }
+    }
+}
