@@ -22,6 +22,34 @@
 //! them and reads what comes back, so it can check a rung about GPU kernels
 //! as easily as one about strides. Rendering is the CLI's business: every
 //! function here returns data, never prints.
+//!
+//! ```
+//! use std::path::{Path, PathBuf};
+//! use oxmera_ladder::{Ladder, Manifest, Progress, RungState};
+//!
+//! let manifest = Manifest::parse(Path::new("manifest.toml"), r#"
+//!     [[tier]]
+//!     id = "A"
+//!     name = "Rust and the CPU"
+//!     cost = "$0"
+//!
+//!     [[rung]]
+//!     id = "A1"
+//!     name = "shape and strides"
+//!     tier = "A"
+//!     status = "built"
+//!     teaches = "strides"
+//!     cost = "$0"
+//!     path = "a1-shape-strides"
+//! "#)?;
+//! let ladder = Ladder::from_parts(PathBuf::from("/repo/exercises"), manifest, Progress::default());
+//! assert_eq!(ladder.state("A1"), Some(RungState::Current));
+//! assert_eq!(
+//!     ladder.show(&ladder.work_file(ladder.current().unwrap())),
+//!     Path::new("exercises/a1-shape-strides/src/lib.rs")
+//! );
+//! # Ok::<(), oxmera_ladder::Error>(())
+//! ```
 
 mod cargo;
 pub mod check;
