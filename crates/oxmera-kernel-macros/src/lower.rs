@@ -461,7 +461,11 @@ impl Lower {
             }
             syn::Expr::Call(_) | syn::Expr::MethodCall(_) => StmtKind::Eval(self.expr(e, None)?),
             syn::Expr::Paren(p) => return self.expr_stmt(&p.expr, out),
-            _ => return Err(err(e, "this is not a kernel statement", "statements are `let`, assignments, if/for/while/loop, break/continue/return and builtin calls")),
+            _ => {
+                // A specific complaint about the expression beats a generic one.
+                self.expr(e, None)?;
+                return Err(err(e, "this expression does nothing as a statement", "assign its value with `let` or `=`"));
+            }
         };
         out.push(Stmt { kind, span });
         Ok(())
