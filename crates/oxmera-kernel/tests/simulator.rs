@@ -1,0 +1,145 @@
+//! Simulator semantics: masks reconverge where the source's blocks end,
+//! loops with break/continue/return compute what the host computes, atomics
+//! and collectives behave, and a run always terminates.
+
+use oxmera_kernel::ir::Value;
+use oxmera_kernel::kernel;
+use oxmera_kernel::launch::LaunchConfig;
+use oxmera_kernel::sim::{self, Arg, Buffer, SimError, SimOptions};
+
+#[kernel]
+fn control(out: &mut [i32]) {
+    let t = thread_idx_x() as i32;
+    let mut acc = 0;
+    for k in 0..10i32 {
+        if k % 3 == t % 3 {
+            continue;
+        }
+        if k > t {
+            break;
+        }
+        acc += k;
+    }
+    let mut w = t;
+    while w > 0 {
+        w -= 7;
+        acc += 1;
+    }
+    if t == 5 {
+        out[t] = -1;
+        return;
+    }
+    if t > 40 && out[t - 41] >= 0 {
+        acc += 1000;
+    }
+    out[t] = acc;
+}
+
+fn control_host(t: i32) -> i32 {
+    let mut acc = 0;
+    for k in 0..10 {
+        if k % 3 == t % 3 {
+            continue;
+        }
+        if k > t {
+            break;
+        }
+        acc += k;
+    }
+    let mut w = t;
+    while w > 0 {
+        w -= 7;
+        acc += 1;
+    }
+    if t == 5 {
+        return -1;
+    }
+    acc
+}
+
+#[test]
+fn divergent_control_flow_matches_the_host() {
+    let mut args = vec![Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::I32, 64))];
+    // One warp at a time sees the previous warp's results: warp 1 reads warp 0's.
+    sim::run(control(), LaunchConfig::linear(1, 64), &mut args, &SimOptions::default()).unwrap();
+    let got = args[0].buffer().unwrap().to_i32();
+    for t in 0..64 {
+        let mut want = control_host(t);
+        if t > 40 && control_host(t - 41) >= 0 {
+            want += 1000;
+        }
+        assert_eq!(got[t as usize], want, "thread {t}");
+    }
+}
+
+#[kernel]
+fn histogram(x: &[u32], bins: &mut [u32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        atomic_add(bins, x[i] % 4, 1u32);
+    }
+}
+
+#[test]
+fn atomics_count_every_update() {
+    let x: Vec<u32> = (0..1000).collect();
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_u32(&x)),
+        Arg::Buffer(Buffer::from_u32(&[0; 4])),
+        Arg::Scalar(Value::U32(1000)),
+    ];
+    sim::run(histogram(), LaunchConfig::linear(8, 128), &mut args, &SimOptions::default()).unwrap();
+    assert_eq!(args[1].buffer().unwrap().to_u32(), vec![250, 250, 250, 250]);
+}
+
+#[kernel]
+fn votes(out: &mut [u32]) {
+    let l = lane_id();
+    let b = ballot_sync(0xffff_ffffu32, l % 4 == 0);
+    let a = any_sync(0xffff_ffffu32, l == 31);
+    let e = all_sync(0xffff_ffffu32, l < 31);
+    let up = shfl_up_sync(0xffff_ffffu32, l, 1u32);
+    let idx = shfl_sync(0xffff_ffffu32, l * 2, 3u32);
+    out[l] = b;
+    out[32 + l] = a as u32 + 2 * (e as u32);
+    out[64 + l] = up;
+    out[96 + l] = idx;
+}
+
+#[test]
+fn votes_and_shuffles_follow_cuda_semantics() {
+    let mut args = vec![Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::U32, 128))];
+    sim::run(votes(), LaunchConfig::linear(1, 32), &mut args, &SimOptions::default()).unwrap();
+    let o = args[0].buffer().unwrap().to_u32();
+    assert!(o[..32].iter().all(|b| *b == 0x1111_1111));
+    assert!(o[32..64].iter().all(|v| *v == 1));
+    assert_eq!(&o[64..68], &[0, 0, 1, 2]);
+    assert!(o[96..].iter().all(|v| *v == 6));
+}
+
+#[kernel]
+fn spin(out: &mut [f32]) {
+    let mut v = 0.0;
+    loop {
+        v += 1.0;
+    }
+}
+
+#[test]
+fn an_endless_kernel_stops_at_the_step_budget() {
+    let mut args = vec![Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::F32, 1))];
+    let opts = SimOptions { max_warp_steps: 10_000, ..SimOptions::default() };
+    match sim::run(spin(), LaunchConfig::linear(1, 32), &mut args, &opts) {
+        Err(SimError::Report(r)) => assert_eq!(r.kind_name(), "step-limit"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn wrong_arguments_are_typed_errors() {
+    let mut args = vec![Arg::Scalar(Value::U32(1))];
+    assert!(matches!(
+        sim::run(spin(), LaunchConfig::linear(1, 32), &mut args, &SimOptions::default()),
+        Err(SimError::Args(_))
+    ));
+}
