@@ -413,6 +413,10 @@ fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
             );
             return Ok(ExitCode::SUCCESS);
         };
+        // Watch before checking, so that a save made while the check runs
+        // (or right after its result is shown) is not missed.
+        let dir = ladder.rung_dir(&rung);
+        let watcher = RungWatcher::new(&dir)?;
         if paint.color {
             // Clear the screen so each run starts at the top.
             print!("\x1b[2J\x1b[H");
@@ -424,7 +428,6 @@ fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
             // Straight on to the next rung.
             continue;
         }
-        let dir = ladder.rung_dir(&rung);
         println!(
             "\n{}",
             paint.dim(&format!(
@@ -432,6 +435,6 @@ fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
                 ladder.show(&dir).display()
             ))
         );
-        RungWatcher::new(&dir)?.next_change(Duration::from_millis(200))?;
+        watcher.next_change(Duration::from_millis(200))?;
     }
 }
