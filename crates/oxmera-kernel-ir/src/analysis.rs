@@ -82,7 +82,9 @@ impl Rule {
     }
     /// Looks a rule up by code (case-insensitive).
     pub fn from_code(code: &str) -> Option<Rule> {
-        Rule::ALL.into_iter().find(|r| r.code().eq_ignore_ascii_case(code))
+        Rule::ALL
+            .into_iter()
+            .find(|r| r.code().eq_ignore_ascii_case(code))
     }
 }
 
@@ -163,7 +165,11 @@ pub struct CheckOptions {
 impl CheckOptions {
     /// Checks one launch with default specialization and no target.
     pub fn new(launch: LaunchConfig) -> Self {
-        CheckOptions { launch, cc: None, specs: None }
+        CheckOptions {
+            launch,
+            cc: None,
+            specs: None,
+        }
     }
 }
 
@@ -200,10 +206,19 @@ pub enum CheckError {
 
 /// Runs every rule on one kernel for one launch.
 pub fn check(k: &Kernel, opts: &CheckOptions) -> Result<Vec<Finding>, CheckError> {
-    opts.launch.validate().map_err(|source| CheckError::Launch { kernel: k.name.clone(), source })?;
+    opts.launch
+        .validate()
+        .map_err(|source| CheckError::Launch {
+            kernel: k.name.clone(),
+            source,
+        })?;
     let specs = opts.specs.clone().unwrap_or_else(|| k.default_specs());
     if specs.len() != k.specs.len() {
-        return Err(CheckError::Specs { kernel: k.name.clone(), expected: k.specs.len(), given: specs.len() });
+        return Err(CheckError::Specs {
+            kernel: k.name.clone(),
+            expected: k.specs.len(),
+            given: specs.len(),
+        });
     }
     let mut findings = Vec::new();
     contract(k, opts, &mut findings);
@@ -222,11 +237,19 @@ fn contract(k: &Kernel, opts: &CheckOptions, out: &mut Vec<Finding>) {
     let mut bad = Vec::new();
     if !k.launch.blocks.is_empty() && !k.launch.blocks.contains(&l.block) {
         let allowed: Vec<String> = k.launch.blocks.iter().map(|d| d.to_string()).collect();
-        bad.push(format!("block {} is not one of the declared blocks {}", l.block, allowed.join(", ")));
+        bad.push(format!(
+            "block {} is not one of the declared blocks {}",
+            l.block,
+            allowed.join(", ")
+        ));
     }
     if !k.launch.grids.is_empty() && !k.launch.grids.contains(&l.grid) {
         let allowed: Vec<String> = k.launch.grids.iter().map(|d| d.to_string()).collect();
-        bad.push(format!("grid {} is not one of the declared grids {}", l.grid, allowed.join(", ")));
+        bad.push(format!(
+            "grid {} is not one of the declared grids {}",
+            l.grid,
+            allowed.join(", ")
+        ));
     }
     if bad.is_empty() {
         return;
@@ -245,19 +268,33 @@ fn contract(k: &Kernel, opts: &CheckOptions, out: &mut Vec<Finding>) {
     });
 }
 
-fn shared_budget(k: &Kernel, opts: &CheckOptions, specs: &[i64], out: &mut Vec<Finding>) -> Result<(), CheckError> {
+fn shared_budget(
+    k: &Kernel,
+    opts: &CheckOptions,
+    specs: &[i64],
+    out: &mut Vec<Finding>,
+) -> Result<(), CheckError> {
     let mut total = 0u64;
     for s in &k.shared {
         let n = s
             .len
             .eval(specs)
             .and_then(|n| n.checked_mul(s.elem.size_bytes()))
-            .ok_or_else(|| CheckError::SharedLength { kernel: k.name.clone(), array: s.name.clone() })?;
+            .ok_or_else(|| CheckError::SharedLength {
+                kernel: k.name.clone(),
+                array: s.name.clone(),
+            })?;
         total = total.saturating_add(n);
     }
     let (limit, what) = match opts.cc {
-        Some(cc) => (cc.max_shared_per_block(), format!("the per-block limit of compute capability {cc}")),
-        None => (STATIC_SHARED_CAP, "the 48 KiB static shared-memory cap".to_string()),
+        Some(cc) => (
+            cc.max_shared_per_block(),
+            format!("the per-block limit of compute capability {cc}"),
+        ),
+        None => (
+            STATIC_SHARED_CAP,
+            "the 48 KiB static shared-memory cap".to_string(),
+        ),
     };
     if total <= limit {
         return Ok(());
@@ -273,7 +310,13 @@ fn shared_budget(k: &Kernel, opts: &CheckOptions, specs: &[i64], out: &mut Vec<F
         .iter()
         .map(|s| {
             let n = s.len.eval(specs).unwrap_or(0);
-            format!("`{}`: {} x {} = {} bytes", s.name, n, s.elem, n * s.elem.size_bytes())
+            format!(
+                "`{}`: {} x {} = {} bytes",
+                s.name,
+                n,
+                s.elem,
+                n * s.elem.size_bytes()
+            )
         })
         .collect();
     out.push(Finding {
@@ -308,13 +351,20 @@ struct AVal {
 
 impl AVal {
     fn grid() -> Self {
-        AVal { uni: Uniformity::Grid, conc: None, prov: Rc::new(Vec::new()) }
+        AVal {
+            uni: Uniformity::Grid,
+            conc: None,
+            prov: Rc::new(Vec::new()),
+        }
     }
     fn same(&self, o: &AVal) -> bool {
         self.uni == o.uni
             && match (&self.conc, &o.conc) {
                 (None, None) => true,
-                (Some(a), Some(b)) => Rc::ptr_eq(a, b) || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.same(*y))),
+                (Some(a), Some(b)) => {
+                    Rc::ptr_eq(a, b)
+                        || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.same(*y)))
+                }
                 _ => false,
             }
     }
@@ -330,7 +380,11 @@ struct Ctl {
 
 impl Ctl {
     fn all(bt: usize) -> Self {
-        Ctl { mask: Some(Rc::new(vec![true; bt])), uni: Uniformity::Grid, prov: Rc::new(Vec::new()) }
+        Ctl {
+            mask: Some(Rc::new(vec![true; bt])),
+            uni: Uniformity::Grid,
+            prov: Rc::new(Vec::new()),
+        }
     }
     fn dead(&self) -> bool {
         self.mask.as_ref().is_some_and(|m| m.iter().all(|b| !b))
@@ -340,11 +394,21 @@ impl Ctl {
             (None, x) | (x, None) => x,
             (Some(a), Some(b)) => {
                 let mask = match (&a.mask, &b.mask) {
-                    (Some(x), Some(y)) => Some(Rc::new(x.iter().zip(y.iter()).map(|(p, q)| *p || *q).collect())),
+                    (Some(x), Some(y)) => Some(Rc::new(
+                        x.iter().zip(y.iter()).map(|(p, q)| *p || *q).collect(),
+                    )),
                     _ => None,
                 };
-                let prov = if b.uni > a.uni { b.prov.clone() } else { a.prov.clone() };
-                Some(Ctl { mask, uni: a.uni.max(b.uni), prov })
+                let prov = if b.uni > a.uni {
+                    b.prov.clone()
+                } else {
+                    a.prov.clone()
+                };
+                Some(Ctl {
+                    mask,
+                    uni: a.uni.max(b.uni),
+                    prov,
+                })
             }
         }
     }
@@ -359,19 +423,30 @@ struct Leave {
 
 impl Leave {
     fn join(self, o: Leave) -> Leave {
-        Leave { ret: Ctl::join(self.ret, o.ret), brk: Ctl::join(self.brk, o.brk), cont: Ctl::join(self.cont, o.cont) }
+        Leave {
+            ret: Ctl::join(self.ret, o.ret),
+            brk: Ctl::join(self.brk, o.brk),
+            cont: Ctl::join(self.cont, o.cont),
+        }
     }
     fn all(&self) -> Option<Ctl> {
-        Ctl::join(Ctl::join(self.ret.clone(), self.brk.clone()), self.cont.clone())
+        Ctl::join(
+            Ctl::join(self.ret.clone(), self.brk.clone()),
+            self.cont.clone(),
+        )
     }
 }
 
 fn classify_vals(v: &[Value]) -> Uniformity {
-    let Some(first) = v.first() else { return Uniformity::Grid };
+    let Some(first) = v.first() else {
+        return Uniformity::Grid;
+    };
     if v.iter().all(|x| x.same(*first)) {
         return Uniformity::Grid;
     }
-    if v.chunks(WARP_SIZE as usize).all(|c| c.iter().all(|x| x.same(c[0]))) {
+    if v.chunks(WARP_SIZE as usize)
+        .all(|c| c.iter().all(|x| x.same(c[0])))
+    {
         Uniformity::Warp
     } else {
         Uniformity::Divergent
@@ -394,7 +469,14 @@ struct Analyzer<'k> {
 
 impl<'k> Analyzer<'k> {
     fn new(k: &'k Kernel, launch: LaunchConfig, specs: Vec<i64>) -> Self {
-        Analyzer { k, launch, bt: launch.block_threads() as usize, specs, findings: Vec::new(), seen: HashSet::new() }
+        Analyzer {
+            k,
+            launch,
+            bt: launch.block_threads() as usize,
+            specs,
+            findings: Vec::new(),
+            seen: HashSet::new(),
+        }
     }
 
     fn step(&self, span: SpanId, text: String) -> Step {
@@ -413,7 +495,10 @@ impl<'k> Analyzer<'k> {
     fn and(&self, ctl: &Ctl, c: &AVal, want: bool, span: SpanId) -> Ctl {
         let mask = match (&ctl.mask, &c.conc) {
             (Some(m), Some(v)) => Some(Rc::new(
-                m.iter().zip(v.iter()).map(|(a, x)| *a && matches!(x, Value::Bool(b) if *b == want)).collect::<Vec<_>>(),
+                m.iter()
+                    .zip(v.iter())
+                    .map(|(a, x)| *a && matches!(x, Value::Bool(b) if *b == want))
+                    .collect::<Vec<_>>(),
             )),
             // A block-uniform condition keeps all or none of the threads.
             (Some(m), None) if c.uni <= Uniformity::Block => Some(m.clone()),
@@ -435,7 +520,12 @@ impl<'k> Analyzer<'k> {
     /// Control after some threads left (returned, broke or continued).
     fn minus(&self, ctl: &Ctl, left: &Ctl, span: SpanId, how: &str) -> Ctl {
         let mask = match (&ctl.mask, &left.mask) {
-            (Some(m), Some(l)) => Some(Rc::new(m.iter().zip(l.iter()).map(|(a, b)| *a && !b).collect::<Vec<_>>())),
+            (Some(m), Some(l)) => Some(Rc::new(
+                m.iter()
+                    .zip(l.iter())
+                    .map(|(a, b)| *a && !b)
+                    .collect::<Vec<_>>(),
+            )),
             (Some(m), None) if left.uni <= Uniformity::Block => Some(m.clone()),
             _ => None,
         };
@@ -444,7 +534,10 @@ impl<'k> Analyzer<'k> {
             None => ctl.uni.max(left.uni),
         };
         let prov = if uni > ctl.uni {
-            let what = format!("under which some threads leave early ({how} at `{}`)", self.k.snippet(span));
+            let what = format!(
+                "under which some threads leave early ({how} at `{}`)",
+                self.k.snippet(span)
+            );
             self.push_prov(&left.prov, self.step(span, what))
         } else {
             ctl.prov.clone()
@@ -467,7 +560,7 @@ impl<'k> Analyzer<'k> {
         }
     }
 
-    fn block(&mut self, stmts: &[Stmt], env: &mut Vec<AVal>, ctl: &Ctl) -> Leave {
+    fn block(&mut self, stmts: &[Stmt], env: &mut [AVal], ctl: &Ctl) -> Leave {
         let mut cur = ctl.clone();
         let mut leave = Leave::default();
         for s in stmts {
@@ -476,7 +569,13 @@ impl<'k> Analyzer<'k> {
             }
             let l = self.stmt(s, env, &cur);
             if let Some(all) = l.all() {
-                let how = if l.ret.is_some() { "return" } else if l.brk.is_some() { "break" } else { "continue" };
+                let how = if l.ret.is_some() {
+                    "return"
+                } else if l.brk.is_some() {
+                    "break"
+                } else {
+                    "continue"
+                };
                 cur = self.minus(&cur, &all, s.span, how);
                 leave = leave.join(l);
             }
@@ -491,7 +590,12 @@ impl<'k> Analyzer<'k> {
         if let (Some(m), Some(new)) = (&ctl.mask, &v.conc) {
             if m.iter().any(|b| !b) {
                 v.conc = env[local as usize].conc.as_ref().map(|old| {
-                    Rc::new(m.iter().zip(new.iter().zip(old.iter())).map(|(b, (n, o))| if *b { *n } else { *o }).collect())
+                    Rc::new(
+                        m.iter()
+                            .zip(new.iter().zip(old.iter()))
+                            .map(|(b, (n, o))| if *b { *n } else { *o })
+                            .collect(),
+                    )
                 });
                 if let Some(c) = &v.conc {
                     v.uni = classify_vals(c);
@@ -501,18 +605,25 @@ impl<'k> Analyzer<'k> {
             v.conc = None;
         }
         if v.conc.is_none() {
-            v.uni = v.uni.max(if ctl.mask.is_some() { Uniformity::Grid } else { ctl.uni });
+            v.uni = v.uni.max(if ctl.mask.is_some() {
+                Uniformity::Grid
+            } else {
+                ctl.uni
+            });
             if ctl.mask.is_none() && ctl.uni > Uniformity::Grid && v.prov.is_empty() {
                 v.prov = ctl.prov.clone();
             }
         }
         if v.uni > Uniformity::Grid {
-            v.prov = self.push_prov(&v.prov, self.step(span, format!("which flows into `{name}`")));
+            v.prov = self.push_prov(
+                &v.prov,
+                self.step(span, format!("which flows into `{name}`")),
+            );
         }
         env[local as usize] = v;
     }
 
-    fn stmt(&mut self, s: &Stmt, env: &mut Vec<AVal>, ctl: &Ctl) -> Leave {
+    fn stmt(&mut self, s: &Stmt, env: &mut [AVal], ctl: &Ctl) -> Leave {
         match &s.kind {
             StmtKind::Assign { local, value } => {
                 let v = self.expr(value, env, ctl);
@@ -531,14 +642,26 @@ impl<'k> Analyzer<'k> {
                 self.expr(e, env, ctl);
                 Leave::default()
             }
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let c = self.expr(cond, env, ctl);
                 let tc = self.and(ctl, &c, true, cond.span);
                 let ec = self.and(ctl, &c, false, cond.span);
-                let mut te = env.clone();
-                let mut ee = env.clone();
-                let lt = if tc.dead() { Leave::default() } else { self.block(then, &mut te, &tc) };
-                let le = if ec.dead() { Leave::default() } else { self.block(otherwise, &mut ee, &ec) };
+                let mut te = env.to_vec();
+                let mut ee = env.to_vec();
+                let lt = if tc.dead() {
+                    Leave::default()
+                } else {
+                    self.block(then, &mut te, &tc)
+                };
+                let le = if ec.dead() {
+                    Leave::default()
+                } else {
+                    self.block(otherwise, &mut ee, &ec)
+                };
                 let branch_uni = tc.uni.max(ec.uni);
                 for i in 0..env.len() {
                     let (t, e) = (&te[i], &ee[i]);
@@ -550,13 +673,26 @@ impl<'k> Analyzer<'k> {
                         (Some(cv), Some(tv), Some(ev)) => Some(Rc::new(
                             cv.iter()
                                 .zip(tv.iter().zip(ev.iter()))
-                                .map(|(c, (t, e))| if matches!(c, Value::Bool(true)) { *t } else { *e })
+                                .map(|(c, (t, e))| {
+                                    if matches!(c, Value::Bool(true)) {
+                                        *t
+                                    } else {
+                                        *e
+                                    }
+                                })
                                 .collect::<Vec<_>>(),
                         )),
                         _ => None,
                     };
                     let (uni, prov) = match &conc {
-                        Some(v) => (classify_vals(v), if t.uni >= e.uni { t.prov.clone() } else { e.prov.clone() }),
+                        Some(v) => (
+                            classify_vals(v),
+                            if t.uni >= e.uni {
+                                t.prov.clone()
+                            } else {
+                                e.prov.clone()
+                            },
+                        ),
                         None => {
                             let u = t.uni.max(e.uni).max(branch_uni);
                             let p = if t.uni >= u {
@@ -564,7 +700,10 @@ impl<'k> Analyzer<'k> {
                             } else if e.uni >= u {
                                 e.prov.clone()
                             } else {
-                                let what = format!("which decides the condition `{}`", self.k.snippet(cond.span));
+                                let what = format!(
+                                    "which decides the condition `{}`",
+                                    self.k.snippet(cond.span)
+                                );
                                 self.push_prov(&c.prov, self.step(cond.span, what))
                             };
                             (u, p)
@@ -574,17 +713,42 @@ impl<'k> Analyzer<'k> {
                 }
                 lt.join(le)
             }
-            StmtKind::For { var, start, end, step, body } => {
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
                 let a = self.expr(start, env, ctl);
                 let b = self.expr(end, env, ctl);
                 let st = self.expr(step, env, ctl);
                 let (body_ctl, var_val) = self.for_control(ctl, &a, &b, &st, s.span);
-                self.run_loop(env, ctl, body_ctl, body, None, Some((*var, var_val)), s.span)
+                self.run_loop(
+                    env,
+                    ctl,
+                    body_ctl,
+                    body,
+                    None,
+                    Some((*var, var_val)),
+                    s.span,
+                )
             }
-            StmtKind::While { cond, body } => self.run_loop(env, ctl, ctl.clone(), body, Some(cond), None, s.span),
-            StmtKind::Break => Leave { brk: Some(ctl.clone()), ..Leave::default() },
-            StmtKind::Continue => Leave { cont: Some(ctl.clone()), ..Leave::default() },
-            StmtKind::Return => Leave { ret: Some(ctl.clone()), ..Leave::default() },
+            StmtKind::While { cond, body } => {
+                self.run_loop(env, ctl, ctl.clone(), body, Some(cond), None, s.span)
+            }
+            StmtKind::Break => Leave {
+                brk: Some(ctl.clone()),
+                ..Leave::default()
+            },
+            StmtKind::Continue => Leave {
+                cont: Some(ctl.clone()),
+                ..Leave::default()
+            },
+            StmtKind::Return => Leave {
+                ret: Some(ctl.clone()),
+                ..Leave::default()
+            },
             StmtKind::Barrier => {
                 self.barrier(ctl, s.span);
                 Leave::default()
@@ -595,36 +759,77 @@ impl<'k> Analyzer<'k> {
     /// The body's control of a `for` loop and the loop variable's value.
     fn for_control(&self, ctl: &Ctl, a: &AVal, b: &AVal, st: &AVal, span: SpanId) -> (Ctl, AVal) {
         let var_uni = a.uni.max(st.uni);
-        let var_prov = if a.uni >= st.uni { a.prov.clone() } else { st.prov.clone() };
-        let var = AVal { uni: var_uni, conc: None, prov: var_prov };
+        let var_prov = if a.uni >= st.uni {
+            a.prov.clone()
+        } else {
+            st.prov.clone()
+        };
+        let var = AVal {
+            uni: var_uni,
+            conc: None,
+            prov: var_prov,
+        };
         let trip_uni = a.uni.max(b.uni).max(st.uni);
-        let trip_prov =
-            [a, b, st].iter().max_by_key(|v| v.uni).map(|v| v.prov.clone()).unwrap_or_else(|| Rc::new(Vec::new()));
-        let what = format!("which sets the trip count of the loop `{}`", self.k.snippet(span));
+        let trip_prov = [a, b, st]
+            .iter()
+            .max_by_key(|v| v.uni)
+            .map(|v| v.prov.clone())
+            .unwrap_or_else(|| Rc::new(Vec::new()));
+        let what = format!(
+            "which sets the trip count of the loop `{}`",
+            self.k.snippet(span)
+        );
         if let (Some(m), Some(av), Some(bv), Some(sv)) = (&ctl.mask, &a.conc, &b.conc, &st.conc) {
-            let trips: Vec<u64> = (0..self.bt).map(|t| trip_count(av[t], bv[t], sv[t])).collect();
+            let trips: Vec<u64> = (0..self.bt)
+                .map(|t| trip_count(av[t], bv[t], sv[t]))
+                .collect();
             let active: Vec<u64> = (0..self.bt).filter(|&t| m[t]).map(|t| trips[t]).collect();
             let lo = active.iter().copied().min().unwrap_or(0);
             if active.iter().all(|&t| t == lo) {
-                return (Ctl { mask: Some(m.clone()), uni: ctl.uni, prov: ctl.prov.clone() }, var);
+                return (
+                    Ctl {
+                        mask: Some(m.clone()),
+                        uni: ctl.uni,
+                        prov: ctl.prov.clone(),
+                    },
+                    var,
+                );
             }
             // Trip counts differ: the first iteration only some threads run is the witness.
             let wm: Vec<bool> = (0..self.bt).map(|t| m[t] && trips[t] > lo).collect();
             let uni = classify_mask(&wm).max(ctl.uni);
             let prov = self.push_prov(&trip_prov, self.step(span, what));
-            return (Ctl { mask: Some(Rc::new(wm)), uni, prov }, var);
+            return (
+                Ctl {
+                    mask: Some(Rc::new(wm)),
+                    uni,
+                    prov,
+                },
+                var,
+            );
         }
         if trip_uni <= Uniformity::Block {
             return (ctl.clone(), var);
         }
-        let prov = if trip_uni > ctl.uni { self.push_prov(&trip_prov, self.step(span, what)) } else { ctl.prov.clone() };
-        (Ctl { mask: None, uni: ctl.uni.max(trip_uni), prov }, var)
+        let prov = if trip_uni > ctl.uni {
+            self.push_prov(&trip_prov, self.step(span, what))
+        } else {
+            ctl.prov.clone()
+        };
+        (
+            Ctl {
+                mask: None,
+                uni: ctl.uni.max(trip_uni),
+                prov,
+            },
+            var,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
     fn run_loop(
         &mut self,
-        env: &mut Vec<AVal>,
+        env: &mut [AVal],
         ctl: &Ctl,
         body_ctl0: Ctl,
         body: &[Stmt],
@@ -632,7 +837,7 @@ impl<'k> Analyzer<'k> {
         var: Option<(LocalId, AVal)>,
         span: SpanId,
     ) -> Leave {
-        let mut head = env.clone();
+        let mut head = env.to_vec();
         let mut iter_ctl = body_ctl0.clone();
         let mut ret: Option<Ctl> = None;
         let mut first = true;
@@ -650,19 +855,34 @@ impl<'k> Analyzer<'k> {
                 let cv = self.expr(c, &e, &bc);
                 bc = self.and(&bc, &cv, true, c.span);
             }
-            let l = if bc.dead() { Leave::default() } else { self.block(body, &mut e, &bc) };
+            let l = if bc.dead() {
+                Leave::default()
+            } else {
+                self.block(body, &mut e, &bc)
+            };
             ret = Ctl::join(ret, l.ret.clone());
             // Values carried around the loop: join the head with the end of the body.
             let mut changed = false;
             for i in 0..head.len() {
                 if !head[i].same(&e[i]) {
-                    let uni = head[i].uni.max(e[i].uni).max(bc.uni.min(if bc.mask.is_some() {
-                        Uniformity::Grid
+                    let uni = head[i]
+                        .uni
+                        .max(e[i].uni)
+                        .max(bc.uni.min(if bc.mask.is_some() {
+                            Uniformity::Grid
+                        } else {
+                            Uniformity::Divergent
+                        }));
+                    let prov = if e[i].uni >= head[i].uni {
+                        e[i].prov.clone()
                     } else {
-                        Uniformity::Divergent
-                    }));
-                    let prov = if e[i].uni >= head[i].uni { e[i].prov.clone() } else { head[i].prov.clone() };
-                    let nv = AVal { uni, conc: None, prov };
+                        head[i].prov.clone()
+                    };
+                    let nv = AVal {
+                        uni,
+                        conc: None,
+                        prov,
+                    };
                     if !nv.same(&head[i]) {
                         changed = true;
                     }
@@ -672,7 +892,9 @@ impl<'k> Analyzer<'k> {
             // Threads that broke or returned do not run later iterations.
             let gone = Ctl::join(l.brk.clone(), l.ret.clone());
             let next = match &gone {
-                Some(g) if g.uni > iter_ctl.uni || g.mask.is_some() => self.minus(&iter_ctl, g, span, "break"),
+                Some(g) if g.uni > iter_ctl.uni || g.mask.is_some() => {
+                    self.minus(&iter_ctl, g, span, "break")
+                }
                 _ => iter_ctl.clone(),
             };
             let ctl_changed = next.uni != iter_ctl.uni;
@@ -692,7 +914,11 @@ impl<'k> Analyzer<'k> {
                 env[i] = v;
             }
         }
-        Leave { ret, brk: None, cont: None }
+        Leave {
+            ret,
+            brk: None,
+            cont: None,
+        }
     }
 
     fn barrier(&mut self, ctl: &Ctl, span: SpanId) {
@@ -710,7 +936,10 @@ impl<'k> Analyzer<'k> {
             rule: Rule::DivergentBarrier,
             message: "block barrier is not reached by every thread of the block".into(),
             span,
-            label: format!("barrier under thread-dependent control at block {}", self.launch.block),
+            label: format!(
+                "barrier under thread-dependent control at block {}",
+                self.launch.block
+            ),
             notes: ctl.prov.to_vec(),
             extra: Vec::new(),
             help: help.into(),
@@ -721,6 +950,7 @@ impl<'k> Analyzer<'k> {
         self.find(f);
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn collective(&mut self, name: &str, mask: &AVal, ctl: &Ctl, span: SpanId) {
         let Some(mv) = &mask.conc else { return };
         let bt = self.bt;
@@ -735,7 +965,9 @@ impl<'k> Analyzer<'k> {
                 Value::I32(m) => m as u32,
                 _ => return,
             };
-            let active: Vec<bool> = (0..lanes).map(|l| ctl.mask.as_ref().is_none_or(|m| m[w * ws + l])).collect();
+            let active: Vec<bool> = (0..lanes)
+                .map(|l| ctl.mask.as_ref().is_none_or(|m| m[w * ws + l]))
+                .collect();
             if !active.iter().any(|a| *a) {
                 rows.push("-".repeat(ws));
                 continue;
@@ -778,11 +1010,18 @@ impl<'k> Analyzer<'k> {
             rule: Rule::NonConvergentCollective,
             message,
             span,
-            label: format!("warp collective under divergent control at block {}", self.launch.block),
+            label: format!(
+                "warp collective under divergent control at block {}",
+                self.launch.block
+            ),
             notes: ctl.prov.to_vec(),
             extra: Vec::new(),
             help: help.into(),
-            lanes: if bad { Some(LaneMap { warps: rows }) } else { None },
+            lanes: if bad {
+                Some(LaneMap { warps: rows })
+            } else {
+                None
+            },
             confirmed: bad,
             launch: self.launch,
         };
@@ -830,7 +1069,10 @@ impl<'k> Analyzer<'k> {
             let mut seen = std::collections::HashMap::new();
             for &t in &active {
                 if let Some(&u) = seen.get(&v[t].to_bits()) {
-                    why = Some(format!("threads {u} and {t} of every block both write `{name}[{}]`", v[t]));
+                    why = Some(format!(
+                        "threads {u} and {t} of every block both write `{name}[{}]`",
+                        v[t]
+                    ));
                     break;
                 }
                 seen.insert(v[t].to_bits(), t);
@@ -841,18 +1083,22 @@ impl<'k> Analyzer<'k> {
                 ));
             }
         } else {
-            let per_warp = active.chunks(1).fold(vec![0usize; self.bt.div_ceil(32)], |mut acc, t| {
-                acc[t[0] / 32] += 1;
-                acc
-            });
+            let per_warp =
+                active
+                    .chunks(1)
+                    .fold(vec![0usize; self.bt.div_ceil(32)], |mut acc, t| {
+                        acc[t[0] / 32] += 1;
+                        acc
+                    });
             why = match idx.uni {
                 Uniformity::Divergent => None,
-                Uniformity::Warp if per_warp.iter().any(|&c| c > 1) => {
-                    Some(format!("the index is the same for every lane of a warp, and several lanes write `{name}`"))
-                }
-                Uniformity::Block if active.len() > 1 => {
-                    Some(format!("the index is the same for all {} threads of a block that write `{name}`", active.len()))
-                }
+                Uniformity::Warp if per_warp.iter().any(|&c| c > 1) => Some(format!(
+                    "the index is the same for every lane of a warp, and several lanes write `{name}`"
+                )),
+                Uniformity::Block if active.len() > 1 => Some(format!(
+                    "the index is the same for all {} threads of a block that write `{name}`",
+                    active.len()
+                )),
                 Uniformity::Grid if active.len() > 1 || blocks > 1 => Some(format!(
                     "the index is the same for every thread of the grid, and {} threads in each of {blocks} blocks write `{name}`",
                     active.len()
@@ -893,14 +1139,24 @@ impl<'k> Analyzer<'k> {
         }
         let uni = match &conc {
             Some(v) => classify_vals(v),
-            None => parts.iter().map(|p| p.uni).max().unwrap_or(Uniformity::Grid),
+            None => parts
+                .iter()
+                .map(|p| p.uni)
+                .max()
+                .unwrap_or(Uniformity::Grid),
         };
-        let prov = best.map(|b| b.prov.clone()).unwrap_or_else(|| Rc::new(Vec::new()));
+        let prov = best
+            .map(|b| b.prov.clone())
+            .unwrap_or_else(|| Rc::new(Vec::new()));
         AVal { uni, conc, prov }
     }
 
     fn lit(&self, v: Value) -> AVal {
-        AVal { uni: Uniformity::Grid, conc: Some(Rc::new(vec![v; self.bt])), prov: Rc::new(Vec::new()) }
+        AVal {
+            uni: Uniformity::Grid,
+            conc: Some(Rc::new(vec![v; self.bt])),
+            prov: Rc::new(Vec::new()),
+        }
     }
 
     fn expr(&mut self, e: &Expr, env: &[AVal], ctl: &Ctl) -> AVal {
@@ -910,13 +1166,25 @@ impl<'k> Analyzer<'k> {
             ExprKind::Param(_) => AVal::grid(),
             ExprKind::Spec(s) => {
                 let v = self.specs[*s as usize];
-                self.lit(if e.ty == Scalar::I32 { Value::I32(v as i32) } else { Value::U32(v as u32) })
+                self.lit(if e.ty == Scalar::I32 {
+                    Value::I32(v as i32)
+                } else {
+                    Value::U32(v as u32)
+                })
             }
             ExprKind::Builtin(b) => self.builtin(*b, e.span),
             ExprKind::Load { mem, index } => {
                 let i = self.expr(index, env, ctl);
-                let floor = if matches!(mem, Mem::Shared(_)) { Uniformity::Block } else { Uniformity::Grid };
-                let mut v = AVal { uni: i.uni.max(floor), conc: None, prov: i.prov.clone() };
+                let floor = if matches!(mem, Mem::Shared(_)) {
+                    Uniformity::Block
+                } else {
+                    Uniformity::Grid
+                };
+                let mut v = AVal {
+                    uni: i.uni.max(floor),
+                    conc: None,
+                    prov: i.prov.clone(),
+                };
                 if i.uni > Uniformity::Block {
                     let what = format!("which indexes the load `{}`", self.k.snippet(e.span));
                     v.prov = self.push_prov(&i.prov, self.step(e.span, what));
@@ -926,7 +1194,10 @@ impl<'k> Analyzer<'k> {
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg, env, ctl);
                 let conc = a.conc.as_ref().and_then(|v| {
-                    v.iter().map(|x| eval::unary(*op, *x).ok()).collect::<Option<Vec<_>>>().map(Rc::new)
+                    v.iter()
+                        .map(|x| eval::unary(*op, *x).ok())
+                        .collect::<Option<Vec<_>>>()
+                        .map(Rc::new)
                 });
                 self.combine(&[&a], conc)
             }
@@ -935,8 +1206,12 @@ impl<'k> Analyzer<'k> {
                 let b = self.expr(rhs, env, ctl);
                 let op = *op;
                 let conc = self.map2(&a, &b, |x, y| match op {
-                    BinOp::And => Some(Value::Bool(matches!(x, Value::Bool(true)) && matches!(y, Value::Bool(true)))),
-                    BinOp::Or => Some(Value::Bool(matches!(x, Value::Bool(true)) || matches!(y, Value::Bool(true)))),
+                    BinOp::And => Some(Value::Bool(
+                        matches!(x, Value::Bool(true)) && matches!(y, Value::Bool(true)),
+                    )),
+                    BinOp::Or => Some(Value::Bool(
+                        matches!(x, Value::Bool(true)) || matches!(y, Value::Bool(true)),
+                    )),
                     _ => eval::binary(op, x, y).ok(),
                 });
                 self.combine(&[&a, &b], conc)
@@ -944,7 +1219,10 @@ impl<'k> Analyzer<'k> {
             ExprKind::Cast(arg) => {
                 let a = self.expr(arg, env, ctl);
                 let to = e.ty;
-                let conc = a.conc.as_ref().map(|v| Rc::new(v.iter().map(|x| eval::cast(*x, to)).collect::<Vec<_>>()));
+                let conc = a
+                    .conc
+                    .as_ref()
+                    .map(|v| Rc::new(v.iter().map(|x| eval::cast(*x, to)).collect::<Vec<_>>()));
                 self.combine(&[&a], conc)
             }
             ExprKind::Math { func, args } => {
@@ -952,7 +1230,8 @@ impl<'k> Analyzer<'k> {
                 let conc = if vals.iter().all(|v| v.conc.is_some()) {
                     (0..self.bt)
                         .map(|t| {
-                            let xs: Vec<Value> = vals.iter().map(|v| v.conc.as_ref().unwrap()[t]).collect();
+                            let xs: Vec<Value> =
+                                vals.iter().map(|v| v.conc.as_ref().unwrap()[t]).collect();
                             eval::math(*func, &xs).ok()
                         })
                         .collect::<Option<Vec<_>>>()
@@ -963,39 +1242,77 @@ impl<'k> Analyzer<'k> {
                 let refs: Vec<&AVal> = vals.iter().collect();
                 self.combine(&refs, conc)
             }
-            ExprKind::Shuffle { kind, mask, value, arg } => {
+            ExprKind::Shuffle {
+                kind,
+                mask,
+                value,
+                arg,
+            } => {
                 let m = self.expr(mask, env, ctl);
                 let v = self.expr(value, env, ctl);
                 let a = self.expr(arg, env, ctl);
                 self.collective(kind.name(), &m, ctl, e.span);
-                let uni = if v.uni <= Uniformity::Warp && a.uni <= Uniformity::Warp { v.uni } else { Uniformity::Divergent };
+                let uni = if v.uni <= Uniformity::Warp && a.uni <= Uniformity::Warp {
+                    v.uni
+                } else {
+                    Uniformity::Divergent
+                };
                 let what = format!("which is exchanged by `{}`", self.k.snippet(e.span));
                 let src = if v.uni >= a.uni { &v } else { &a };
-                let prov = if uni > Uniformity::Grid { self.push_prov(&src.prov, self.step(e.span, what)) } else { src.prov.clone() };
-                AVal { uni, conc: None, prov }
+                let prov = if uni > Uniformity::Grid {
+                    self.push_prov(&src.prov, self.step(e.span, what))
+                } else {
+                    src.prov.clone()
+                };
+                AVal {
+                    uni,
+                    conc: None,
+                    prov,
+                }
             }
             ExprKind::Vote { kind, mask, pred } => {
                 let m = self.expr(mask, env, ctl);
                 let p = self.expr(pred, env, ctl);
                 self.collective(kind.name(), &m, ctl, e.span);
-                let uni = p.uni.min(Uniformity::Warp).max(if ctl.mask.is_none() { ctl.uni.min(Uniformity::Warp) } else { Uniformity::Grid });
-                AVal { uni, conc: None, prov: p.prov.clone() }
+                let uni = p.uni.min(Uniformity::Warp).max(if ctl.mask.is_none() {
+                    ctl.uni.min(Uniformity::Warp)
+                } else {
+                    Uniformity::Grid
+                });
+                AVal {
+                    uni,
+                    conc: None,
+                    prov: p.prov.clone(),
+                }
             }
-            ExprKind::Atomic { index, value, compare, .. } => {
+            ExprKind::Atomic {
+                index,
+                value,
+                compare,
+                ..
+            } => {
                 self.expr(index, env, ctl);
                 self.expr(value, env, ctl);
                 if let Some(c) = compare {
                     self.expr(c, env, ctl);
                 }
-                let what = format!("`{}` returns a different old value to each thread", self.k.snippet(e.span));
-                AVal { uni: Uniformity::Divergent, conc: None, prov: Rc::new(vec![self.step(e.span, what)]) }
+                let what = format!(
+                    "`{}` returns a different old value to each thread",
+                    self.k.snippet(e.span)
+                );
+                AVal {
+                    uni: Uniformity::Divergent,
+                    conc: None,
+                    prov: Rc::new(vec![self.step(e.span, what)]),
+                }
             }
         }
     }
 
     fn builtin(&self, b: Builtin, span: SpanId) -> AVal {
-        let vals: Option<Vec<Value>> =
-            (0..self.bt as u32).map(|t| self.launch.builtin_in_block(b, t).map(Value::U32)).collect();
+        let vals: Option<Vec<Value>> = (0..self.bt as u32)
+            .map(|t| self.launch.builtin_in_block(b, t).map(Value::U32))
+            .collect();
         let block = self.launch.block;
         match vals {
             Some(v) => {
@@ -1010,16 +1327,31 @@ impl<'k> Analyzer<'k> {
                         block
                     ),
                     Uniformity::Divergent => {
-                        format!("`{}` differs between the lanes of a warp at block {}", b.source_name(), block)
+                        format!(
+                            "`{}` differs between the lanes of a warp at block {}",
+                            b.source_name(),
+                            block
+                        )
                     }
                 };
-                let prov = if text.is_empty() { Vec::new() } else { vec![self.step(span, text)] };
-                AVal { uni, conc: Some(Rc::new(v)), prov: Rc::new(prov) }
+                let prov = if text.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![self.step(span, text)]
+                };
+                AVal {
+                    uni,
+                    conc: Some(Rc::new(v)),
+                    prov: Rc::new(prov),
+                }
             }
             None => AVal {
                 uni: Uniformity::Block,
                 conc: None,
-                prov: Rc::new(vec![self.step(span, format!("`{}` differs between blocks", b.source_name()))]),
+                prov: Rc::new(vec![self.step(
+                    span,
+                    format!("`{}` differs between blocks", b.source_name()),
+                )]),
             },
         }
     }
@@ -1031,5 +1363,9 @@ fn trip_count(a: Value, b: Value, s: Value) -> u64 {
         (Value::I32(a), Value::I32(b), Value::I32(s)) => (a as i64, b as i64, s as i64),
         _ => return 0,
     };
-    if s <= 0 || a >= b { 0 } else { ((b - a + s - 1) / s) as u64 }
+    if s <= 0 || a >= b {
+        0
+    } else {
+        ((b - a + s - 1) / s) as u64
+    }
 }

@@ -16,7 +16,10 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
     if sp.line > 0 {
         let _ = writeln!(out, "{pad}--> {}:{}:{}", k.source.file, sp.line, sp.column);
         let _ = writeln!(out, "{pad} |");
-        let text = k.source.line(sp.line).unwrap_or_else(|| k.snippet(f.span).to_string());
+        let text = k
+            .source
+            .line(sp.line)
+            .unwrap_or_else(|| k.snippet(f.span).to_string());
         let _ = writeln!(out, "{:>gutter$} | {}", sp.line, text.trim_end());
         let start = sp.column.max(1) as usize - 1;
         let end = if sp.end_line == sp.line && sp.end_column > sp.column {
@@ -24,7 +27,13 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
         } else {
             text.trim_end().len().max(start + 1)
         };
-        let _ = writeln!(out, "{pad} | {}{} {}", " ".repeat(start), "^".repeat(end - start), f.label);
+        let _ = writeln!(
+            out,
+            "{pad} | {}{} {}",
+            " ".repeat(start),
+            "^".repeat(end - start),
+            f.label
+        );
         let _ = writeln!(out, "{pad} |");
     } else {
         let _ = writeln!(out, "{pad}--> kernel `{}`: `{}`", k.name, k.snippet(f.span));
@@ -52,8 +61,16 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
         }
     }
     let _ = writeln!(out, "{pad} = help: {}", f.help);
-    let rc = f.rule.reconverge().map(|r| format!(" (the reconverge rule {r})")).unwrap_or_default();
-    let _ = writeln!(out, "{pad} = explain: oxmera kernel explain {}{rc}", f.rule.code());
+    let rc = f
+        .rule
+        .reconverge()
+        .map(|r| format!(" (the reconverge rule {r})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{pad} = explain: oxmera kernel explain {}{rc}",
+        f.rule.code()
+    );
     out
 }
 

@@ -86,9 +86,11 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, EvalError> {
             _ => return Err(EvalError::Types),
         }),
         // Shift amounts may be of the other integer type.
-        (I32(x), U32(y)) if matches!(op, Shl | Shr) => {
-            I32(if op == Shl { x.wrapping_shl(y) } else { x.wrapping_shr(y) })
-        }
+        (I32(x), U32(y)) if matches!(op, Shl | Shr) => I32(if op == Shl {
+            x.wrapping_shl(y)
+        } else {
+            x.wrapping_shr(y)
+        }),
         (U32(x), I32(y)) if matches!(op, Shl | Shr) => U32(if op == Shl {
             x.wrapping_shl(y as u32)
         } else {

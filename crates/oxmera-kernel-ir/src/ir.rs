@@ -737,7 +737,11 @@ impl SourceText {
         let l = self.text.lines().nth(k)?;
         if k == 0 {
             // The body text starts mid-line, at its brace; pad to its column.
-            Some(format!("{}{}", " ".repeat(self.first_column.saturating_sub(1) as usize), l))
+            Some(format!(
+                "{}{}",
+                " ".repeat(self.first_column.saturating_sub(1) as usize),
+                l
+            ))
         } else {
             Some(l.to_string())
         }
@@ -793,7 +797,10 @@ impl Kernel {
     }
     /// The source snippet of a span id.
     pub fn snippet(&self, id: SpanId) -> &str {
-        self.snippets.get(id as usize).map(String::as_str).unwrap_or("")
+        self.snippets
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("")
     }
     /// Replaces each single-line snippet by the exact source text it spans
     /// (the macro only has token text; the source is known at run time).
@@ -803,8 +810,11 @@ impl Kernel {
                 continue;
             }
             if let Some(l) = self.source.line(sp.line) {
-                let s: String =
-                    l.chars().skip(sp.column as usize - 1).take((sp.end_column - sp.column) as usize).collect();
+                let s: String = l
+                    .chars()
+                    .skip(sp.column as usize - 1)
+                    .take((sp.end_column - sp.column) as usize)
+                    .collect();
                 if !s.trim().is_empty() && i < self.snippets.len() {
                     self.snippets[i] = s;
                 }
@@ -813,7 +823,10 @@ impl Kernel {
     }
     /// Finds a parameter by name.
     pub fn param_index(&self, name: &str) -> Option<ParamId> {
-        self.params.iter().position(|p| p.name == name).map(|i| i as ParamId)
+        self.params
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| i as ParamId)
     }
     /// Name of a memory for messages.
     pub fn mem_name(&self, mem: Mem) -> &str {

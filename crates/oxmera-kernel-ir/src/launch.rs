@@ -43,16 +43,25 @@ pub enum LaunchError {
 impl LaunchConfig {
     /// A 1-D launch of `grid` blocks of `block` threads.
     pub fn linear(grid: u32, block: u32) -> Self {
-        LaunchConfig { grid: Dim3::x(grid), block: Dim3::x(block) }
+        LaunchConfig {
+            grid: Dim3::x(grid),
+            block: Dim3::x(block),
+        }
     }
 
     /// Checks the hardware limits every target shares.
     pub fn validate(&self) -> Result<(), LaunchError> {
         if self.grid.count() == 0 || self.block.count() == 0 {
-            return Err(LaunchError::ZeroExtent { grid: self.grid, block: self.block });
+            return Err(LaunchError::ZeroExtent {
+                grid: self.grid,
+                block: self.block,
+            });
         }
         if self.block.count() > MAX_BLOCK_THREADS {
-            return Err(LaunchError::BlockTooLarge { block: self.block, threads: self.block.count() });
+            return Err(LaunchError::BlockTooLarge {
+                block: self.block,
+                threads: self.block.count(),
+            });
         }
         Ok(())
     }
@@ -110,7 +119,10 @@ mod tests {
 
     #[test]
     fn geometry_of_a_2d_block() {
-        let l = LaunchConfig { grid: Dim3::x(1), block: Dim3::new(16, 4, 1) };
+        let l = LaunchConfig {
+            grid: Dim3::x(1),
+            block: Dim3::new(16, 4, 1),
+        };
         assert_eq!(l.thread_index(17), Dim3::new(1, 1, 0));
         assert_eq!(l.warps_per_block(), 2);
         assert_eq!(l.builtin_in_block(Builtin::WarpId, 40), Some(1));
@@ -120,6 +132,9 @@ mod tests {
     #[test]
     fn oversized_block_is_rejected() {
         let l = LaunchConfig::linear(1, 2048);
-        assert!(matches!(l.validate(), Err(LaunchError::BlockTooLarge { threads: 2048, .. })));
+        assert!(matches!(
+            l.validate(),
+            Err(LaunchError::BlockTooLarge { threads: 2048, .. })
+        ));
     }
 }

@@ -49,7 +49,10 @@ pub struct UnknownCc {
 impl ComputeCapability {
     /// Every compute capability in the table.
     pub fn known() -> Vec<ComputeCapability> {
-        TABLE.iter().map(|&(major, minor, _)| ComputeCapability { major, minor }).collect()
+        TABLE
+            .iter()
+            .map(|&(major, minor, _)| ComputeCapability { major, minor })
+            .collect()
     }
 
     /// The most shared memory one block may use on this target, with the
@@ -74,11 +77,25 @@ impl FromStr for ComputeCapability {
     fn from_str(s: &str) -> Result<Self, UnknownCc> {
         let err = || UnknownCc {
             given: s.to_string(),
-            known: ComputeCapability::known().iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
+            known: ComputeCapability::known()
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         let (a, b) = s.split_once('.').ok_or_else(err)?;
-        let cc = ComputeCapability { major: a.parse().map_err(|_| err())?, minor: b.parse().map_err(|_| err())? };
-        if TABLE.iter().any(|&(x, y, _)| x == cc.major && y == cc.minor) { Ok(cc) } else { Err(err()) }
+        let cc = ComputeCapability {
+            major: a.parse().map_err(|_| err())?,
+            minor: b.parse().map_err(|_| err())?,
+        };
+        if TABLE
+            .iter()
+            .any(|&(x, y, _)| x == cc.major && y == cc.minor)
+        {
+            Ok(cc)
+        } else {
+            Err(err())
+        }
     }
 }
 

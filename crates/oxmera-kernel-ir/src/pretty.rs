@@ -10,7 +10,10 @@ use crate::ir::*;
 
 /// Prints a kernel.
 pub fn print(k: &Kernel) -> String {
-    let mut p = Printer { k, out: String::new() };
+    let mut p = Printer {
+        k,
+        out: String::new(),
+    };
     p.header();
     p.block(&k.body, 1);
     p.out.push_str("}\n");
@@ -25,24 +28,49 @@ struct Printer<'k> {
 impl Printer<'_> {
     fn header(&mut self) {
         let k = self.k;
-        let specs: Vec<String> = k.specs.iter().map(|s| format!("const {}: {} = {}", s.name, s.ty, s.default)).collect();
+        let specs: Vec<String> = k
+            .specs
+            .iter()
+            .map(|s| format!("const {}: {} = {}", s.name, s.ty, s.default))
+            .collect();
         let params: Vec<String> = k
             .params
             .iter()
             .map(|p| match p.kind {
                 ParamKind::Scalar(t) => format!("{}: {t}", p.name),
-                ParamKind::Buffer { elem, writable: true } => format!("{}: global &mut [{elem}]", p.name),
-                ParamKind::Buffer { elem, writable: false } => format!("{}: global &[{elem}]", p.name),
+                ParamKind::Buffer {
+                    elem,
+                    writable: true,
+                } => format!("{}: global &mut [{elem}]", p.name),
+                ParamKind::Buffer {
+                    elem,
+                    writable: false,
+                } => format!("{}: global &[{elem}]", p.name),
             })
             .collect();
-        let spec = if specs.is_empty() { String::new() } else { format!("<{}>", specs.join(", ")) };
-        let _ = writeln!(self.out, "kernel {}{spec}({}) {{", k.name, params.join(", "));
+        let spec = if specs.is_empty() {
+            String::new()
+        } else {
+            format!("<{}>", specs.join(", "))
+        };
+        let _ = writeln!(
+            self.out,
+            "kernel {}{spec}({}) {{",
+            k.name,
+            params.join(", ")
+        );
         if !k.launch.blocks.is_empty() {
             let b: Vec<String> = k.launch.blocks.iter().map(|d| d.to_string()).collect();
             let _ = writeln!(self.out, "    // launch space: block in [{}]", b.join(", "));
         }
         for s in &k.shared {
-            let _ = writeln!(self.out, "    shared {}: [{}; {}]", s.name, s.elem, self.cexpr(&s.len));
+            let _ = writeln!(
+                self.out,
+                "    shared {}: [{}; {}]",
+                s.name,
+                s.elem,
+                self.cexpr(&s.len)
+            );
         }
     }
 
@@ -70,19 +98,38 @@ impl Printer<'_> {
     fn stmt(&mut self, s: &Stmt, depth: usize) {
         let ind = "    ".repeat(depth);
         let line = self.k.span(s.span).line;
-        let at = if line > 0 { format!("  // line {line}") } else { String::new() };
+        let at = if line > 0 {
+            format!("  // line {line}")
+        } else {
+            String::new()
+        };
         match &s.kind {
             StmtKind::Assign { local, value } => {
                 let ty = self.k.locals[*local as usize].ty;
-                let _ = writeln!(self.out, "{ind}{}: {ty} = {};{at}", self.local(*local), self.expr(value));
+                let _ = writeln!(
+                    self.out,
+                    "{ind}{}: {ty} = {};{at}",
+                    self.local(*local),
+                    self.expr(value)
+                );
             }
             StmtKind::Store { mem, index, value } => {
-                let _ = writeln!(self.out, "{ind}{}[{}] = {};{at}", self.mem(*mem), self.expr(index), self.expr(value));
+                let _ = writeln!(
+                    self.out,
+                    "{ind}{}[{}] = {};{at}",
+                    self.mem(*mem),
+                    self.expr(index),
+                    self.expr(value)
+                );
             }
             StmtKind::Eval(e) => {
                 let _ = writeln!(self.out, "{ind}{};{at}", self.expr(e));
             }
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let _ = writeln!(self.out, "{ind}if {} {{{at}", self.expr(cond));
                 self.block(then, depth + 1);
                 if !otherwise.is_empty() {
@@ -91,7 +138,13 @@ impl Printer<'_> {
                 }
                 let _ = writeln!(self.out, "{ind}}}");
             }
-            StmtKind::For { var, start, end, step, body } => {
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
                 let _ = writeln!(
                     self.out,
                     "{ind}for {} in ({}..{}).step_by({}) {{{at}",
@@ -143,20 +196,54 @@ impl Printer<'_> {
                 format!("{o}{}", self.expr(arg))
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                format!("({} {}.{} {})", self.expr(lhs), op.symbol(), e.ty_of_operands(lhs), self.expr(rhs))
+                format!(
+                    "({} {}.{} {})",
+                    self.expr(lhs),
+                    op.symbol(),
+                    e.ty_of_operands(lhs),
+                    self.expr(rhs)
+                )
             }
             ExprKind::Cast(a) => format!("({} as {})", self.expr(a), e.ty),
             ExprKind::Math { func, args } => {
                 let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
                 format!("{}.{}({})", func.name(), e.ty, a.join(", "))
             }
-            ExprKind::Shuffle { kind, mask, value, arg } => {
-                format!("{}({}, {}, {})", kind.name(), self.expr(mask), self.expr(value), self.expr(arg))
+            ExprKind::Shuffle {
+                kind,
+                mask,
+                value,
+                arg,
+            } => {
+                format!(
+                    "{}({}, {}, {})",
+                    kind.name(),
+                    self.expr(mask),
+                    self.expr(value),
+                    self.expr(arg)
+                )
             }
-            ExprKind::Vote { kind, mask, pred } => format!("{}({}, {})", kind.name(), self.expr(mask), self.expr(pred)),
-            ExprKind::Atomic { op, mem, index, value, compare } => {
-                let c = compare.as_ref().map(|c| format!(", {}", self.expr(c))).unwrap_or_default();
-                format!("{}({}[{}]{c}, {})", op.name(), self.mem(*mem), self.expr(index), self.expr(value))
+            ExprKind::Vote { kind, mask, pred } => {
+                format!("{}({}, {})", kind.name(), self.expr(mask), self.expr(pred))
+            }
+            ExprKind::Atomic {
+                op,
+                mem,
+                index,
+                value,
+                compare,
+            } => {
+                let c = compare
+                    .as_ref()
+                    .map(|c| format!(", {}", self.expr(c)))
+                    .unwrap_or_default();
+                format!(
+                    "{}({}[{}]{c}, {})",
+                    op.name(),
+                    self.mem(*mem),
+                    self.expr(index),
+                    self.expr(value)
+                )
             }
         }
     }

@@ -26,7 +26,10 @@ pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
     }
     for s in &k.shared {
         if s.len.eval(&k.default_specs()).is_none() {
-            return Err(v.err(s.span, format!("the length of `{}` does not evaluate", s.name)));
+            return Err(v.err(
+                s.span,
+                format!("the length of `{}` does not evaluate", s.name),
+            ));
         }
     }
     v.block(&k.body, 0)
@@ -38,7 +41,11 @@ struct Validator<'k> {
 
 impl Validator<'_> {
     fn err(&self, span: SpanId, problem: String) -> ValidateError {
-        ValidateError { kernel: self.k.name.clone(), snippet: self.k.snippet(span).to_string(), problem }
+        ValidateError {
+            kernel: self.k.name.clone(),
+            snippet: self.k.snippet(span).to_string(),
+            problem,
+        }
     }
 
     fn block(&self, stmts: &[Stmt], loops: usize) -> Result<(), ValidateError> {
@@ -56,16 +63,23 @@ impl Validator<'_> {
                 }
                 _ => Err(self.err(span, "memory is not a buffer parameter".into())),
             },
-            Mem::Shared(s) => {
-                self.k.shared.get(s as usize).map(|a| a.elem).ok_or_else(|| self.err(span, "unknown shared array".into()))
-            }
+            Mem::Shared(s) => self
+                .k
+                .shared
+                .get(s as usize)
+                .map(|a| a.elem)
+                .ok_or_else(|| self.err(span, "unknown shared array".into())),
         }
     }
 
     fn stmt(&self, s: &Stmt, loops: usize) -> Result<(), ValidateError> {
         match &s.kind {
             StmtKind::Assign { local, value } => {
-                let l = self.k.locals.get(*local as usize).ok_or_else(|| self.err(s.span, "unknown local".into()))?;
+                let l = self
+                    .k
+                    .locals
+                    .get(*local as usize)
+                    .ok_or_else(|| self.err(s.span, "unknown local".into()))?;
                 self.expect(value, l.ty)
             }
             StmtKind::Store { mem, index, value } => {
@@ -74,13 +88,27 @@ impl Validator<'_> {
                 self.expect(value, elem)
             }
             StmtKind::Eval(e) => self.expr(e),
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 self.expect(cond, Scalar::Bool)?;
                 self.block(then, loops)?;
                 self.block(otherwise, loops)
             }
-            StmtKind::For { var, start, end, step, body } => {
-                let l = self.k.locals.get(*var as usize).ok_or_else(|| self.err(s.span, "unknown loop variable".into()))?;
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let l = self
+                    .k
+                    .locals
+                    .get(*var as usize)
+                    .ok_or_else(|| self.err(s.span, "unknown loop variable".into()))?;
                 if !l.ty.is_int() {
                     return Err(self.err(s.span, "loop variable must be an integer".into()));
                 }
@@ -93,7 +121,9 @@ impl Validator<'_> {
                 self.expect(cond, Scalar::Bool)?;
                 self.block(body, loops + 1)
             }
-            StmtKind::Break | StmtKind::Continue if loops == 0 => Err(self.err(s.span, "break/continue outside a loop".into())),
+            StmtKind::Break | StmtKind::Continue if loops == 0 => {
+                Err(self.err(s.span, "break/continue outside a loop".into()))
+            }
             _ => Ok(()),
         }
     }
@@ -133,7 +163,11 @@ impl Validator<'_> {
             ExprKind::Load { mem, index } => {
                 let elem = self.mem(*mem, e.span, false)?;
                 self.index(index)?;
-                if elem != e.ty { bad("load type mismatch".into()) } else { Ok(()) }
+                if elem != e.ty {
+                    bad("load type mismatch".into())
+                } else {
+                    Ok(())
+                }
             }
             ExprKind::Unary { op, arg } => {
                 self.expr(arg)?;
@@ -141,20 +175,37 @@ impl Validator<'_> {
                     UnOp::Neg => matches!(arg.ty, Scalar::F32 | Scalar::I32),
                     UnOp::Not => arg.ty != Scalar::F32,
                 };
-                if ok && arg.ty == e.ty { Ok(()) } else { bad("bad unary operand".into()) }
+                if ok && arg.ty == e.ty {
+                    Ok(())
+                } else {
+                    bad("bad unary operand".into())
+                }
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 self.expr(lhs)?;
                 self.expr(rhs)?;
                 let shift = matches!(op, BinOp::Shl | BinOp::Shr);
                 if !shift && lhs.ty != rhs.ty {
-                    return bad(format!("operands of `{}` differ: {} and {}", op.symbol(), lhs.ty, rhs.ty));
+                    return bad(format!(
+                        "operands of `{}` differ: {} and {}",
+                        op.symbol(),
+                        lhs.ty,
+                        rhs.ty
+                    ));
                 }
-                let want = if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) { Scalar::Bool } else { lhs.ty };
+                let want = if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) {
+                    Scalar::Bool
+                } else {
+                    lhs.ty
+                };
                 if e.ty != want {
                     return bad("binary result type".into());
                 }
-                let probe = eval::binary(*op, Value::from_bits(lhs.ty, 1), Value::from_bits(rhs.ty, 1));
+                let probe = eval::binary(
+                    *op,
+                    Value::from_bits(lhs.ty, 1),
+                    Value::from_bits(rhs.ty, 1),
+                );
                 if probe == Err(eval::EvalError::Types) && !matches!(op, BinOp::And | BinOp::Or) {
                     return bad(format!("`{}` does not apply to {}", op.symbol(), lhs.ty));
                 }
@@ -168,9 +219,15 @@ impl Validator<'_> {
                 for a in args {
                     self.expect(a, args[0].ty)?;
                 }
-                if eval::math_type(*func, args[0].ty) != Some(e.ty) { bad("math type".into()) } else { Ok(()) }
+                if eval::math_type(*func, args[0].ty) != Some(e.ty) {
+                    bad("math type".into())
+                } else {
+                    Ok(())
+                }
             }
-            ExprKind::Shuffle { mask, value, arg, .. } => {
+            ExprKind::Shuffle {
+                mask, value, arg, ..
+            } => {
                 self.expect(mask, Scalar::U32)?;
                 self.expect(arg, Scalar::U32)?;
                 self.expect(value, e.ty)
@@ -178,17 +235,35 @@ impl Validator<'_> {
             ExprKind::Vote { kind, mask, pred } => {
                 self.expect(mask, Scalar::U32)?;
                 self.expect(pred, Scalar::Bool)?;
-                let want = if *kind == VoteKind::Ballot { Scalar::U32 } else { Scalar::Bool };
-                if e.ty != want { bad("vote type".into()) } else { Ok(()) }
+                let want = if *kind == VoteKind::Ballot {
+                    Scalar::U32
+                } else {
+                    Scalar::Bool
+                };
+                if e.ty != want {
+                    bad("vote type".into())
+                } else {
+                    Ok(())
+                }
             }
-            ExprKind::Atomic { mem, index, value, compare, .. } => {
+            ExprKind::Atomic {
+                mem,
+                index,
+                value,
+                compare,
+                ..
+            } => {
                 let elem = self.mem(*mem, e.span, true)?;
                 self.index(index)?;
                 self.expect(value, elem)?;
                 if let Some(c) = compare {
                     self.expect(c, elem)?;
                 }
-                if e.ty != elem { bad("atomic type".into()) } else { Ok(()) }
+                if e.ty != elem {
+                    bad("atomic type".into())
+                } else {
+                    Ok(())
+                }
             }
             _ => Ok(()),
         }

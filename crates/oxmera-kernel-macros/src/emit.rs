@@ -149,7 +149,12 @@ fn expr(e: &Expr) -> TokenStream {
             let a = args.iter().map(expr);
             quote!(#ir::ExprKind::Math { func: #ir::MathFn::#f, args: ::std::vec![#(#a),*] })
         }
-        ExprKind::Shuffle { kind, mask, value, arg } => {
+        ExprKind::Shuffle {
+            kind,
+            mask,
+            value,
+            arg,
+        } => {
             let (k, m, v, a) = (ident_of(*kind), bx(mask), bx(value), bx(arg));
             quote!(#ir::ExprKind::Shuffle { kind: #ir::ShuffleKind::#k, mask: #m, value: #v, arg: #a })
         }
@@ -157,7 +162,13 @@ fn expr(e: &Expr) -> TokenStream {
             let (k, m, p) = (ident_of(*kind), bx(mask), bx(pred));
             quote!(#ir::ExprKind::Vote { kind: #ir::VoteKind::#k, mask: #m, pred: #p })
         }
-        ExprKind::Atomic { op, mem: m, index, value, compare } => {
+        ExprKind::Atomic {
+            op,
+            mem: m,
+            index,
+            value,
+            compare,
+        } => {
             let (o, m, i, v) = (ident_of(*op), mem(*m), bx(index), bx(value));
             let c = match compare {
                 Some(c) => {
@@ -185,7 +196,11 @@ fn stmt(st: &Stmt) -> TokenStream {
             let (l, v) = (u32l(*local), expr(value));
             quote!(#ir::StmtKind::Assign { local: #l, value: #v })
         }
-        StmtKind::Store { mem: m, index, value } => {
+        StmtKind::Store {
+            mem: m,
+            index,
+            value,
+        } => {
             let (m, i, v) = (mem(*m), expr(index), expr(value));
             quote!(#ir::StmtKind::Store { mem: #m, index: #i, value: #v })
         }
@@ -193,11 +208,21 @@ fn stmt(st: &Stmt) -> TokenStream {
             let e = expr(e);
             quote!(#ir::StmtKind::Eval(#e))
         }
-        StmtKind::If { cond, then, otherwise } => {
+        StmtKind::If {
+            cond,
+            then,
+            otherwise,
+        } => {
             let (c, t, o) = (expr(cond), block(then), block(otherwise));
             quote!(#ir::StmtKind::If { cond: #c, then: #t, otherwise: #o })
         }
-        StmtKind::For { var, start, end, step, body } => {
+        StmtKind::For {
+            var,
+            start,
+            end,
+            step,
+            body,
+        } => {
             let (v, a, b, s, bd) = (u32l(*var), expr(start), expr(end), expr(step), block(body));
             quote!(#ir::StmtKind::For { var: #v, start: #a, end: #b, step: #s, body: #bd })
         }
@@ -320,6 +345,8 @@ pub fn kernel_fn(
     quote! {
         #(#attrs)*
         #doc
+        // Spanned `line!()` literals confuse lints that read the source text.
+        #[allow(clippy::all)]
         #vis fn #name() -> &'static #ir::Kernel {
             static KERNEL: ::std::sync::OnceLock<#ir::Kernel> = ::std::sync::OnceLock::new();
             KERNEL.get_or_init(|| {

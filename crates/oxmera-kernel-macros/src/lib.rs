@@ -36,20 +36,30 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn dims(e: &syn::Expr) -> syn::Result<Vec<Dim3>> {
     let hint = "write `block = [32, 64]` or `block = [[16, 16], [32, 8]]`";
     let syn::Expr::Array(a) = e else {
-        return Err(syn::Error::new_spanned(e, format!("expected a list of sizes; hint: {hint}")));
+        return Err(syn::Error::new_spanned(
+            e,
+            format!("expected a list of sizes; hint: {hint}"),
+        ));
     };
     a.elems
         .iter()
         .map(|x| {
             let ints = match x {
-                syn::Expr::Array(inner) => inner.elems.iter().map(int).collect::<syn::Result<Vec<u32>>>()?,
+                syn::Expr::Array(inner) => inner
+                    .elems
+                    .iter()
+                    .map(int)
+                    .collect::<syn::Result<Vec<u32>>>()?,
                 other => vec![int(other)?],
             };
             match ints.as_slice() {
                 [x] => Ok(Dim3::x(*x)),
                 [x, y] => Ok(Dim3::new(*x, *y, 1)),
                 [x, y, z] => Ok(Dim3::new(*x, *y, *z)),
-                _ => Err(syn::Error::new_spanned(x, format!("a size has 1 to 3 extents; hint: {hint}"))),
+                _ => Err(syn::Error::new_spanned(
+                    x,
+                    format!("a size has 1 to 3 extents; hint: {hint}"),
+                )),
             }
         })
         .collect()
@@ -57,8 +67,14 @@ fn dims(e: &syn::Expr) -> syn::Result<Vec<Dim3>> {
 
 fn int(e: &syn::Expr) -> syn::Result<u32> {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse(),
-        _ => Err(syn::Error::new_spanned(e, "expected an integer literal; hint: write e.g. `64`")),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse(),
+        _ => Err(syn::Error::new_spanned(
+            e,
+            "expected an integer literal; hint: write e.g. `64`",
+        )),
     }
 }
 
@@ -75,13 +91,19 @@ fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<LaunchSpace> {
         } else if nv.path.is_ident("grid") {
             space.grids = dims(&nv.value)?;
         } else {
-            return Err(syn::Error::new_spanned(&nv.path, "unknown kernel option; hint: options are `block = [..]` and `grid = [..]`"));
+            return Err(syn::Error::new_spanned(
+                &nv.path,
+                "unknown kernel option; hint: options are `block = [..]` and `grid = [..]`",
+            ));
         }
     }
     Ok(space)
 }
 
-fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStream> {
+fn expand(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> syn::Result<proc_macro2::TokenStream> {
     let space = parse_attr(attr)?;
     let f: syn::ItemFn = syn::parse2(item)?;
     let lowered = lower::lower(&f, space.clone())?;
@@ -90,13 +112,24 @@ fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn
     gate(&lowered, &space)?;
     let body_span = f.block.brace_token.span.join();
     let attrs: Vec<syn::Attribute> = f.attrs.clone();
-    Ok(emit::kernel_fn(&lowered.kernel, &lowered.spans, &f.vis, &attrs, body_span, body_span.source_text()))
+    Ok(emit::kernel_fn(
+        &lowered.kernel,
+        &lowered.spans,
+        &f.vis,
+        &attrs,
+        body_span,
+        body_span.source_text(),
+    ))
 }
 
 /// Runs the analysis for every declared configuration; confirmed findings
 /// become compile errors at their spans.
 fn gate(l: &lower::Lowered, space: &LaunchSpace) -> syn::Result<()> {
-    let grids = if space.grids.is_empty() { vec![Dim3::x(1)] } else { space.grids.clone() };
+    let grids = if space.grids.is_empty() {
+        vec![Dim3::x(1)]
+    } else {
+        space.grids.clone()
+    };
     let mut errors: Option<syn::Error> = None;
     for &block in &space.blocks {
         for &grid in &grids {
@@ -117,7 +150,11 @@ fn gate(l: &lower::Lowered, space: &LaunchSpace) -> syn::Result<()> {
                 }
             };
             for f in findings.iter().filter(|f| f.confirmed) {
-                let sp = l.spans.get(f.span as usize).map(|s| s.first).unwrap_or_else(proc_macro2::Span::call_site);
+                let sp = l
+                    .spans
+                    .get(f.span as usize)
+                    .map(|s| s.first)
+                    .unwrap_or_else(proc_macro2::Span::call_site);
                 let e = syn::Error::new(sp, render_compact(&l.kernel, f));
                 errors = Some(match errors.take() {
                     Some(mut x) => {

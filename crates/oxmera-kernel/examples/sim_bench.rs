@@ -14,7 +14,10 @@ const N: u32 = 1 << 20;
 
 fn measure(name: &str, prog: &Program, launch: LaunchConfig, mut args: Vec<Arg>) {
     let elements = N as f64;
-    let opts = SimOptions { max_warp_steps: u64::MAX, detect_races: true };
+    let opts = SimOptions {
+        max_warp_steps: u64::MAX,
+        detect_races: true,
+    };
     // One warm-up run, then the best of three.
     let mut best = f64::INFINITY;
     let mut stats = run_program(prog, launch, &mut args, &opts).expect("runs");

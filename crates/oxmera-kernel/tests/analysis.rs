@@ -7,7 +7,14 @@ use oxmera_kernel::kernel;
 use oxmera_kernel::launch::LaunchConfig;
 
 fn at(k: &Kernel, block: Dim3) -> Vec<Finding> {
-    check(k, &CheckOptions::new(LaunchConfig { grid: Dim3::x(1), block })).unwrap()
+    check(
+        k,
+        &CheckOptions::new(LaunchConfig {
+            grid: Dim3::x(1),
+            block,
+        }),
+    )
+    .unwrap()
 }
 
 #[kernel]
@@ -23,15 +30,29 @@ fn thread_idx_y_is_warp_uniform_when_rows_are_whole_warps() {
     let f = at(row_guard(), Dim3::new(32, 2, 1));
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].rule, Rule::DivergentBarrier);
-    assert_eq!(f[0].lanes.as_ref().unwrap().warps, vec!["W".repeat(32), ".".repeat(32)]);
-    assert!(f[0].notes[0].text.contains("same within a warp"), "{:?}", f[0].notes);
+    assert_eq!(
+        f[0].lanes.as_ref().unwrap().warps,
+        vec!["W".repeat(32), ".".repeat(32)]
+    );
+    assert!(
+        f[0].notes[0].text.contains("same within a warp"),
+        "{:?}",
+        f[0].notes
+    );
 }
 
 #[test]
 fn thread_idx_y_splits_a_warp_when_rows_are_half_warps() {
     let f = at(row_guard(), Dim3::new(16, 4, 1));
-    assert_eq!(f[0].lanes.as_ref().unwrap().warps[0], format!("{}{}", "W".repeat(16), ".".repeat(16)));
-    assert!(f[0].notes[0].text.contains("lanes of a warp"), "{:?}", f[0].notes);
+    assert_eq!(
+        f[0].lanes.as_ref().unwrap().warps[0],
+        format!("{}{}", "W".repeat(16), ".".repeat(16))
+    );
+    assert!(
+        f[0].notes[0].text.contains("lanes of a warp"),
+        "{:?}",
+        f[0].notes
+    );
 }
 
 #[test]
@@ -101,7 +122,11 @@ fn data_dependent_divergence_is_reported_but_not_confirmed() {
     assert_eq!(f.len(), 1);
     assert!(!f[0].confirmed);
     assert!(f[0].lanes.is_none());
-    assert!(f[0].notes.iter().any(|s| s.text.contains("x[i]")), "{:?}", f[0].notes);
+    assert!(
+        f[0].notes.iter().any(|s| s.text.contains("x[i]")),
+        "{:?}",
+        f[0].notes
+    );
 }
 
 #[kernel]

@@ -10,8 +10,14 @@ fn the_corpus_has_at_least_twenty_broken_kernels_all_named_in_the_expectations()
     let entries = corpus::entries();
     assert!(entries.len() >= 20);
     for e in &entries {
-        assert!(cases.iter().any(|c| c.kernel == e.name), "{} has no expectation", e.name);
-        let broken = cases.iter().any(|c| c.kernel == e.name && !c.expect.iter().any(|x| x == "clean"));
+        assert!(
+            cases.iter().any(|c| c.kernel == e.name),
+            "{} has no expectation",
+            e.name
+        );
+        let broken = cases
+            .iter()
+            .any(|c| c.kernel == e.name && !c.expect.iter().any(|x| x == "clean"));
         assert!(broken, "{} is never expected to be caught", e.name);
     }
 }
@@ -19,13 +25,25 @@ fn the_corpus_has_at_least_twenty_broken_kernels_all_named_in_the_expectations()
 #[test]
 fn every_case_gets_its_expected_verdict() {
     for c in corpus::cases() {
-        let e = corpus::entries().into_iter().find(|e| e.name == c.kernel).unwrap_or_else(|| panic!("{}", c.kernel));
+        let e = corpus::entries()
+            .into_iter()
+            .find(|e| e.name == c.kernel)
+            .unwrap_or_else(|| panic!("{}", c.kernel));
         let k = (e.kernel)();
-        let opts = CheckOptions { launch: c.launch, cc: c.cc.as_ref().map(|s| s.parse().unwrap()), specs: None };
+        let opts = CheckOptions {
+            launch: c.launch,
+            cc: c.cc.as_ref().map(|s| s.parse().unwrap()),
+            specs: None,
+        };
         let findings = check(k, &opts).unwrap();
         for want in &c.expect {
             if want == "clean" {
-                assert!(findings.is_empty(), "{} at {}: expected clean, got {findings:#?}", c.kernel, c.launch);
+                assert!(
+                    findings.is_empty(),
+                    "{} at {}: expected clean, got {findings:#?}",
+                    c.kernel,
+                    c.launch
+                );
             } else if let Some(kind) = want.strip_prefix("sim:") {
                 match corpus::simulate(&c.kernel, c.launch, 1).unwrap() {
                     Err(SimError::Report(r)) => {
@@ -34,7 +52,10 @@ fn every_case_gets_its_expected_verdict() {
                         assert!(text.contains(&format!("block {}", r.block)), "{text}");
                         assert!(k.span(r.span).line > 0, "{text}");
                     }
-                    other => panic!("{} at {}: expected sim:{kind}, got {other:?}", c.kernel, c.launch),
+                    other => panic!(
+                        "{} at {}: expected sim:{kind}, got {other:?}",
+                        c.kernel, c.launch
+                    ),
                 }
             } else {
                 assert!(

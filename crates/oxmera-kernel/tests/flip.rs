@@ -15,7 +15,10 @@ fn flip_has_a_divergent_barrier_at_block_64_with_a_lane_map() {
     let k = oxmera_kernel::library::flip();
     let f = check(k, &CheckOptions::new(LaunchConfig::linear(4, 64))).unwrap();
     assert!(!f.is_empty());
-    assert!(f.iter().all(|x| x.rule == Rule::DivergentBarrier && x.confirmed));
+    assert!(
+        f.iter()
+            .all(|x| x.rule == Rule::DivergentBarrier && x.confirmed)
+    );
     let lanes = f[0].lanes.as_ref().unwrap();
     assert_eq!(lanes.warps, vec!["W".repeat(32), ".".repeat(32)]);
     let text = oxmera_kernel::diag::render(k, &f[0]);

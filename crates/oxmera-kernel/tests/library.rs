@@ -9,7 +9,11 @@ use oxmera_kernel::registry::Origin;
 fn declared_blocks(name: &str) -> Vec<Dim3> {
     let e = oxmera_kernel::registry::find(name).unwrap();
     let k = (e.kernel)();
-    if k.launch.blocks.is_empty() { vec![Dim3::x(32)] } else { k.launch.blocks.clone() }
+    if k.launch.blocks.is_empty() {
+        vec![Dim3::x(32)]
+    } else {
+        k.launch.blocks.clone()
+    }
 }
 
 #[test]
@@ -18,10 +22,16 @@ fn every_library_kernel_matches_the_host_at_every_declared_block() {
         assert_eq!(e.origin, Origin::Library);
         for block in declared_blocks(e.name) {
             for seed in [1, 2] {
-                let out = library::demo(e.name, block, seed).expect("a demo").unwrap_or_else(|err| {
-                    panic!("{} at block {block}: {err:?}", e.name);
-                });
-                assert!(out.passed, "{} at block {block}, seed {seed}: max error {}", e.name, out.max_abs_err);
+                let out = library::demo(e.name, block, seed)
+                    .expect("a demo")
+                    .unwrap_or_else(|err| {
+                        panic!("{} at block {block}: {err:?}", e.name);
+                    });
+                assert!(
+                    out.passed,
+                    "{} at block {block}, seed {seed}: max error {}",
+                    e.name, out.max_abs_err
+                );
             }
         }
     }

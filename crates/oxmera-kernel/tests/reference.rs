@@ -21,12 +21,22 @@ fn t(v: Vec<f32>, shape: &[usize]) -> Tensor {
 /// The reference result for a demo's inputs, in the demo's output order.
 fn reference(name: &str, args: &[Arg]) -> Vec<f32> {
     let out = match name {
-        "add" => t(buf(args, 0), &[1000]).add(&t(buf(args, 1), &[1000])).unwrap(),
-        "binary_strided" => t(buf(args, 0), &[3, 1, 7]).mul(&t(buf(args, 1), &[5, 7])).unwrap(),
-        "unary_strided" => t(buf(args, 0), &[7, 5, 3]).permute(&[2, 1, 0]).unwrap().tanh().unwrap(),
+        "add" => t(buf(args, 0), &[1000])
+            .add(&t(buf(args, 1), &[1000]))
+            .unwrap(),
+        "binary_strided" => t(buf(args, 0), &[3, 1, 7])
+            .mul(&t(buf(args, 1), &[5, 7]))
+            .unwrap(),
+        "unary_strided" => t(buf(args, 0), &[7, 5, 3])
+            .permute(&[2, 1, 0])
+            .unwrap()
+            .tanh()
+            .unwrap(),
         "softmax_rows" => t(buf(args, 0), &[6, 100]).softmax(1).unwrap(),
         "transpose_tiled" => t(buf(args, 0), &[37, 45]).t().unwrap(),
-        "matmul_tiled" => t(buf(args, 0), &[33, 29]).matmul(&t(buf(args, 1), &[29, 21])).unwrap(),
+        "matmul_tiled" => t(buf(args, 0), &[33, 29])
+            .matmul(&t(buf(args, 1), &[29, 21]))
+            .unwrap(),
         _ => unreachable!("no reference mapping for {name}"),
     };
     out.contiguous().unwrap().to_vec::<f32>().unwrap()
@@ -34,7 +44,14 @@ fn reference(name: &str, args: &[Arg]) -> Vec<f32> {
 
 #[test]
 fn library_kernels_match_the_reference_backend() {
-    let names = ["add", "binary_strided", "unary_strided", "softmax_rows", "transpose_tiled", "matmul_tiled"];
+    let names = [
+        "add",
+        "binary_strided",
+        "unary_strided",
+        "softmax_rows",
+        "transpose_tiled",
+        "matmul_tiled",
+    ];
     for name in names {
         let e = oxmera_kernel::registry::find(name).unwrap();
         let block = (e.kernel)().launch.blocks[0];
@@ -61,11 +78,24 @@ fn block_sums_add_up_to_the_reference_sum() {
     let x = buf(&d.args, 0);
     let n = x.len();
     let abs: f64 = x.iter().map(|v| v.abs() as f64).sum();
-    let want = t(x, &[n]).sum(&[0], false).unwrap().to_vec::<f32>().unwrap()[0];
-    sim::run(library::reduce_sum(), d.launch, &mut d.args, &SimOptions::default()).unwrap();
+    let want = t(x, &[n])
+        .sum(&[0], false)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap()[0];
+    sim::run(
+        library::reduce_sum(),
+        d.launch,
+        &mut d.args,
+        &SimOptions::default(),
+    )
+    .unwrap();
     let partials = buf(&d.args, 1);
     let got: f64 = partials.iter().map(|v| *v as f64).sum();
     // Per-block error bound (the demo's) summed, plus the reference's rounding.
     let tol: f64 = d.tolerance.iter().sum::<f64>() + abs * f32::EPSILON as f64;
-    assert!((got - want as f64).abs() <= tol, "simulator {got}, reference {want}, tolerance {tol}");
+    assert!(
+        (got - want as f64).abs() <= tol,
+        "simulator {got}, reference {want}, tolerance {tol}"
+    );
 }

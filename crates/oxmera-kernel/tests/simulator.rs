@@ -59,9 +59,18 @@ fn control_host(t: i32) -> i32 {
 
 #[test]
 fn divergent_control_flow_matches_the_host() {
-    let mut args = vec![Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::I32, 64))];
+    let mut args = vec![Arg::Buffer(Buffer::zeros(
+        oxmera_kernel::ir::Scalar::I32,
+        64,
+    ))];
     // One warp at a time sees the previous warp's results: warp 1 reads warp 0's.
-    sim::run(control(), LaunchConfig::linear(1, 64), &mut args, &SimOptions::default()).unwrap();
+    sim::run(
+        control(),
+        LaunchConfig::linear(1, 64),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
     let got = args[0].buffer().unwrap().to_i32();
     for t in 0..64 {
         let mut want = control_host(t);
@@ -88,7 +97,13 @@ fn atomics_count_every_update() {
         Arg::Buffer(Buffer::from_u32(&[0; 4])),
         Arg::Scalar(Value::U32(1000)),
     ];
-    sim::run(histogram(), LaunchConfig::linear(8, 128), &mut args, &SimOptions::default()).unwrap();
+    sim::run(
+        histogram(),
+        LaunchConfig::linear(8, 128),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
     assert_eq!(args[1].buffer().unwrap().to_u32(), vec![250, 250, 250, 250]);
 }
 
@@ -108,8 +123,17 @@ fn votes(out: &mut [u32]) {
 
 #[test]
 fn votes_and_shuffles_follow_cuda_semantics() {
-    let mut args = vec![Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::U32, 128))];
-    sim::run(votes(), LaunchConfig::linear(1, 32), &mut args, &SimOptions::default()).unwrap();
+    let mut args = vec![Arg::Buffer(Buffer::zeros(
+        oxmera_kernel::ir::Scalar::U32,
+        128,
+    ))];
+    sim::run(
+        votes(),
+        LaunchConfig::linear(1, 32),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
     let o = args[0].buffer().unwrap().to_u32();
     assert!(o[..32].iter().all(|b| *b == 0x1111_1111));
     assert!(o[32..64].iter().all(|v| *v == 1));
@@ -127,8 +151,14 @@ fn spin(out: &mut [f32]) {
 
 #[test]
 fn an_endless_kernel_stops_at_the_step_budget() {
-    let mut args = vec![Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::F32, 1))];
-    let opts = SimOptions { max_warp_steps: 10_000, ..SimOptions::default() };
+    let mut args = vec![Arg::Buffer(Buffer::zeros(
+        oxmera_kernel::ir::Scalar::F32,
+        1,
+    ))];
+    let opts = SimOptions {
+        max_warp_steps: 10_000,
+        ..SimOptions::default()
+    };
     match sim::run(spin(), LaunchConfig::linear(1, 32), &mut args, &opts) {
         Err(SimError::Report(r)) => assert_eq!(r.kind_name(), "step-limit"),
         other => panic!("{other:?}"),
@@ -139,7 +169,12 @@ fn an_endless_kernel_stops_at_the_step_budget() {
 fn wrong_arguments_are_typed_errors() {
     let mut args = vec![Arg::Scalar(Value::U32(1))];
     assert!(matches!(
-        sim::run(spin(), LaunchConfig::linear(1, 32), &mut args, &SimOptions::default()),
+        sim::run(
+            spin(),
+            LaunchConfig::linear(1, 32),
+            &mut args,
+            &SimOptions::default()
+        ),
         Err(SimError::Args(_))
     ));
 }

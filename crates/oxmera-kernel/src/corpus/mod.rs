@@ -17,33 +17,126 @@ pub const EXPECTED: &str = include_str!("../../corpus/expected.toml");
 
 /// The corpus kernels for the registry.
 pub fn entries() -> Vec<Entry> {
-    let e = |name, summary, kernel| Entry { name, summary, kernel, origin: Origin::Corpus };
+    let e = |name, summary, kernel| Entry {
+        name,
+        summary,
+        kernel,
+        origin: Origin::Corpus,
+    };
     vec![
-        e("barrier_warp_guard", "barrier under `warp_id() == 0`", barrier_warp_guard),
-        e("barrier_thread_guard", "barrier under `thread_idx_x() < 32`", barrier_thread_guard),
-        e("barrier_early_return", "half the warp returns before the barrier", barrier_early_return),
-        e("barrier_bounds_return", "bounds check returns before the barrier", barrier_bounds_return),
-        e("barrier_divergent_trip", "barrier in a loop with per-thread trip count", barrier_divergent_trip),
-        e("barrier_odd_lanes", "only even lanes reach the barrier", barrier_odd_lanes),
-        e("barrier_data_while", "barrier in a data-dependent while", barrier_data_while),
-        e("barrier_divergent_break", "divergent break before a barrier", barrier_divergent_break),
-        e("barrier_two_arms", "different barriers in two divergent arms", barrier_two_arms),
-        e("ballot_divergent", "full-mask ballot in a lane-dependent branch", ballot_divergent),
-        e("shfl_divergent", "full-mask shuffle on even lanes only", shfl_divergent),
-        e("shfl_absent_lanes", "full-mask shuffle with a partial last warp", shfl_absent_lanes),
-        e("vote_after_return", "full-mask vote after lanes returned", vote_after_return),
+        e(
+            "barrier_warp_guard",
+            "barrier under `warp_id() == 0`",
+            barrier_warp_guard,
+        ),
+        e(
+            "barrier_thread_guard",
+            "barrier under `thread_idx_x() < 32`",
+            barrier_thread_guard,
+        ),
+        e(
+            "barrier_early_return",
+            "half the warp returns before the barrier",
+            barrier_early_return,
+        ),
+        e(
+            "barrier_bounds_return",
+            "bounds check returns before the barrier",
+            barrier_bounds_return,
+        ),
+        e(
+            "barrier_divergent_trip",
+            "barrier in a loop with per-thread trip count",
+            barrier_divergent_trip,
+        ),
+        e(
+            "barrier_odd_lanes",
+            "only even lanes reach the barrier",
+            barrier_odd_lanes,
+        ),
+        e(
+            "barrier_data_while",
+            "barrier in a data-dependent while",
+            barrier_data_while,
+        ),
+        e(
+            "barrier_divergent_break",
+            "divergent break before a barrier",
+            barrier_divergent_break,
+        ),
+        e(
+            "barrier_two_arms",
+            "different barriers in two divergent arms",
+            barrier_two_arms,
+        ),
+        e(
+            "ballot_divergent",
+            "full-mask ballot in a lane-dependent branch",
+            ballot_divergent,
+        ),
+        e(
+            "shfl_divergent",
+            "full-mask shuffle on even lanes only",
+            shfl_divergent,
+        ),
+        e(
+            "shfl_absent_lanes",
+            "full-mask shuffle with a partial last warp",
+            shfl_absent_lanes,
+        ),
+        e(
+            "vote_after_return",
+            "full-mask vote after lanes returned",
+            vote_after_return,
+        ),
         e("shared_64k", "64 KiB static shared memory", shared_64k),
-        e("shared_80k", "80 KiB shared memory: fits 8.6, not 7.5", shared_80k),
-        e("shared_race_neighbor", "reads a neighbour's slot without a barrier", shared_race_neighbor),
-        e("shared_race_tree", "tree reduction missing its barrier", shared_race_tree),
-        e("shared_race_one_slot", "every thread writes one shared slot", shared_race_one_slot),
+        e(
+            "shared_80k",
+            "80 KiB shared memory: fits 8.6, not 7.5",
+            shared_80k,
+        ),
+        e(
+            "shared_race_neighbor",
+            "reads a neighbour's slot without a barrier",
+            shared_race_neighbor,
+        ),
+        e(
+            "shared_race_tree",
+            "tree reduction missing its barrier",
+            shared_race_tree,
+        ),
+        e(
+            "shared_race_one_slot",
+            "every thread writes one shared slot",
+            shared_race_one_slot,
+        ),
         e("oob_unguarded", "no bounds check", oob_unguarded),
-        e("oob_shared_off_by_one", "shared index off by one", oob_shared_off_by_one),
+        e(
+            "oob_shared_off_by_one",
+            "shared index off by one",
+            oob_shared_off_by_one,
+        ),
         e("oob_negative_index", "reads index -1", oob_negative_index),
-        e("global_race_all", "every thread writes out[0]", global_race_all),
-        e("global_race_block_slot", "every thread writes out[block]", global_race_block_slot),
-        e("global_race_halved", "two threads per output element", global_race_halved),
-        e("contract_block_128", "declares block 128 only", contract_block_128),
+        e(
+            "global_race_all",
+            "every thread writes out[0]",
+            global_race_all,
+        ),
+        e(
+            "global_race_block_slot",
+            "every thread writes out[block]",
+            global_race_block_slot,
+        ),
+        e(
+            "global_race_halved",
+            "two threads per output element",
+            global_race_halved,
+        ),
+        e(
+            "contract_block_128",
+            "declares block 128 only",
+            contract_block_128,
+        ),
         e("endless_loop", "a loop that never ends", endless_loop),
         e("div_by_zero", "integer division by zero", div_by_zero),
     ]
@@ -74,7 +167,10 @@ pub struct ParseError {
 
 fn dim(v: &str) -> Option<Dim3> {
     let v = v.trim().trim_start_matches('[').trim_end_matches(']');
-    let n: Vec<u32> = v.split(',').map(|p| p.trim().parse().ok()).collect::<Option<_>>()?;
+    let n: Vec<u32> = v
+        .split(',')
+        .map(|p| p.trim().parse().ok())
+        .collect::<Option<_>>()?;
     match n.as_slice() {
         [x] => Some(Dim3::x(*x)),
         [x, y] => Some(Dim3::new(*x, *y, 1)),
@@ -89,16 +185,28 @@ pub fn parse(text: &str) -> Result<Vec<Case>, ParseError> {
     let mut cases: Vec<Case> = Vec::new();
     for (no, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
-        let err = |problem: &str| ParseError { line: no + 1, problem: problem.to_string() };
+        let err = |problem: &str| ParseError {
+            line: no + 1,
+            problem: problem.to_string(),
+        };
         if line.is_empty() {
             continue;
         }
         if line == "[[case]]" {
-            cases.push(Case { kernel: String::new(), launch: LaunchConfig::linear(1, 32), cc: None, expect: Vec::new() });
+            cases.push(Case {
+                kernel: String::new(),
+                launch: LaunchConfig::linear(1, 32),
+                cc: None,
+                expect: Vec::new(),
+            });
             continue;
         }
-        let (k, v) = line.split_once('=').ok_or_else(|| err("expected `key = value`"))?;
-        let c = cases.last_mut().ok_or_else(|| err("a key before the first [[case]]"))?;
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| err("expected `key = value`"))?;
+        let c = cases
+            .last_mut()
+            .ok_or_else(|| err("a key before the first [[case]]"))?;
         let v = v.trim();
         let unq = |s: &str| s.trim().trim_matches('"').to_string();
         match k.trim() {
@@ -107,7 +215,13 @@ pub fn parse(text: &str) -> Result<Vec<Case>, ParseError> {
             "grid" => c.launch.grid = dim(v).ok_or_else(|| err("bad grid"))?,
             "cc" => c.cc = Some(unq(v)),
             "expect" => {
-                c.expect = v.trim_start_matches('[').trim_end_matches(']').split(',').map(unq).filter(|s| !s.is_empty()).collect()
+                c.expect = v
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .split(',')
+                    .map(unq)
+                    .filter(|s| !s.is_empty())
+                    .collect()
             }
             other => return Err(err(&format!("unknown key `{other}`"))),
         }
@@ -140,26 +254,45 @@ pub fn inputs(launch: LaunchConfig, seed: u64) -> Vec<Arg> {
 pub const STEP_BUDGET: u64 = 2_000_000;
 
 /// Runs a corpus kernel for one launch on the standard inputs.
-pub fn simulate(name: &str, launch: LaunchConfig, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
+pub fn simulate(
+    name: &str,
+    launch: LaunchConfig,
+    seed: u64,
+) -> Option<Result<DemoOutcome, SimError>> {
     let e = entries().into_iter().find(|e| e.name == name)?;
     let mut args = inputs(launch, seed);
-    let opts = SimOptions { max_warp_steps: STEP_BUDGET, ..SimOptions::default() };
-    Some(sim::run((e.kernel)(), launch, &mut args, &opts).map(|stats| {
-        let out = args[1].buffer().expect("out").to_f32();
-        DemoOutcome {
-            summary: format!("corpus kernel `{name}` on {} seeded inputs", out.len() + 3),
-            launch,
-            max_abs_err: 0.0,
-            passed: true,
-            head: out.iter().take(8).copied().collect(),
-            stats,
-        }
-    }))
+    let opts = SimOptions {
+        max_warp_steps: STEP_BUDGET,
+        ..SimOptions::default()
+    };
+    Some(
+        sim::run((e.kernel)(), launch, &mut args, &opts).map(|stats| {
+            let out = args[1].buffer().expect("out").to_f32();
+            DemoOutcome {
+                summary: format!("corpus kernel `{name}` on {} seeded inputs", out.len() + 3),
+                launch,
+                max_abs_err: 0.0,
+                passed: true,
+                head: out.iter().take(8).copied().collect(),
+                stats,
+            }
+        }),
+    )
 }
 
 /// Runs a corpus kernel with one block of the given size... or two, when the
 /// expectations file launches it with a grid; used by `oxmera kernel run`.
 pub fn demo(name: &str, block: Dim3, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
-    let grid = cases().iter().find(|c| c.kernel == name && c.launch.block == block).map(|c| c.launch.grid);
-    simulate(name, LaunchConfig { grid: grid.unwrap_or(Dim3::x(2)), block }, seed)
+    let grid = cases()
+        .iter()
+        .find(|c| c.kernel == name && c.launch.block == block)
+        .map(|c| c.launch.grid);
+    simulate(
+        name,
+        LaunchConfig {
+            grid: grid.unwrap_or(Dim3::x(2)),
+            block,
+        },
+        seed,
+    )
 }

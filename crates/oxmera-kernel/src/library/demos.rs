@@ -78,10 +78,17 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             let n = 1000u32;
             let a = rng_f32(seed, n as usize);
             let b = rng_f32(seed + 1, n as usize);
-            let expected: Vec<f64> = a.iter().zip(&b).map(|(x, y)| *x as f64 + *y as f64).collect();
+            let expected: Vec<f64> = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| *x as f64 + *y as f64)
+                .collect();
             let tolerance = expected.iter().map(|e| e.abs() * EPS).collect();
             Demo {
-                launch: LaunchConfig { grid: Dim3::x(n.div_ceil(bt)), block },
+                launch: LaunchConfig {
+                    grid: Dim3::x(n.div_ceil(bt)),
+                    block,
+                },
                 args: vec![f32buf(&a), f32buf(&b), f32buf(&vec![0.0; n as usize]), u(n)],
                 output: 2,
                 expected,
@@ -105,7 +112,10 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             let depth = (n / (grid * bt) + 1) as f64 + (bt as f64).log2() + 2.0;
             let tolerance = abs.iter().map(|a| depth * EPS * a).collect();
             Demo {
-                launch: LaunchConfig { grid: Dim3::x(grid), block },
+                launch: LaunchConfig {
+                    grid: Dim3::x(grid),
+                    block,
+                },
                 args: vec![f32buf(&x), f32buf(&vec![0.0; grid as usize]), u(n)],
                 output: 1,
                 expected,
@@ -115,7 +125,10 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         }
         "softmax_rows" => {
             let (rows, cols) = (6u32, 100u32);
-            let x = rng_f32(seed, (rows * cols) as usize).iter().map(|v| v * 4.0).collect::<Vec<_>>();
+            let x = rng_f32(seed, (rows * cols) as usize)
+                .iter()
+                .map(|v| v * 4.0)
+                .collect::<Vec<_>>();
             let mut expected = Vec::new();
             for r in 0..rows as usize {
                 let row = &x[r * cols as usize..(r + 1) * cols as usize];
@@ -126,8 +139,15 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             let depth = (cols / bt + 1) as f64 + (bt as f64).log2() + 8.0;
             let tolerance = expected.iter().map(|e| e * depth * EPS + 1e-9).collect();
             Demo {
-                launch: LaunchConfig { grid: Dim3::x(rows), block },
-                args: vec![f32buf(&x), f32buf(&vec![0.0; (rows * cols) as usize]), u(cols)],
+                launch: LaunchConfig {
+                    grid: Dim3::x(rows),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    f32buf(&vec![0.0; (rows * cols) as usize]),
+                    u(cols),
+                ],
                 output: 1,
                 expected,
                 tolerance,
@@ -145,8 +165,16 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             }
             let tolerance = vec![0.0; expected.len()];
             Demo {
-                launch: LaunchConfig { grid: Dim3::new(cols.div_ceil(16), rows.div_ceil(16), 1), block },
-                args: vec![f32buf(&x), f32buf(&vec![0.0; (rows * cols) as usize]), u(rows), u(cols)],
+                launch: LaunchConfig {
+                    grid: Dim3::new(cols.div_ceil(16), rows.div_ceil(16), 1),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    f32buf(&vec![0.0; (rows * cols) as usize]),
+                    u(rows),
+                    u(cols),
+                ],
                 output: 1,
                 expected,
                 tolerance,
@@ -172,8 +200,18 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 }
             }
             Demo {
-                launch: LaunchConfig { grid: Dim3::new(n.div_ceil(16), m.div_ceil(16), 1), block },
-                args: vec![f32buf(&a), f32buf(&b), f32buf(&vec![0.0; (m * n) as usize]), u(m), u(n), u(k)],
+                launch: LaunchConfig {
+                    grid: Dim3::new(n.div_ceil(16), m.div_ceil(16), 1),
+                    block,
+                },
+                args: vec![
+                    f32buf(&a),
+                    f32buf(&b),
+                    f32buf(&vec![0.0; (m * n) as usize]),
+                    u(m),
+                    u(n),
+                    u(k),
+                ],
                 output: 2,
                 expected,
                 tolerance,
@@ -189,13 +227,22 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             for a in 0..3i32 {
                 for b in 0..5i32 {
                     for c in 0..7i32 {
-                        expected.push((x[(a * strides[0] + b * strides[1] + c * strides[2]) as usize] as f64).tanh());
+                        expected.push(
+                            (x[(a * strides[0] + b * strides[1] + c * strides[2]) as usize] as f64)
+                                .tanh(),
+                        );
                     }
                 }
             }
-            let tolerance = expected.iter().map(|e| 4.0 * EPS * e.abs() + 1e-7).collect();
+            let tolerance = expected
+                .iter()
+                .map(|e| 4.0 * EPS * e.abs() + 1e-7)
+                .collect();
             Demo {
-                launch: LaunchConfig { grid: Dim3::x(105u32.div_ceil(bt)), block },
+                launch: LaunchConfig {
+                    grid: Dim3::x(105u32.div_ceil(bt)),
+                    block,
+                },
                 args: vec![
                     f32buf(&x),
                     f32buf(&[0.0; 105]),
@@ -229,7 +276,10 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             }
             let tolerance = expected.iter().map(|e| EPS * e.abs()).collect();
             Demo {
-                launch: LaunchConfig { grid: Dim3::x(105u32.div_ceil(bt)), block },
+                launch: LaunchConfig {
+                    grid: Dim3::x(105u32.div_ceil(bt)),
+                    block,
+                },
                 args: vec![
                     f32buf(&a),
                     f32buf(&b),
@@ -257,7 +307,12 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
 pub fn demo(name: &str, block: Dim3, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
     let entry = crate::registry::find(name)?;
     let mut d = prepare(name, block, seed)?;
-    let stats = match sim::run((entry.kernel)(), d.launch, &mut d.args, &SimOptions::default()) {
+    let stats = match sim::run(
+        (entry.kernel)(),
+        d.launch,
+        &mut d.args,
+        &SimOptions::default(),
+    ) {
         Ok(s) => s,
         Err(e) => return Some(Err(e)),
     };

@@ -17,7 +17,16 @@ pub fn add(a: &[f32], b: &[f32], out: &mut [f32], n: u32) {
 /// output index `i` of shape `shape[..ndim]`. `op`: 0 neg, 1 exp, 2 tanh,
 /// 3 relu, 4 sqrt, 5 abs.
 #[kernel(block = [64, 128, 256])]
-pub fn unary_strided(x: &[f32], out: &mut [f32], shape: &[u32], xstride: &[i32], ndim: u32, n: u32, xoff: i32, op: u32) {
+pub fn unary_strided(
+    x: &[f32],
+    out: &mut [f32],
+    shape: &[u32],
+    xstride: &[i32],
+    ndim: u32,
+    n: u32,
+    xoff: i32,
+    op: u32,
+) {
     let i = block_idx_x() * block_dim_x() + thread_idx_x();
     if i < n {
         let mut rem = i;
@@ -195,7 +204,14 @@ pub fn transpose_tiled<const TILE: u32 = 16>(x: &[f32], y: &mut [f32], rows: u32
 /// Tiled matmul `c = a b` (`m x k` times `k x n`) staged through two shared
 /// `TILE x TILE` tiles. Block `(TILE, TILE)`, grid covering `c`.
 #[kernel(block = [[16, 16]])]
-pub fn matmul_tiled<const TILE: u32 = 16>(a: &[f32], b: &[f32], c: &mut [f32], m: u32, n: u32, k: u32) {
+pub fn matmul_tiled<const TILE: u32 = 16>(
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    m: u32,
+    n: u32,
+    k: u32,
+) {
     let a_tile = shared::<f32>(TILE * TILE);
     let b_tile = shared::<f32>(TILE * TILE);
     let tx = thread_idx_x();

@@ -14,19 +14,31 @@ pub struct Buffer {
 impl Buffer {
     /// A buffer of `f32`.
     pub fn from_f32(v: &[f32]) -> Self {
-        Buffer { elem: Scalar::F32, data: v.iter().map(|x| x.to_bits()).collect() }
+        Buffer {
+            elem: Scalar::F32,
+            data: v.iter().map(|x| x.to_bits()).collect(),
+        }
     }
     /// A buffer of `u32`.
     pub fn from_u32(v: &[u32]) -> Self {
-        Buffer { elem: Scalar::U32, data: v.to_vec() }
+        Buffer {
+            elem: Scalar::U32,
+            data: v.to_vec(),
+        }
     }
     /// A buffer of `i32`.
     pub fn from_i32(v: &[i32]) -> Self {
-        Buffer { elem: Scalar::I32, data: v.iter().map(|x| *x as u32).collect() }
+        Buffer {
+            elem: Scalar::I32,
+            data: v.iter().map(|x| *x as u32).collect(),
+        }
     }
     /// `n` zeros of type `elem`.
     pub fn zeros(elem: Scalar, n: usize) -> Self {
-        Buffer { elem, data: vec![0; n] }
+        Buffer {
+            elem,
+            data: vec![0; n],
+        }
     }
     /// The elements as `f32` (bit reinterpretation for other types).
     pub fn to_f32(&self) -> Vec<f32> {
@@ -90,7 +102,11 @@ pub enum ArgError {
 
 pub(crate) fn check_args(k: &Kernel, args: &[Arg]) -> Result<(), ArgError> {
     if args.len() != k.params.len() {
-        return Err(ArgError::Count { kernel: k.name.clone(), expected: k.params.len(), given: args.len() });
+        return Err(ArgError::Count {
+            kernel: k.name.clone(),
+            expected: k.params.len(),
+            given: args.len(),
+        });
     }
     for (p, a) in k.params.iter().zip(args) {
         let ok = match (p.kind, a) {
@@ -107,7 +123,12 @@ pub(crate) fn check_args(k: &Kernel, args: &[Arg]) -> Result<(), ArgError> {
                 Arg::Scalar(v) => format!("a {} scalar", v.ty()),
                 Arg::Buffer(b) => format!("a buffer of {}", b.elem),
             };
-            return Err(ArgError::Type { kernel: k.name.clone(), param: p.name.clone(), expected, given });
+            return Err(ArgError::Type {
+                kernel: k.name.clone(),
+                param: p.name.clone(),
+                expected,
+                given,
+            });
         }
     }
     Ok(())

@@ -81,29 +81,107 @@ pub(crate) enum UnK {
 /// A bytecode operation.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Op {
-    Const { d: Reg, bits: u32 },
-    Builtin { d: Reg, b: Builtin },
-    Mov { d: Reg, s: Reg },
-    Un { d: Reg, k: UnK, a: Reg },
-    Bin { d: Reg, k: BinK, a: Reg, b: Reg, span: SpanId },
-    Fma { d: Reg, a: Reg, b: Reg, c: Reg },
-    Load { d: Reg, mem: Mem, idx: Reg, signed: bool, span: SpanId },
-    Store { mem: Mem, idx: Reg, v: Reg, signed: bool, span: SpanId },
-    Atomic { d: Reg, op: AtomicOp, ty: Scalar, mem: Mem, idx: Reg, v: Reg, cmp: Reg, signed: bool, span: SpanId },
-    Shuffle { d: Reg, kind: ShuffleKind, mask: Reg, v: Reg, arg: Reg, span: SpanId },
-    Vote { d: Reg, kind: VoteKind, mask: Reg, pred: Reg, span: SpanId },
-    If { cond: Reg, negate: bool, else_pc: u32 },
-    Else { end_pc: u32 },
+    Const {
+        d: Reg,
+        bits: u32,
+    },
+    Builtin {
+        d: Reg,
+        b: Builtin,
+    },
+    Mov {
+        d: Reg,
+        s: Reg,
+    },
+    Un {
+        d: Reg,
+        k: UnK,
+        a: Reg,
+    },
+    Bin {
+        d: Reg,
+        k: BinK,
+        a: Reg,
+        b: Reg,
+        span: SpanId,
+    },
+    Fma {
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
+    Load {
+        d: Reg,
+        mem: Mem,
+        idx: Reg,
+        signed: bool,
+        span: SpanId,
+    },
+    Store {
+        mem: Mem,
+        idx: Reg,
+        v: Reg,
+        signed: bool,
+        span: SpanId,
+    },
+    Atomic {
+        d: Reg,
+        op: AtomicOp,
+        ty: Scalar,
+        mem: Mem,
+        idx: Reg,
+        v: Reg,
+        cmp: Reg,
+        signed: bool,
+        span: SpanId,
+    },
+    Shuffle {
+        d: Reg,
+        kind: ShuffleKind,
+        mask: Reg,
+        v: Reg,
+        arg: Reg,
+        span: SpanId,
+    },
+    Vote {
+        d: Reg,
+        kind: VoteKind,
+        mask: Reg,
+        pred: Reg,
+        span: SpanId,
+    },
+    If {
+        cond: Reg,
+        negate: bool,
+        else_pc: u32,
+    },
+    Else {
+        end_pc: u32,
+    },
     EndIf,
     LoopBegin,
-    LoopTest { cond: Reg, end_pc: u32 },
+    LoopTest {
+        cond: Reg,
+        end_pc: u32,
+    },
     LoopCont,
-    LoopBack { head_pc: u32 },
+    LoopBack {
+        head_pc: u32,
+    },
     LoopEnd,
-    Break { skip: u32 },
-    Continue { skip: u32 },
-    Return { skip: u32 },
-    Barrier { span: SpanId },
+    Break {
+        skip: u32,
+    },
+    Continue {
+        skip: u32,
+    },
+    Return {
+        skip: u32,
+    },
+    Barrier {
+        span: SpanId,
+    },
     End,
 }
 
@@ -145,7 +223,11 @@ impl Program {
     /// If `specs` does not have one value per specialization constant, or a
     /// shared length does not evaluate (the validator rejects both).
     pub fn compile_with(k: &Kernel, specs: &[i64]) -> Program {
-        assert_eq!(specs.len(), k.specs.len(), "one value per specialization constant");
+        assert_eq!(
+            specs.len(),
+            k.specs.len(),
+            "one value per specialization constant"
+        );
         let mut c = Compiler {
             specs: specs.to_vec(),
             ops: Vec::new(),
@@ -157,7 +239,11 @@ impl Program {
             skips: vec![Vec::new()],
         };
         c.local_regs = (0..k.locals.len()).map(|_| c.reg()).collect();
-        c.param_regs = k.params.iter().map(|p| matches!(p.kind, ParamKind::Scalar(_)).then(|| c.reg())).collect();
+        c.param_regs = k
+            .params
+            .iter()
+            .map(|p| matches!(p.kind, ParamKind::Scalar(_)).then(|| c.reg()))
+            .collect();
         c.block(&k.body);
         let end = c.emit(Op::End);
         c.patch_skips(end);
@@ -212,7 +298,9 @@ impl Compiler {
         let list = self.skips.pop().expect("skip region");
         for at in list {
             match &mut self.ops[at] {
-                Op::Break { skip } | Op::Continue { skip } | Op::Return { skip } => *skip = target as u32,
+                Op::Break { skip } | Op::Continue { skip } | Op::Return { skip } => {
+                    *skip = target as u32
+                }
                 _ => unreachable!("only jumps are patched"),
             }
         }
@@ -235,14 +323,28 @@ impl Compiler {
             StmtKind::Store { mem, index, value } => {
                 let idx = self.expr(index);
                 let v = self.expr(value);
-                self.emit(Op::Store { mem: *mem, idx, v, signed: index.ty == Scalar::I32, span: s.span });
+                self.emit(Op::Store {
+                    mem: *mem,
+                    idx,
+                    v,
+                    signed: index.ty == Scalar::I32,
+                    span: s.span,
+                });
             }
             StmtKind::Eval(e) => {
                 self.expr(e);
             }
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let c = self.expr(cond);
-                let at_if = self.emit(Op::If { cond: c, negate: false, else_pc: 0 });
+                let at_if = self.emit(Op::If {
+                    cond: c,
+                    negate: false,
+                    else_pc: 0,
+                });
                 self.skips.push(Vec::new());
                 self.block(then);
                 let at_else = self.emit(Op::Else { end_pc: 0 });
@@ -251,10 +353,22 @@ impl Compiler {
                 self.block(otherwise);
                 let at_end = self.emit(Op::EndIf);
                 self.patch_skips(at_end);
-                self.ops[at_if] = Op::If { cond: c, negate: false, else_pc: at_else as u32 };
-                self.ops[at_else] = Op::Else { end_pc: at_end as u32 };
+                self.ops[at_if] = Op::If {
+                    cond: c,
+                    negate: false,
+                    else_pc: at_else as u32,
+                };
+                self.ops[at_else] = Op::Else {
+                    end_pc: at_end as u32,
+                };
             }
-            StmtKind::For { var, start, end, step, body } => {
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
                 let a = self.expr(start);
                 let var_reg = self.local_regs[*var as usize];
                 self.emit(Op::Mov { d: var_reg, s: a });
@@ -268,8 +382,18 @@ impl Compiler {
                 self.emit(Op::LoopBegin);
                 let head = self.pc();
                 let cond = self.reg();
-                let lt = if start.ty == Scalar::I32 { BinK::LtS } else { BinK::LtU };
-                self.emit(Op::Bin { d: cond, k: lt, a: var_reg, b: end_reg, span: s.span });
+                let lt = if start.ty == Scalar::I32 {
+                    BinK::LtS
+                } else {
+                    BinK::LtU
+                };
+                self.emit(Op::Bin {
+                    d: cond,
+                    k: lt,
+                    a: var_reg,
+                    b: end_reg,
+                    span: s.span,
+                });
                 let test = self.emit(Op::LoopTest { cond, end_pc: 0 });
                 self.skips.push(Vec::new());
                 self.block(body);
@@ -277,11 +401,23 @@ impl Compiler {
                 let cont = self.emit(Op::LoopCont);
                 self.patch_skips(cont);
                 let next = self.reg();
-                self.emit(Op::Bin { d: next, k: BinK::AddI, a: var_reg, b: step_reg, span: s.span });
-                self.emit(Op::Mov { d: var_reg, s: next });
+                self.emit(Op::Bin {
+                    d: next,
+                    k: BinK::AddI,
+                    a: var_reg,
+                    b: step_reg,
+                    span: s.span,
+                });
+                self.emit(Op::Mov {
+                    d: var_reg,
+                    s: next,
+                });
                 self.emit(Op::LoopBack { head_pc: head });
                 let end_pc = self.emit(Op::LoopEnd);
-                self.ops[test] = Op::LoopTest { cond, end_pc: end_pc as u32 };
+                self.ops[test] = Op::LoopTest {
+                    cond,
+                    end_pc: end_pc as u32,
+                };
             }
             StmtKind::While { cond, body } => {
                 self.emit(Op::LoopBegin);
@@ -295,7 +431,10 @@ impl Compiler {
                 self.patch_skips(cont);
                 self.emit(Op::LoopBack { head_pc: head });
                 let end_pc = self.emit(Op::LoopEnd);
-                self.ops[test] = Op::LoopTest { cond: c, end_pc: end_pc as u32 };
+                self.ops[test] = Op::LoopTest {
+                    cond: c,
+                    end_pc: end_pc as u32,
+                };
             }
             StmtKind::Break => {
                 let at = self.emit(Op::Break { skip: 0 });
@@ -328,7 +467,11 @@ impl Compiler {
             ExprKind::Param(p) => self.param_regs[*p as usize].expect("scalar parameter register"),
             ExprKind::Spec(s) => {
                 let v = self.specs[*s as usize];
-                self.konst(if e.ty == Scalar::I32 { v as i32 as u32 } else { v as u32 })
+                self.konst(if e.ty == Scalar::I32 {
+                    v as i32 as u32
+                } else {
+                    v as u32
+                })
             }
             ExprKind::Builtin(b) => {
                 let d = self.reg();
@@ -338,7 +481,13 @@ impl Compiler {
             ExprKind::Load { mem, index } => {
                 let idx = self.expr(index);
                 let d = self.reg();
-                self.emit(Op::Load { d, mem: *mem, idx, signed: index.ty == Scalar::I32, span: e.span });
+                self.emit(Op::Load {
+                    d,
+                    mem: *mem,
+                    idx,
+                    signed: index.ty == Scalar::I32,
+                    span: e.span,
+                });
                 d
             }
             ExprKind::Unary { op, arg } => {
@@ -351,14 +500,28 @@ impl Compiler {
                 };
                 self.un(k, a)
             }
-            ExprKind::Binary { op: BinOp::And, lhs, rhs } => self.short_circuit(lhs, rhs, false),
-            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => self.short_circuit(lhs, rhs, true),
+            ExprKind::Binary {
+                op: BinOp::And,
+                lhs,
+                rhs,
+            } => self.short_circuit(lhs, rhs, false),
+            ExprKind::Binary {
+                op: BinOp::Or,
+                lhs,
+                rhs,
+            } => self.short_circuit(lhs, rhs, true),
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.expr(lhs);
                 let b = self.expr(rhs);
                 let k = bin_kind(*op, lhs.ty);
                 let d = self.reg();
-                self.emit(Op::Bin { d, k, a, b, span: e.span });
+                self.emit(Op::Bin {
+                    d,
+                    k,
+                    a,
+                    b,
+                    span: e.span,
+                });
                 d
             }
             ExprKind::Cast(arg) => {
@@ -378,18 +541,47 @@ impl Compiler {
                 match func {
                     MathFn::Fma => {
                         let d = self.reg();
-                        self.emit(Op::Fma { d, a: r[0], b: r[1], c: r[2] });
+                        self.emit(Op::Fma {
+                            d,
+                            a: r[0],
+                            b: r[1],
+                            c: r[2],
+                        });
                         d
                     }
                     MathFn::Min | MathFn::Max => {
                         let min = *func == MathFn::Min;
                         let k = match ty {
-                            Scalar::F32 => if min { BinK::MinF } else { BinK::MaxF },
-                            Scalar::I32 => if min { BinK::MinS } else { BinK::MaxS },
-                            _ => if min { BinK::MinU } else { BinK::MaxU },
+                            Scalar::F32 => {
+                                if min {
+                                    BinK::MinF
+                                } else {
+                                    BinK::MaxF
+                                }
+                            }
+                            Scalar::I32 => {
+                                if min {
+                                    BinK::MinS
+                                } else {
+                                    BinK::MaxS
+                                }
+                            }
+                            _ => {
+                                if min {
+                                    BinK::MinU
+                                } else {
+                                    BinK::MaxU
+                                }
+                            }
                         };
                         let d = self.reg();
-                        self.emit(Op::Bin { d, k, a: r[0], b: r[1], span: e.span });
+                        self.emit(Op::Bin {
+                            d,
+                            k,
+                            a: r[0],
+                            b: r[1],
+                            span: e.span,
+                        });
                         d
                     }
                     f => {
@@ -409,22 +601,46 @@ impl Compiler {
                     }
                 }
             }
-            ExprKind::Shuffle { kind, mask, value, arg } => {
+            ExprKind::Shuffle {
+                kind,
+                mask,
+                value,
+                arg,
+            } => {
                 let m = self.expr(mask);
                 let v = self.expr(value);
                 let a = self.expr(arg);
                 let d = self.reg();
-                self.emit(Op::Shuffle { d, kind: *kind, mask: m, v, arg: a, span: e.span });
+                self.emit(Op::Shuffle {
+                    d,
+                    kind: *kind,
+                    mask: m,
+                    v,
+                    arg: a,
+                    span: e.span,
+                });
                 d
             }
             ExprKind::Vote { kind, mask, pred } => {
                 let m = self.expr(mask);
                 let p = self.expr(pred);
                 let d = self.reg();
-                self.emit(Op::Vote { d, kind: *kind, mask: m, pred: p, span: e.span });
+                self.emit(Op::Vote {
+                    d,
+                    kind: *kind,
+                    mask: m,
+                    pred: p,
+                    span: e.span,
+                });
                 d
             }
-            ExprKind::Atomic { op, mem, index, value, compare } => {
+            ExprKind::Atomic {
+                op,
+                mem,
+                index,
+                value,
+                compare,
+            } => {
                 let idx = self.expr(index);
                 let cmp = match compare {
                     Some(c) => self.expr(c),
@@ -459,13 +675,23 @@ impl Compiler {
         let a = self.expr(lhs);
         let d = self.reg();
         self.emit(Op::Mov { d, s: a });
-        let at_if = self.emit(Op::If { cond: a, negate: or, else_pc: 0 });
+        let at_if = self.emit(Op::If {
+            cond: a,
+            negate: or,
+            else_pc: 0,
+        });
         let b = self.expr(rhs);
         self.emit(Op::Mov { d, s: b });
         let at_else = self.emit(Op::Else { end_pc: 0 });
         let at_end = self.emit(Op::EndIf);
-        self.ops[at_if] = Op::If { cond: a, negate: or, else_pc: at_else as u32 };
-        self.ops[at_else] = Op::Else { end_pc: at_end as u32 };
+        self.ops[at_if] = Op::If {
+            cond: a,
+            negate: or,
+            else_pc: at_else as u32,
+        };
+        self.ops[at_else] = Op::Else {
+            end_pc: at_end as u32,
+        };
         d
     }
 }

@@ -20,7 +20,10 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { max_warp_steps: 200_000_000, detect_races: true }
+        SimOptions {
+            max_warp_steps: 200_000_000,
+            detect_races: true,
+        }
     }
 }
 
@@ -36,7 +39,12 @@ pub struct SimStats {
 }
 
 /// Compiles and runs a kernel with its default specialization.
-pub fn run(k: &Kernel, launch: LaunchConfig, args: &mut [Arg], opts: &SimOptions) -> Result<SimStats, SimError> {
+pub fn run(
+    k: &Kernel,
+    launch: LaunchConfig,
+    args: &mut [Arg],
+    opts: &SimOptions,
+) -> Result<SimStats, SimError> {
     run_program(&Program::compile(k), launch, args, opts)
 }
 
@@ -87,7 +95,12 @@ struct Block<'p> {
 }
 
 /// Runs a compiled program.
-pub fn run_program(p: &Program, launch: LaunchConfig, args: &mut [Arg], opts: &SimOptions) -> Result<SimStats, SimError> {
+pub fn run_program(
+    p: &Program,
+    launch: LaunchConfig,
+    args: &mut [Arg],
+    opts: &SimOptions,
+) -> Result<SimStats, SimError> {
     launch.validate()?;
     check_args(&p.kernel, args)?;
     let bt = launch.block_threads();
@@ -96,8 +109,20 @@ pub fn run_program(p: &Program, launch: LaunchConfig, args: &mut [Arg], opts: &S
         .map(|w| {
             let base = w as u32 * WARP_SIZE;
             let lanes = (bt - base).min(WARP_SIZE);
-            let valid = if lanes == 32 { u32::MAX } else { (1u32 << lanes) - 1 };
-            Warp { pc: 0, active: valid, valid, state: State::Running, stack: Vec::new(), regs: vec![[0; W]; p.nregs], base }
+            let valid = if lanes == 32 {
+                u32::MAX
+            } else {
+                (1u32 << lanes) - 1
+            };
+            Warp {
+                pc: 0,
+                active: valid,
+                valid,
+                state: State::Running,
+                stack: Vec::new(),
+                regs: vec![[0; W]; p.nregs],
+                base,
+            }
         })
         .collect();
     let mut stats = SimStats::default();
@@ -122,7 +147,10 @@ pub fn run_program(p: &Program, launch: LaunchConfig, args: &mut [Arg], opts: &S
                     block: Dim3::new(bx, by, bz),
                     shared: p.shared_len.iter().map(|&n| vec![0; n]).collect(),
                     access: if opts.detect_races {
-                        p.shared_len.iter().map(|&n| vec![Access::default(); n]).collect()
+                        p.shared_len
+                            .iter()
+                            .map(|&n| vec![Access::default(); n])
+                            .collect()
                     } else {
                         Vec::new()
                     },
@@ -155,7 +183,13 @@ fn lanes_of(m: u32) -> impl Iterator<Item = usize> {
 
 impl Block<'_> {
     fn report(&self, kind: ReportKind, span: SpanId, warp: usize) -> Report {
-        Report { kind, span, launch: self.launch, block: self.block, warp: warp as u32 }
+        Report {
+            kind,
+            span,
+            launch: self.launch,
+            block: self.block,
+            warp: warp as u32,
+        }
     }
 
     fn run(&mut self, args: &mut [Arg]) -> Result<(), Report> {
@@ -169,9 +203,16 @@ impl Block<'_> {
                 return Ok(());
             }
             // Every warp is done or waiting: release the barrier or report.
-            let first = self.warps.iter().position(|w| w.state == State::AtBarrier).expect("a waiting warp");
+            let first = self
+                .warps
+                .iter()
+                .position(|w| w.state == State::AtBarrier)
+                .expect("a waiting warp");
             let pc = self.warps[first].pc;
-            let ok = self.warps.iter().all(|w| w.state == State::AtBarrier && w.pc == pc && w.active == w.valid);
+            let ok = self
+                .warps
+                .iter()
+                .all(|w| w.state == State::AtBarrier && w.pc == pc && w.active == w.valid);
             if !ok {
                 let lanes = self
                     .warps
@@ -257,44 +298,89 @@ impl Block<'_> {
                     w.regs[*d as usize] = binary(*k, &a, &b);
                 }
                 Op::Fma { d, a, b, c } => {
-                    let (a, b, c) = (w.regs[*a as usize], w.regs[*b as usize], w.regs[*c as usize]);
+                    let (a, b, c) = (
+                        w.regs[*a as usize],
+                        w.regs[*b as usize],
+                        w.regs[*c as usize],
+                    );
                     let mut o = [0; W];
                     for l in 0..W {
-                        o[l] = f32::from_bits(a[l]).mul_add(f32::from_bits(b[l]), f32::from_bits(c[l])).to_bits();
+                        o[l] = f32::from_bits(a[l])
+                            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
+                            .to_bits();
                     }
                     w.regs[*d as usize] = o;
                 }
-                Op::Load { d, mem, idx, signed, span } => {
+                Op::Load {
+                    d,
+                    mem,
+                    idx,
+                    signed,
+                    span,
+                } => {
                     let (d, mem, idx, signed, span) = (*d, *mem, *idx, *signed, *span);
                     if let Err(r) = self.load(wi, d, mem, idx, signed, span, args) {
                         break Err(r);
                     }
                 }
-                Op::Store { mem, idx, v, signed, span } => {
+                Op::Store {
+                    mem,
+                    idx,
+                    v,
+                    signed,
+                    span,
+                } => {
                     let (mem, idx, v, signed, span) = (*mem, *idx, *v, *signed, *span);
                     if let Err(r) = self.store(wi, mem, idx, v, signed, span, args) {
                         break Err(r);
                     }
                 }
-                Op::Atomic { d, op, ty, mem, idx, v, cmp, signed, span } => {
+                Op::Atomic {
+                    d,
+                    op,
+                    ty,
+                    mem,
+                    idx,
+                    v,
+                    cmp,
+                    signed,
+                    span,
+                } => {
                     let a = (*d, *op, *ty, *mem, *idx, *v, *cmp, *signed, *span);
                     if let Err(r) = self.atomic(wi, a, args) {
                         break Err(r);
                     }
                 }
-                Op::Shuffle { d, kind, mask, v, arg, span } => {
+                Op::Shuffle {
+                    d,
+                    kind,
+                    mask,
+                    v,
+                    arg,
+                    span,
+                } => {
                     let (d, kind, mask, v, arg, span) = (*d, *kind, *mask, *v, *arg, *span);
                     if let Err(r) = self.shuffle(wi, d, kind, mask, v, arg, span) {
                         break Err(r);
                     }
                 }
-                Op::Vote { d, kind, mask, pred, span } => {
+                Op::Vote {
+                    d,
+                    kind,
+                    mask,
+                    pred,
+                    span,
+                } => {
                     let (d, kind, mask, pred, span) = (*d, *kind, *mask, *pred, *span);
                     if let Err(r) = self.vote(wi, d, kind, mask, pred, span) {
                         break Err(r);
                     }
                 }
-                Op::If { cond, negate, else_pc } => {
+                Op::If {
+                    cond,
+                    negate,
+                    else_pc,
+                } => {
                     let c = &w.regs[*cond as usize];
                     let mut t = 0u32;
                     for l in lanes_of(w.active) {
@@ -302,14 +388,19 @@ impl Block<'_> {
                             t |= 1 << l;
                         }
                     }
-                    w.stack.push(Frame::If { else_mask: w.active & !t, join: 0 });
+                    w.stack.push(Frame::If {
+                        else_mask: w.active & !t,
+                        join: 0,
+                    });
                     w.active = t;
                     if t == 0 {
                         w.pc = *else_pc as usize;
                     }
                 }
                 Op::Else { end_pc } => {
-                    let Some(Frame::If { else_mask, join }) = w.stack.last_mut() else { unreachable!("else without if") };
+                    let Some(Frame::If { else_mask, join }) = w.stack.last_mut() else {
+                        unreachable!("else without if")
+                    };
                     *join = w.active;
                     w.active = *else_mask;
                     if w.active == 0 {
@@ -317,10 +408,16 @@ impl Block<'_> {
                     }
                 }
                 Op::EndIf => {
-                    let Some(Frame::If { join, .. }) = w.stack.pop() else { unreachable!("endif without if") };
+                    let Some(Frame::If { join, .. }) = w.stack.pop() else {
+                        unreachable!("endif without if")
+                    };
                     w.active |= join;
                 }
-                Op::LoopBegin => w.stack.push(Frame::Loop { exit: 0, brk: 0, cont: 0 }),
+                Op::LoopBegin => w.stack.push(Frame::Loop {
+                    exit: 0,
+                    brk: 0,
+                    cont: 0,
+                }),
                 Op::LoopTest { cond, end_pc } => {
                     let c = &w.regs[*cond as usize];
                     let mut t = 0u32;
@@ -329,7 +426,9 @@ impl Block<'_> {
                             t |= 1 << l;
                         }
                     }
-                    let Some(Frame::Loop { exit, .. }) = w.stack.last_mut() else { unreachable!("test outside loop") };
+                    let Some(Frame::Loop { exit, .. }) = w.stack.last_mut() else {
+                        unreachable!("test outside loop")
+                    };
                     *exit |= w.active & !t;
                     w.active = t;
                     if t == 0 {
@@ -337,7 +436,9 @@ impl Block<'_> {
                     }
                 }
                 Op::LoopCont => {
-                    let Some(Frame::Loop { cont, .. }) = w.stack.last_mut() else { unreachable!("continue outside loop") };
+                    let Some(Frame::Loop { cont, .. }) = w.stack.last_mut() else {
+                        unreachable!("continue outside loop")
+                    };
                     w.active |= *cont;
                     *cont = 0;
                 }
@@ -347,13 +448,21 @@ impl Block<'_> {
                     }
                 }
                 Op::LoopEnd => {
-                    let Some(Frame::Loop { exit, brk, .. }) = w.stack.pop() else { unreachable!("loop end") };
+                    let Some(Frame::Loop { exit, brk, .. }) = w.stack.pop() else {
+                        unreachable!("loop end")
+                    };
                     w.active = exit | brk;
                 }
                 Op::Break { skip } | Op::Continue { skip } => {
                     let is_break = matches!(ops[pc], Op::Break { .. });
-                    let frame = w.stack.iter_mut().rev().find(|f| matches!(f, Frame::Loop { .. }));
-                    let Some(Frame::Loop { brk, cont, .. }) = frame else { unreachable!("break outside loop") };
+                    let frame = w
+                        .stack
+                        .iter_mut()
+                        .rev()
+                        .find(|f| matches!(f, Frame::Loop { .. }));
+                    let Some(Frame::Loop { brk, cont, .. }) = frame else {
+                        unreachable!("break outside loop")
+                    };
                     if is_break {
                         *brk |= w.active;
                     } else {
@@ -397,14 +506,39 @@ impl Block<'_> {
         }
     }
 
-    fn oob(&self, wi: usize, l: usize, index: i64, mem: Mem, len: usize, write: bool, span: SpanId) -> Report {
+    #[allow(clippy::too_many_arguments)]
+    fn oob(
+        &self,
+        wi: usize,
+        l: usize,
+        index: i64,
+        mem: Mem,
+        len: usize,
+        write: bool,
+        span: SpanId,
+    ) -> Report {
         let w = &self.warps[wi];
         let buffer = self.p.kernel.mem_name(mem).to_string();
-        let kind = ReportKind::OutOfBounds { lane: l as u32, thread: w.base + l as u32, index, buffer, len, write };
+        let kind = ReportKind::OutOfBounds {
+            lane: l as u32,
+            thread: w.base + l as u32,
+            index,
+            buffer,
+            len,
+            write,
+        };
         self.report(kind, span, wi)
     }
 
-    fn track(&mut self, wi: usize, s: usize, i: usize, l: usize, write: bool, span: SpanId) -> Result<(), Report> {
+    fn track(
+        &mut self,
+        wi: usize,
+        s: usize,
+        i: usize,
+        l: usize,
+        write: bool,
+        span: SpanId,
+    ) -> Result<(), Report> {
         if !self.opts.detect_races {
             return Ok(());
         }
@@ -412,7 +546,12 @@ impl Block<'_> {
         let epoch = self.epoch;
         let a = &mut self.access[s][i];
         if a.epoch != epoch {
-            *a = Access { epoch, writer: 0, reader: 0, many_readers: false };
+            *a = Access {
+                epoch,
+                writer: 0,
+                reader: 0,
+                many_readers: false,
+            };
         }
         let clash = if write {
             if a.writer != 0 && a.writer != t {
@@ -450,7 +589,16 @@ impl Block<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn load(&mut self, wi: usize, d: Reg, mem: Mem, idx: Reg, signed: bool, span: SpanId, args: &[Arg]) -> Result<(), Report> {
+    fn load(
+        &mut self,
+        wi: usize,
+        d: Reg,
+        mem: Mem,
+        idx: Reg,
+        signed: bool,
+        span: SpanId,
+        args: &[Arg],
+    ) -> Result<(), Report> {
         let len = self.mem_len(mem, args);
         let active = self.warps[wi].active;
         let mut out = self.warps[wi].regs[d as usize];
@@ -476,7 +624,16 @@ impl Block<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn store(&mut self, wi: usize, mem: Mem, idx: Reg, v: Reg, signed: bool, span: SpanId, args: &mut [Arg]) -> Result<(), Report> {
+    fn store(
+        &mut self,
+        wi: usize,
+        mem: Mem,
+        idx: Reg,
+        v: Reg,
+        signed: bool,
+        span: SpanId,
+        args: &mut [Arg],
+    ) -> Result<(), Report> {
         let len = self.mem_len(mem, args);
         let active = self.warps[wi].active;
         let vals = self.warps[wi].regs[v as usize];
@@ -558,7 +715,13 @@ impl Block<'_> {
     }
 
     /// Checks a collective's mask: every named lane must be executing it.
-    fn collective_mask(&self, wi: usize, mask: Reg, name: &str, span: SpanId) -> Result<u32, Report> {
+    fn collective_mask(
+        &self,
+        wi: usize,
+        mask: Reg,
+        name: &str,
+        span: SpanId,
+    ) -> Result<u32, Report> {
         let w = &self.warps[wi];
         let first = w.active.trailing_zeros() as usize;
         let m = w.regs[mask as usize][first];
@@ -574,13 +737,29 @@ impl Block<'_> {
                     }
                 })
                 .collect();
-            return Err(self.report(ReportKind::Collective { name: name.to_string(), lanes }, span, wi));
+            return Err(self.report(
+                ReportKind::Collective {
+                    name: name.to_string(),
+                    lanes,
+                },
+                span,
+                wi,
+            ));
         }
         Ok(m)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn shuffle(&mut self, wi: usize, d: Reg, kind: ShuffleKind, mask: Reg, v: Reg, arg: Reg, span: SpanId) -> Result<(), Report> {
+    fn shuffle(
+        &mut self,
+        wi: usize,
+        d: Reg,
+        kind: ShuffleKind,
+        mask: Reg,
+        v: Reg,
+        arg: Reg,
+        span: SpanId,
+    ) -> Result<(), Report> {
         if self.warps[wi].active == 0 {
             return Ok(());
         }
@@ -594,16 +773,37 @@ impl Block<'_> {
             let src = match kind {
                 ShuffleKind::Xor => (l as i64 ^ a) & 31,
                 ShuffleKind::Down => {
-                    if l as i64 + a < 32 { l as i64 + a } else { l as i64 }
+                    if l as i64 + a < 32 {
+                        l as i64 + a
+                    } else {
+                        l as i64
+                    }
                 }
                 ShuffleKind::Up => {
-                    if l as i64 - a >= 0 { l as i64 - a } else { l as i64 }
+                    if l as i64 - a >= 0 {
+                        l as i64 - a
+                    } else {
+                        l as i64
+                    }
                 }
                 ShuffleKind::Idx => a & 31,
             } as usize;
             if m & (1 << src) == 0 {
-                let lanes = (0..W).map(|x| if x == src { '?' } else if m & (1 << x) != 0 { 'W' } else { '-' }).collect();
-                let r = ReportKind::Collective { name: format!("{} (lane {l} reads absent lane {src})", kind.name()), lanes };
+                let lanes = (0..W)
+                    .map(|x| {
+                        if x == src {
+                            '?'
+                        } else if m & (1 << x) != 0 {
+                            'W'
+                        } else {
+                            '-'
+                        }
+                    })
+                    .collect();
+                let r = ReportKind::Collective {
+                    name: format!("{} (lane {l} reads absent lane {src})", kind.name()),
+                    lanes,
+                };
                 return Err(self.report(r, span, wi));
             }
             out[l] = vals[src];
@@ -612,7 +812,15 @@ impl Block<'_> {
         Ok(())
     }
 
-    fn vote(&mut self, wi: usize, d: Reg, kind: VoteKind, mask: Reg, pred: Reg, span: SpanId) -> Result<(), Report> {
+    fn vote(
+        &mut self,
+        wi: usize,
+        d: Reg,
+        kind: VoteKind,
+        mask: Reg,
+        pred: Reg,
+        span: SpanId,
+    ) -> Result<(), Report> {
         if self.warps[wi].active == 0 {
             return Ok(());
         }

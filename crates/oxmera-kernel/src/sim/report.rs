@@ -111,15 +111,32 @@ pub enum SimError {
 pub fn render_report(k: &Kernel, r: &Report) -> String {
     let mut out = String::new();
     let (code, msg) = match &r.kind {
-        ReportKind::DivergentBarrier { .. } => ("sim:barrier", "barrier can never be satisfied: some threads of the block never arrive".to_string()),
-        ReportKind::OutOfBounds { index, buffer, len, write, lane, thread } => (
+        ReportKind::DivergentBarrier { .. } => (
+            "sim:barrier",
+            "barrier can never be satisfied: some threads of the block never arrive".to_string(),
+        ),
+        ReportKind::OutOfBounds {
+            index,
+            buffer,
+            len,
+            write,
+            lane,
+            thread,
+        } => (
             "sim:out-of-bounds",
             format!(
                 "out-of-bounds {} of `{buffer}[{index}]` (length {len}) by lane {lane} (thread {thread})",
                 if *write { "store" } else { "load" }
             ),
         ),
-        ReportKind::SharedRace { array, index, first, first_write, second, second_write } => {
+        ReportKind::SharedRace {
+            array,
+            index,
+            first,
+            first_write,
+            second,
+            second_write,
+        } => {
             let w = |b: &bool| if *b { "writes" } else { "reads" };
             (
                 "sim:shared-race",
@@ -130,20 +147,28 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
                 ),
             )
         }
-        ReportKind::Collective { name, .. } => {
-            ("sim:collective", format!("`{name}` executed while lanes named in its mask are absent"))
-        }
-        ReportKind::DivByZero { thread } => ("sim:div-by-zero", format!("integer division by zero in thread {thread}")),
-        ReportKind::StepLimit { steps } => {
-            ("sim:step-limit", format!("stopped after {steps} warp instructions; the kernel does not terminate"))
-        }
+        ReportKind::Collective { name, .. } => (
+            "sim:collective",
+            format!("`{name}` executed while lanes named in its mask are absent"),
+        ),
+        ReportKind::DivByZero { thread } => (
+            "sim:div-by-zero",
+            format!("integer division by zero in thread {thread}"),
+        ),
+        ReportKind::StepLimit { steps } => (
+            "sim:step-limit",
+            format!("stopped after {steps} warp instructions; the kernel does not terminate"),
+        ),
     };
     let _ = writeln!(out, "error[{code}]: {msg}");
     let sp = k.span(r.span);
     if sp.line > 0 {
         let _ = writeln!(out, "  --> {}:{}:{}", k.source.file, sp.line, sp.column);
         let _ = writeln!(out, "   |");
-        let text = k.source.line(sp.line).unwrap_or_else(|| k.snippet(r.span).to_string());
+        let text = k
+            .source
+            .line(sp.line)
+            .unwrap_or_else(|| k.snippet(r.span).to_string());
         let _ = writeln!(out, "{:>2} | {}", sp.line, text.trim_end());
         let start = sp.column.max(1) as usize - 1;
         let end = if sp.end_line == sp.line && sp.end_column > sp.column {
@@ -153,16 +178,26 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
         };
         let _ = writeln!(out, "   | {}{}", " ".repeat(start), "^".repeat(end - start));
     }
-    let _ = writeln!(out, "   = note: launch {}, block {}, warp {}", r.launch, r.block, r.warp);
+    let _ = writeln!(
+        out,
+        "   = note: launch {}, block {}, warp {}",
+        r.launch, r.block, r.warp
+    );
     match &r.kind {
         ReportKind::DivergentBarrier { lanes } => {
-            let _ = writeln!(out, "   = lanes (W waits here, o waits at another barrier, . never arrives):");
+            let _ = writeln!(
+                out,
+                "   = lanes (W waits here, o waits at another barrier, . never arrives):"
+            );
             for (w, row) in lanes.iter().enumerate() {
                 let _ = writeln!(out, "       warp {w:>2}: {row}");
             }
         }
         ReportKind::Collective { lanes, .. } => {
-            let _ = writeln!(out, "   = lanes (W arrives, . named but absent, - not named):");
+            let _ = writeln!(
+                out,
+                "   = lanes (W arrives, . named but absent, - not named):"
+            );
             let _ = writeln!(out, "       warp {:>2}: {lanes}", r.warp);
         }
         _ => {}
