@@ -96,12 +96,12 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 summary: format!("add of two seeded vectors of {n}"),
             }
         }
-        "flip" | "reduce_sum" => {
+        "flip" | "flip_fixed" | "reduce_sum" => {
             let grid = 4u32;
-            let n = if name == "flip" { grid * bt } else { 10_000 };
+            let n = if name == "reduce_sum" { 10_000 } else { grid * bt };
             let x = rng_f32(seed, n as usize);
             // Which block sums which element follows the kernel's indexing.
-            let stride = if name == "flip" { n } else { grid * bt };
+            let stride = if name == "reduce_sum" { grid * bt } else { n };
             let mut expected = vec![0f64; grid as usize];
             let mut abs = vec![0f64; grid as usize];
             for (k, v) in x.iter().enumerate() {

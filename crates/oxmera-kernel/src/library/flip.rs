@@ -32,3 +32,30 @@ pub fn flip(x: &[f32], out: &mut [f32], n: u32) {
         }
     }
 }
+
+/// `flip` repaired: the work stays guarded, the barriers do not. Every
+/// thread of the block reaches every `sync_threads()`, at any power-of-two
+/// block the attribute declares (and the macro checks them all).
+#[kernel(block = [32, 64, 128, 256])]
+pub fn flip_fixed(x: &[f32], out: &mut [f32], n: u32) {
+    let s = shared::<f32>(1024);
+    let tid = thread_idx_x();
+    let i = block_idx_x() * block_dim_x() + tid;
+    let mut v = 0.0;
+    if i < n {
+        v = x[i];
+    }
+    s[tid] = v;
+    sync_threads();
+    let mut stride = block_dim_x() / 2;
+    while stride > 0 {
+        if tid < stride {
+            s[tid] += s[tid + stride];
+        }
+        sync_threads();
+        stride /= 2;
+    }
+    if tid == 0 {
+        out[block_idx_x()] = s[0];
+    }
+}

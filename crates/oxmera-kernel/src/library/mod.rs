@@ -7,7 +7,7 @@ mod flip;
 mod kernels;
 
 pub use demos::{Demo, DemoOutcome, demo, demos_launch, prepare, rng_f32};
-pub use flip::flip;
+pub use flip::{flip, flip_fixed};
 pub use kernels::{
     add, binary_strided, matmul_tiled, reduce_sum, softmax_rows, transpose_tiled, unary_strided,
 };
@@ -28,6 +28,7 @@ pub fn entries() -> Vec<Entry> {
             "block sum whose barriers hide under `warp_id() == 0`: clean at block 32, OXK001 at 64",
             flip,
         ),
+        e("flip_fixed", "flip with its barriers outside the guard: clean at every block", flip_fixed),
         e("add", "out[i] = a[i] + b[i], contiguous", add),
         e(
             "unary_strided",
