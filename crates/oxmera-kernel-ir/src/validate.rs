@@ -269,3 +269,88 @@ impl Validator<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(body: Vec<Stmt>, params: Vec<Param>) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            params,
+            specs: Vec::new(),
+            locals: vec![Local {
+                name: "x".into(),
+                ty: Scalar::U32,
+                mutable: true,
+                span: 0,
+            }],
+            shared: Vec::new(),
+            body,
+            launch: LaunchSpace::default(),
+            spans: Vec::new(),
+            snippets: Vec::new(),
+            source: SourceText::default(),
+        }
+    }
+
+    fn lit(v: Value) -> Expr {
+        Expr {
+            kind: ExprKind::Lit(v),
+            ty: v.ty(),
+            span: 0,
+        }
+    }
+
+    #[test]
+    fn a_typed_assignment_is_valid() {
+        let s = Stmt {
+            kind: StmtKind::Assign {
+                local: 0,
+                value: lit(Value::U32(1)),
+            },
+            span: 0,
+        };
+        assert!(validate(&kernel(vec![s], Vec::new())).is_ok());
+    }
+
+    #[test]
+    fn a_mistyped_assignment_is_rejected() {
+        let s = Stmt {
+            kind: StmtKind::Assign {
+                local: 0,
+                value: lit(Value::F32(1.0)),
+            },
+            span: 0,
+        };
+        let e = validate(&kernel(vec![s], Vec::new())).unwrap_err();
+        assert!(e.problem.contains("expected u32, found f32"), "{e}");
+    }
+
+    #[test]
+    fn break_outside_a_loop_and_stores_to_read_only_buffers_are_rejected() {
+        let brk = Stmt {
+            kind: StmtKind::Break,
+            span: 0,
+        };
+        assert!(validate(&kernel(vec![brk], Vec::new())).is_err());
+        let p = Param {
+            name: "x".into(),
+            kind: ParamKind::Buffer {
+                elem: Scalar::F32,
+                writable: false,
+            },
+            span: 0,
+        };
+        let st = Stmt {
+            kind: StmtKind::Store {
+                mem: Mem::Global(0),
+                index: lit(Value::U32(0)),
+                value: lit(Value::F32(1.0)),
+            },
+            span: 0,
+        };
+        let e = validate(&kernel(vec![st], vec![p])).unwrap_err();
+        assert!(e.problem.contains("read-only"), "{e}");
+    }
+}

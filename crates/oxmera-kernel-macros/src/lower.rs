@@ -1453,3 +1453,88 @@ fn compound(op: &syn::BinOp) -> Option<BinOp> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lowered(f: syn::ItemFn) -> syn::Result<Kernel> {
+        lower(&f, LaunchSpace::default()).map(|l| l.kernel)
+    }
+
+    #[test]
+    fn untyped_literals_take_the_type_of_their_context() {
+        let k = lowered(syn::parse_quote! {
+            fn k(out: &mut [f32], n: u32) {
+                let a = n + 1;
+                let b: i32 = 2;
+                let c = 3;
+                let d = 1.5;
+                out[a] = d;
+            }
+        })
+        .unwrap();
+        let tys: Vec<Scalar> = k.locals.iter().map(|l| l.ty).collect();
+        assert_eq!(
+            tys,
+            vec![Scalar::U32, Scalar::I32, Scalar::I32, Scalar::F32]
+        );
+        oxmera_kernel_ir::validate::validate(&k).unwrap();
+    }
+
+    #[test]
+    fn shadowing_makes_a_new_local_and_loops_scope_their_variable() {
+        let k = lowered(syn::parse_quote! {
+            fn k(out: &mut [u32]) {
+                let x = 1u32;
+                let x = x + 1;
+                for i in 0..x { out[i] = x; }
+            }
+        })
+        .unwrap();
+        assert_eq!(k.locals.len(), 3);
+        assert_eq!(k.locals[2].name, "i");
+    }
+
+    #[test]
+    fn errors_carry_a_hint() {
+        let e = lowered(syn::parse_quote! {
+            fn k(out: &mut [f32]) { let x = 1.0; x = 2.0; }
+        })
+        .err()
+        .unwrap();
+        assert!(
+            e.to_string()
+                .contains("not mutable; hint: declare it with `let mut x`"),
+            "{e}"
+        );
+        let e = lowered(syn::parse_quote! {
+            fn k(x: &[f32]) { x[0] = 1.0; }
+        })
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("read-only buffer; hint"), "{e}");
+        let e = lowered(syn::parse_quote! {
+            fn k(x: &[f32], n: u32) { let y = x[0] + n; }
+        })
+        .err()
+        .unwrap();
+        assert!(
+            e.to_string().contains("mismatched types") || e.to_string().contains("expected"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn spec_constants_size_shared_arrays() {
+        let k = lowered(syn::parse_quote! {
+            fn k<const T: u32 = 8>(out: &mut [f32]) {
+                let s = shared::<f32>(T * (T + 1));
+                s[thread_idx_x()] = 1.0;
+                out[0] = s[0];
+            }
+        })
+        .unwrap();
+        assert_eq!(k.shared_bytes(&k.default_specs()), Some(8 * 9 * 4));
+    }
+}

@@ -14,6 +14,39 @@
 //! - [`library`] holds the kernels oxmera ships, each validated in the
 //!   simulator, and [`corpus`] the broken kernels every rule must catch.
 //!
+//! ```
+//! use oxmera_kernel::analysis::{CheckOptions, Rule, check};
+//! use oxmera_kernel::ir::Value;
+//! use oxmera_kernel::kernel;
+//! use oxmera_kernel::launch::LaunchConfig;
+//! use oxmera_kernel::sim::{self, Arg, Buffer, SimOptions};
+//!
+//! /// Doubles every element; the barrier is wrong unless one warp is the block.
+//! #[kernel]
+//! fn double(x: &[f32], out: &mut [f32], n: u32) {
+//!     let i = block_idx_x() * block_dim_x() + thread_idx_x();
+//!     if warp_id() == 0 {
+//!         sync_threads();
+//!     }
+//!     if i < n {
+//!         out[i] = 2.0 * x[i];
+//!     }
+//! }
+//!
+//! let clean = check(double(), &CheckOptions::new(LaunchConfig::linear(1, 32))).unwrap();
+//! assert!(clean.is_empty());
+//! let bad = check(double(), &CheckOptions::new(LaunchConfig::linear(1, 64))).unwrap();
+//! assert_eq!(bad[0].rule, Rule::DivergentBarrier);
+//!
+//! let mut args = vec![
+//!     Arg::Buffer(Buffer::from_f32(&[1.0, 2.0, 3.0])),
+//!     Arg::Buffer(Buffer::from_f32(&[0.0; 3])),
+//!     Arg::Scalar(Value::U32(3)),
+//! ];
+//! sim::run(double(), LaunchConfig::linear(1, 32), &mut args, &SimOptions::default()).unwrap();
+//! assert_eq!(args[1].buffer().unwrap().to_f32(), vec![2.0, 4.0, 6.0]);
+//! ```
+//!
 //! The IR, its analysis and printer live in `oxmera-kernel-ir` (re-exported
 //! here) so that the macro can run the analysis at compile time. This crate
 //! must never know about tensors, backends or any GPU API: emitters for PTX

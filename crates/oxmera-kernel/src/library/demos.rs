@@ -98,7 +98,11 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         }
         "flip" | "flip_fixed" | "reduce_sum" => {
             let grid = 4u32;
-            let n = if name == "reduce_sum" { 10_000 } else { grid * bt };
+            let n = if name == "reduce_sum" {
+                10_000
+            } else {
+                grid * bt
+            };
             let x = rng_f32(seed, n as usize);
             // Which block sums which element follows the kernel's indexing.
             let stride = if name == "reduce_sum" { grid * bt } else { n };

@@ -28,7 +28,11 @@ pub fn entries() -> Vec<Entry> {
             "block sum whose barriers hide under `warp_id() == 0`: clean at block 32, OXK001 at 64",
             flip,
         ),
-        e("flip_fixed", "flip with its barriers outside the guard: clean at every block", flip_fixed),
+        e(
+            "flip_fixed",
+            "flip with its barriers outside the guard: clean at every block",
+            flip_fixed,
+        ),
         e("add", "out[i] = a[i] + b[i], contiguous", add),
         e(
             "unary_strided",
