@@ -1,6 +1,6 @@
 //! The SIMT simulator: runs a kernel on concrete buffers for one launch.
 //!
-//! A kernel is first compiled to a register bytecode ([`compile`]) whose
+//! A kernel is first compiled to a register bytecode ([`Program`]) whose
 //! operations work on whole warps: 32 lanes at once, under an active mask.
 //! Structured control flow becomes mask operations on a small per-warp stack
 //! (if/else, loops with break/continue, early return), so warps reconverge
