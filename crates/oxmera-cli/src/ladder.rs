@@ -124,6 +124,15 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
             );
             let verdicts = verify::verify(&ladder, &cargo, VerifyOptions { lint: !no_lint })?;
             let mut failed = 0;
+            if !verify::lock_is_current(&ladder, &cargo)? {
+                failed += 1;
+                println!(
+                    "{} {} is out of date: run `cargo metadata --manifest-path {}` and commit it",
+                    paint.red("✗"),
+                    ladder.show(&ladder.root().join("Cargo.lock")).display(),
+                    ladder.show(&ladder.root().join("Cargo.toml")).display()
+                );
+            }
             for v in &verdicts {
                 if v.ok() {
                     println!(
@@ -156,7 +165,7 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
             } else {
                 println!(
                     "{}",
-                    paint.red(&format!("{failed} rung(s) fail the author's check."))
+                    paint.red(&format!("{failed} problem(s): the author's check fails."))
                 );
                 Ok(ExitCode::from(1))
             }

@@ -65,6 +65,11 @@ impl Cargo {
         self
     }
 
+    /// The cargo program this runs.
+    pub fn program(&self) -> &std::ffi::OsStr {
+        &self.program
+    }
+
     /// The shared target directory.
     pub fn target_dir(&self) -> &Path {
         &self.target_dir

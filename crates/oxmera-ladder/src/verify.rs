@@ -169,6 +169,27 @@ impl Variant {
     }
 }
 
+/// Whether `exercises/Cargo.lock` is up to date with the rungs'
+/// manifests (no lock file counts as current: cargo will write one). A
+/// stale lock would make a fresh clone's first `check` rewrite a tracked
+/// file, so the author's check asks for it.
+pub fn lock_is_current(ladder: &Ladder, cargo: &Cargo) -> Result<bool> {
+    if !ladder.root().join("Cargo.lock").exists() {
+        return Ok(true);
+    }
+    let mut cmd = Command::new(cargo.program());
+    cmd.args([
+        "metadata",
+        "--locked",
+        "--format-version",
+        "1",
+        "--manifest-path",
+    ])
+    .arg(ladder.root().join("Cargo.toml"));
+    let out = cargo.run(cmd)?;
+    Ok(out.status.success())
+}
+
 /// Runs the author's check on every built rung.
 pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<Vec<RungVerdict>> {
     let rungs: Vec<&Rung> = ladder.manifest.built().collect();

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use oxmera_ladder::check::{self, Outcome};
-use oxmera_ladder::verify::{Problem, VerifyOptions, verify};
+use oxmera_ladder::verify::{Problem, VerifyOptions, lock_is_current, verify};
 use oxmera_ladder::{Cargo, Ladder, hints, reset};
 
 const SKELETON: &str = "//! Fixture rung.\n\n/// Doubles `x`.\npub fn double(x: u32) -> u32 {\n    // TODO(F1): double it.\n    todo!(\"F1: double({x})\")\n}\n";
@@ -263,4 +263,26 @@ fn hints_come_one_at_a_time_and_reset_keeps_a_backup() {
     assert!(!f.ladder().progress.is_done("F1"));
     // Resetting a pristine file makes no backup.
     assert_eq!(reset::reset(&mut ladder, "F1").unwrap().backup, None);
+}
+
+#[test]
+fn a_stale_lock_file_is_noticed() {
+    let f = Fixture::new();
+    let ladder = f.ladder();
+    assert!(lock_is_current(&ladder, &f.cargo()).unwrap(), "no lock yet");
+    // Write the lock for this workspace, then add a member it does not know.
+    check::check(&mut f.ladder(), &f.cargo(), "F1").unwrap();
+    assert!(lock_is_current(&ladder, &f.cargo()).unwrap());
+    let rung = f.exercises.join("f2");
+    std::fs::create_dir_all(rung.join("src")).unwrap();
+    write(
+        &rung.join("Cargo.toml"),
+        "[package]\nname = \"ladder-f2\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    );
+    write(&rung.join("src/lib.rs"), "");
+    write(
+        &f.exercises.join("Cargo.toml"),
+        "[workspace]\nresolver = \"3\"\nmembers = [\"f1\", \"f2\"]\n\n[workspace.package]\nedition = \"2024\"\n",
+    );
+    assert!(!lock_is_current(&ladder, &f.cargo()).unwrap());
 }
