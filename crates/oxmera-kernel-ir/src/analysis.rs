@@ -1010,10 +1010,17 @@ impl<'k> Analyzer<'k> {
             rule: Rule::NonConvergentCollective,
             message,
             span,
-            label: format!(
-                "warp collective under divergent control at block {}",
-                self.launch.block
-            ),
+            label: if absent {
+                format!(
+                    "its mask reaches past the {} threads of a {} block",
+                    self.bt, self.launch.block
+                )
+            } else {
+                format!(
+                    "warp collective under divergent control at block {}",
+                    self.launch.block
+                )
+            },
             notes: ctl.prov.to_vec(),
             extra: Vec::new(),
             help: help.into(),

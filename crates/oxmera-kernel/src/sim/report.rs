@@ -162,25 +162,32 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
     };
     let _ = writeln!(out, "error[{code}]: {msg}");
     let sp = k.span(r.span);
+    let gutter = sp.line.to_string().len().max(2);
+    let pad = " ".repeat(gutter);
     if sp.line > 0 {
-        let _ = writeln!(out, "  --> {}:{}:{}", k.source.file, sp.line, sp.column);
-        let _ = writeln!(out, "   |");
+        let _ = writeln!(out, "{pad}--> {}:{}:{}", k.source.file, sp.line, sp.column);
+        let _ = writeln!(out, "{pad} |");
         let text = k
             .source
             .line(sp.line)
             .unwrap_or_else(|| k.snippet(r.span).to_string());
-        let _ = writeln!(out, "{:>2} | {}", sp.line, text.trim_end());
+        let _ = writeln!(out, "{:>gutter$} | {}", sp.line, text.trim_end());
         let start = sp.column.max(1) as usize - 1;
         let end = if sp.end_line == sp.line && sp.end_column > sp.column {
             sp.end_column as usize - 1
         } else {
             text.trim_end().len().max(start + 1)
         };
-        let _ = writeln!(out, "   | {}{}", " ".repeat(start), "^".repeat(end - start));
+        let _ = writeln!(
+            out,
+            "{pad} | {}{}",
+            " ".repeat(start),
+            "^".repeat(end - start)
+        );
     }
     let _ = writeln!(
         out,
-        "   = note: launch {}, block {}, warp {}",
+        "{pad} = note: launch {}, block {}, warp {}",
         r.launch, r.block, r.warp
     );
     match &r.kind {
