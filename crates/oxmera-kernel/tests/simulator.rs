@@ -178,3 +178,53 @@ fn wrong_arguments_are_typed_errors() {
         Err(SimError::Args(_))
     ));
 }
+
+#[kernel]
+fn shared_atomics(out: &mut [i32]) {
+    let s = shared::<i32>(4);
+    let t = thread_idx_x() as i32;
+    if t == 0 {
+        s[0] = 0;
+        s[1] = 1000;
+        s[2] = -1000;
+        s[3] = 7;
+    }
+    sync_threads();
+    atomic_add(s, 0u32, t);
+    atomic_min(s, 1u32, t - 5);
+    atomic_max(s, 2u32, t * 2);
+    let old = atomic_cas(s, 3u32, 7, t + 100);
+    sync_threads();
+    if t == 0 {
+        out[0] = s[0];
+        out[1] = s[1];
+        out[2] = s[2];
+        out[3] = s[3];
+    }
+    if old == 7 {
+        out[4] = t;
+    }
+    let prev = atomic_exch(out, 5u32, t);
+    out[6 + t] = prev;
+}
+
+#[test]
+fn shared_and_global_atomics_apply_in_lane_order() {
+    let mut args = vec![Arg::Buffer(Buffer::zeros(
+        oxmera_kernel::ir::Scalar::I32,
+        6 + 64,
+    ))];
+    sim::run(
+        shared_atomics(),
+        LaunchConfig::linear(1, 64),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
+    let o = args[0].buffer().unwrap().to_i32();
+    assert_eq!(&o[..5], &[(0..64).sum::<i32>(), -5, 126, 100, 0]);
+    // Exchanges run warp by warp, lane by lane: each thread sees its predecessor.
+    assert_eq!(o[5], 63);
+    assert_eq!(o[6], 0);
+    assert!((1..64).all(|t| o[6 + t] == t as i32 - 1));
+}
