@@ -91,10 +91,11 @@ pub fn assert_close(actual: &Tensor, expected: &[f64], shape: &[usize], tol: f64
     let got = actual.to_f64_vec().unwrap();
     assert_eq!(got.len(), expected.len(), "element count");
     for (i, (g, e)) in got.iter().zip(expected).enumerate() {
-        let ok = (g.is_nan() && e.is_nan())
-            || g == e
-            || (g - e).abs() <= tol;
-        assert!(ok, "element {i}: got {g}, expected {e} (tol {tol}); all: {got:?}");
+        let ok = (g.is_nan() && e.is_nan()) || g == e || (g - e).abs() <= tol;
+        assert!(
+            ok,
+            "element {i}: got {g}, expected {e} (tol {tol}); all: {got:?}"
+        );
     }
 }
 
