@@ -19,7 +19,9 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[non_exhaustive]
 pub enum Error {
     /// Two shapes cannot be broadcast against each other.
-    #[error("{op}: shapes cannot be broadcast: {lhs} and {rhs} (dim {dim}: {lhs_size} vs {rhs_size})")]
+    #[error(
+        "{op}: shapes cannot be broadcast: {lhs} and {rhs} (dim {dim}: {lhs_size} vs {rhs_size})"
+    )]
     BroadcastIncompatible {
         /// The operation.
         op: &'static str,
@@ -169,7 +171,9 @@ pub enum Error {
     },
 
     /// A view was requested whose strides the source layout cannot express.
-    #[error("{op}: a view of shape {shape} with strides {strides:?} cannot be reshaped to {target} without a copy (use reshape, which copies when needed)")]
+    #[error(
+        "{op}: a view of shape {shape} with strides {strides:?} cannot be reshaped to {target} without a copy (use reshape, which copies when needed)"
+    )]
     NotAView {
         /// The operation.
         op: &'static str,
@@ -258,7 +262,9 @@ pub enum Error {
 
     /// A convolution whose input channels do not match what its weight
     /// expects (`weight.dims[1] * groups`).
-    #[error("{op}: input {input} has {channels} channels, but weight {weight} with groups {groups} expects {expected}")]
+    #[error(
+        "{op}: input {input} has {channels} channels, but weight {weight} with groups {groups} expects {expected}"
+    )]
     ChannelMismatch {
         /// The operation.
         op: &'static str,
@@ -276,7 +282,9 @@ pub enum Error {
 
     /// A sliding window (convolution or pooling) that does not fit even
     /// once into its padded input.
-    #[error("{op}: a window spanning {window} does not fit along {axis}: input extent {input} with padding {padding} on each side")]
+    #[error(
+        "{op}: a window spanning {window} does not fit along {axis}: input extent {input} with padding {padding} on each side"
+    )]
     WindowTooLarge {
         /// The operation.
         op: &'static str,

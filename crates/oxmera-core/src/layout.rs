@@ -291,12 +291,9 @@ impl Layout {
         }
         let lead = rank - self.rank();
         let mut strides = vec![0; rank];
-        for i in 0..rank {
-            if i < lead {
-                continue;
-            }
+        for (i, stride) in strides.iter_mut().enumerate().skip(lead) {
             let (from, to) = (self.dims()[i - lead], target.dim(i));
-            strides[i] = if from == to {
+            *stride = if from == to {
                 self.strides.0[i - lead]
             } else if from == 1 {
                 0
@@ -401,9 +398,7 @@ fn view_strides(old: &[usize], old_strides: &[usize], new: &[usize]) -> Option<V
         let chunk_ends = tensor_d == 0
             || (old[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != tensor_numel * chunk_base);
         if chunk_ends {
-            while view_d >= 0
-                && (view_numel < tensor_numel || new[view_d as usize] == 1)
-            {
+            while view_d >= 0 && (view_numel < tensor_numel || new[view_d as usize] == 1) {
                 new_strides[view_d as usize] = view_numel * chunk_base;
                 view_numel *= new[view_d as usize];
                 view_d -= 1;
@@ -501,7 +496,9 @@ mod tests {
         assert_eq!(s.dims(), &[2, 2]);
         assert_eq!(s.offsets().collect::<Vec<_>>(), vec![0, 2, 3, 5]);
         // Broadcast a row of 3 to 2x3 with stride 0.
-        let row = l(&[3]).broadcast_to("expand", &Shape::from([2, 3])).unwrap();
+        let row = l(&[3])
+            .broadcast_to("expand", &Shape::from([2, 3]))
+            .unwrap();
         assert_eq!(row.strides().as_slice(), &[0, 1]);
         assert_eq!(row.offsets().collect::<Vec<_>>(), vec![0, 1, 2, 0, 1, 2]);
         assert_eq!(row.required_len(), 3);
@@ -527,19 +524,43 @@ mod tests {
         ));
         // Zero-size and scalar cases.
         assert!(l(&[0, 3]).reshape("view", &Shape::from([3, 0])).is_ok());
-        assert_eq!(l(&[]).reshape("view", &Shape::from([1, 1])).unwrap().rank(), 2);
+        assert_eq!(
+            l(&[]).reshape("view", &Shape::from([1, 1])).unwrap().rank(),
+            2
+        );
     }
 
     #[test]
     fn errors_are_typed() {
         let a = l(&[2, 3]);
-        assert!(matches!(a.permute("permute", &[0]), Err(Error::InvalidPermutation { .. })));
-        assert!(matches!(a.permute("permute", &[0, 0]), Err(Error::InvalidPermutation { .. })));
-        assert!(matches!(a.narrow("narrow", 1, 2, 2), Err(Error::RangeOutOfBounds { .. })));
-        assert!(matches!(a.slice("slice", 0, 0, 2, 0), Err(Error::InvalidArgument { .. })));
-        assert!(matches!(a.squeeze("squeeze", 0), Err(Error::NotSqueezable { .. })));
-        assert!(matches!(a.offset_of("get", &[2, 0]), Err(Error::IndexOutOfBounds { .. })));
-        assert!(matches!(a.offset_of("get", &[0]), Err(Error::IndexRank { .. })));
+        assert!(matches!(
+            a.permute("permute", &[0]),
+            Err(Error::InvalidPermutation { .. })
+        ));
+        assert!(matches!(
+            a.permute("permute", &[0, 0]),
+            Err(Error::InvalidPermutation { .. })
+        ));
+        assert!(matches!(
+            a.narrow("narrow", 1, 2, 2),
+            Err(Error::RangeOutOfBounds { .. })
+        ));
+        assert!(matches!(
+            a.slice("slice", 0, 0, 2, 0),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            a.squeeze("squeeze", 0),
+            Err(Error::NotSqueezable { .. })
+        ));
+        assert!(matches!(
+            a.offset_of("get", &[2, 0]),
+            Err(Error::IndexOutOfBounds { .. })
+        ));
+        assert!(matches!(
+            a.offset_of("get", &[0]),
+            Err(Error::IndexRank { .. })
+        ));
         assert!(matches!(
             a.broadcast_to("expand", &Shape::from([3])),
             Err(Error::ExpandIncompatible { .. })

@@ -75,5 +75,7 @@ pub(crate) fn is_float(x: &Tensor) -> bool {
 /// for every dtype, including `i64` beyond 2^53.
 pub(crate) fn copy_logical(x: &Tensor) -> Result<HostBuffer> {
     let host = host_of(x)?;
-    Ok(with_host_buffer!(host, v => Element::into_buffer(x.layout().offsets().map(|o| v[o]).collect())))
+    Ok(
+        with_host_buffer!(host, v => Element::into_buffer(x.layout().offsets().map(|o| v[o]).collect())),
+    )
 }

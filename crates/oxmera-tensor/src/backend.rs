@@ -278,6 +278,8 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn device(&self) -> Device;
 
     /// Moves host data onto this device.
+    // The name pairs with `to_host`; `self` is the device, not the source.
+    #[allow(clippy::wrong_self_convention)]
     fn from_host(&self, data: HostBuffer) -> Result<Storage>;
 
     /// Copies a tensor's elements, in logical row-major order, to the host.

@@ -6,7 +6,12 @@ use crate::{HostBuffer, Tensor};
 
 impl Tensor {
     /// A tensor of `shape` filled with `value` (converted to `dtype`).
-    pub fn full(shape: impl Into<Shape>, value: f64, dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn full(
+        shape: impl Into<Shape>,
+        value: f64,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
         let shape = shape.into();
         let data = HostBuffer::filled(dtype, shape.numel(), value);
         Tensor::from_host(data, shape, device, "full")
@@ -48,7 +53,11 @@ impl Tensor {
         }
         let n = ((end - start) / step).ceil();
         if n > (isize::MAX as f64) / 16.0 {
-            return Err(Error::invalid(op, "range", format!("{n} elements is too many")));
+            return Err(Error::invalid(
+                op,
+                "range",
+                format!("{n} elements is too many"),
+            ));
         }
         let n = n.max(0.0) as usize;
         let data = HostBuffer::from_f64s(dtype, (0..n).map(|i| start + i as f64 * step));
@@ -56,14 +65,25 @@ impl Tensor {
     }
 
     /// `steps` evenly spaced values from `start` to `end` inclusive (1-D).
-    pub fn linspace(start: f64, end: f64, steps: usize, dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn linspace(
+        start: f64,
+        end: f64,
+        steps: usize,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
         let values = (0..steps).map(|i| match steps {
             1 => start,
             // Interpolate from whichever end is nearer, so both ends are exact.
             _ if i < steps / 2 => start + (end - start) * i as f64 / (steps - 1) as f64,
             _ => end - (end - start) * (steps - 1 - i) as f64 / (steps - 1) as f64,
         });
-        Tensor::from_host(HostBuffer::from_f64s(dtype, values), [steps], device, "linspace")
+        Tensor::from_host(
+            HostBuffer::from_f64s(dtype, values),
+            [steps],
+            device,
+            "linspace",
+        )
     }
 
     /// The `n × n` identity matrix.

@@ -21,10 +21,16 @@ impl fmt::Display for Tensor {
         let dims = self.dims().to_vec();
         let summarize = values.len() > SUMMARIZE_ABOVE;
         let style = Style::choose(self.dtype(), &values);
-        let width = values.iter().map(|&v| style.format(v).len()).max().unwrap_or(0);
+        let width = values
+            .iter()
+            .map(|&v| style.format(v).len())
+            .max()
+            .unwrap_or(0);
         let mut out = String::from("tensor(");
         let indent = out.len();
-        write_nested(&mut out, &values, &dims, 0, 0, indent, width, &style, summarize);
+        write_nested(
+            &mut out, &values, &dims, 0, 0, indent, width, &style, summarize,
+        );
         write!(
             f,
             "{out}, shape={}, dtype={}, device={})",

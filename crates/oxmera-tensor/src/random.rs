@@ -89,7 +89,7 @@ impl Generator {
         device: Device,
     ) -> Result<Tensor> {
         float_only("uniform", dtype)?;
-        if !(low < high) || !low.is_finite() || !high.is_finite() {
+        if !low.is_finite() || !high.is_finite() || low >= high {
             return Err(Error::invalid(
                 "uniform",
                 "range",
@@ -106,7 +106,12 @@ impl Generator {
     }
 
     /// Uniform values in `[0, 1)`.
-    pub fn rand(&mut self, shape: impl Into<Shape>, dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn rand(
+        &mut self,
+        shape: impl Into<Shape>,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
         self.uniform(shape, 0.0, 1.0, dtype, device)
     }
 
@@ -121,7 +126,7 @@ impl Generator {
         device: Device,
     ) -> Result<Tensor> {
         float_only("normal", dtype)?;
-        if !(std >= 0.0) || !std.is_finite() || !mean.is_finite() {
+        if !std.is_finite() || !mean.is_finite() || std < 0.0 {
             return Err(Error::invalid(
                 "normal",
                 "std",
@@ -143,7 +148,12 @@ impl Generator {
     }
 
     /// Standard normal values.
-    pub fn randn(&mut self, shape: impl Into<Shape>, dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn randn(
+        &mut self,
+        shape: impl Into<Shape>,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
         self.normal(shape, 0.0, 1.0, dtype, device)
     }
 

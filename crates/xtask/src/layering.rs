@@ -132,10 +132,25 @@ mod tests {
     fn the_intended_graph_passes() {
         let m = meta(vec![
             pkg("oxmera-core", &[("thiserror", "", false)]),
-            pkg("oxmera-tensor", &[("oxmera-core", "", false), ("oxmera-reference", "dev", false)]),
-            pkg("oxmera-reference", &[("oxmera-core", "", false), ("oxmera-tensor", "", false)]),
-            pkg("oxmera-wgpu", &[("oxmera-tensor", "", false), ("wgpu", "", false)]),
-            pkg("oxmera", &[("oxmera-reference", "", false), ("oxmera-wgpu", "", true)]),
+            pkg(
+                "oxmera-tensor",
+                &[
+                    ("oxmera-core", "", false),
+                    ("oxmera-reference", "dev", false),
+                ],
+            ),
+            pkg(
+                "oxmera-reference",
+                &[("oxmera-core", "", false), ("oxmera-tensor", "", false)],
+            ),
+            pkg(
+                "oxmera-wgpu",
+                &[("oxmera-tensor", "", false), ("wgpu", "", false)],
+            ),
+            pkg(
+                "oxmera",
+                &[("oxmera-reference", "", false), ("oxmera-wgpu", "", true)],
+            ),
         ]);
         assert!(check(&m).is_ok(), "{:?}", check(&m));
     }
@@ -148,7 +163,10 @@ mod tests {
         ]);
         let v = check(&m).unwrap_err();
         assert_eq!(v.len(), 1);
-        assert!(v[0].contains("oxmera-core depends on oxmera-tensor"), "{v:?}");
+        assert!(
+            v[0].contains("oxmera-core depends on oxmera-tensor"),
+            "{v:?}"
+        );
     }
 
     #[test]

@@ -22,7 +22,10 @@ fn a_violation_exits_non_zero() {
     let out = run(bad);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("oxmera-core depends on oxmera-tensor"), "{stderr}");
+    assert!(
+        stderr.contains("oxmera-core depends on oxmera-tensor"),
+        "{stderr}"
+    );
 }
 
 #[test]
