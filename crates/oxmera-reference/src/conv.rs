@@ -153,3 +153,135 @@ pub(crate) fn avg_pool2d(x: &Tensor, p: Pool2dParams) -> Result<Storage> {
     // Padded zeros count in the divisor: every window divides by kh * kw.
     pool(x, p, 0.0, |win| win.iter().sum::<f64>() / win.len() as f64)
 }
+
+/// The gradients of [`conv2d`] with respect to its input and weight, given
+/// the gradient `grad` of its output: the forward loops run again, and
+/// every product `x · w` that fed an output sends that output's gradient
+/// back along both of its factors.
+pub(crate) fn conv2d_backward(
+    x: &Tensor,
+    weight: &Tensor,
+    grad: &Tensor,
+    p: Conv2dParams,
+) -> Result<(Storage, Storage)> {
+    let (xd, wd) = (x.dims(), weight.dims());
+    let (n, c_in, h, w) = (xd[0], xd[1], xd[2], xd[3]);
+    let (c_out, c_in_g, kh, kw) = (wd[0], wd[1], wd[2], wd[3]);
+    let c_out_g = c_out / p.groups;
+    let (oh, ow) = output_hw(h, w, (kh, kw), p.stride, p.padding, p.dilation);
+
+    let xv = read::f64s(x)?;
+    let wv = read::f64s(weight)?;
+    let gv = read::f64s(grad)?;
+    let x_index = |b: usize, c: usize, i: usize, j: usize| ((b * c_in + c) * h + i) * w + j;
+    let w_index = |o: usize, c: usize, i: usize, j: usize| ((o * c_in_g + c) * kh + i) * kw + j;
+    let mut gx = vec![0.0; xv.len()];
+    let mut gw = vec![0.0; wv.len()];
+    for b in 0..n {
+        for o in 0..c_out {
+            let first_in = (o / c_out_g) * c_in_g;
+            for oi in 0..oh {
+                for oj in 0..ow {
+                    let g = gv[((b * c_out + o) * oh + oi) * ow + oj];
+                    for c in 0..c_in_g {
+                        for ki in 0..kh {
+                            let Some(i) = source(oi, ki, p.stride.0, p.padding.0, p.dilation.0, h)
+                            else {
+                                continue;
+                            };
+                            for kj in 0..kw {
+                                let Some(j) =
+                                    source(oj, kj, p.stride.1, p.padding.1, p.dilation.1, w)
+                                else {
+                                    continue;
+                                };
+                                let (xi, wi) =
+                                    (x_index(b, first_in + c, i, j), w_index(o, c, ki, kj));
+                                gx[xi] += g * wv[wi];
+                                gw[wi] += g * xv[xi];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok((
+        read::store_f64(x.dtype(), gx),
+        read::store_f64(weight.dtype(), gw),
+    ))
+}
+
+/// Sends each pooling window's output gradient back to the input
+/// positions `route` picks from the window: `route` gets the window's
+/// values (padding as `pad_value`) and returns `(tap, share)` pairs, where
+/// a tap indexes the window in row-major order.
+fn pool_backward(
+    x: &Tensor,
+    grad: &Tensor,
+    p: Pool2dParams,
+    pad_value: f64,
+    route: impl Fn(&[f64]) -> Vec<(usize, f64)>,
+) -> Result<Storage> {
+    let d = x.dims();
+    let (n, c, h, w) = (d[0], d[1], d[2], d[3]);
+    let (oh, ow) = output_hw(h, w, p.kernel, p.stride, p.padding, (1, 1));
+    let xv = read::f64s(x)?;
+    let gv = read::f64s(grad)?;
+    let mut gx = vec![0.0; xv.len()];
+    let mut window = Vec::with_capacity(p.kernel.0 * p.kernel.1);
+    let mut places = Vec::with_capacity(p.kernel.0 * p.kernel.1);
+    for plane in 0..n * c {
+        let base = plane * h * w;
+        for oi in 0..oh {
+            for oj in 0..ow {
+                window.clear();
+                places.clear();
+                for ki in 0..p.kernel.0 {
+                    for kj in 0..p.kernel.1 {
+                        let i = source(oi, ki, p.stride.0, p.padding.0, 1, h);
+                        let j = source(oj, kj, p.stride.1, p.padding.1, 1, w);
+                        let place = i.zip(j).map(|(i, j)| base + i * w + j);
+                        window.push(place.map_or(pad_value, |at| xv[at]));
+                        places.push(place);
+                    }
+                }
+                let g = gv[(plane * oh + oi) * ow + oj];
+                for (tap, share) in route(&window) {
+                    // Gradient routed to padding has nowhere to go.
+                    if let Some(at) = places[tap] {
+                        gx[at] += g * share;
+                    }
+                }
+            }
+        }
+    }
+    Ok(read::store_f64(x.dtype(), gx))
+}
+
+/// The gradient of [`max_pool2d`]: each window's gradient goes to the
+/// **first** tap (row-major) holding its maximum, as PyTorch does; a
+/// window holding NaN routes it to the first NaN.
+pub(crate) fn max_pool2d_backward(x: &Tensor, grad: &Tensor, p: Pool2dParams) -> Result<Storage> {
+    pool_backward(x, grad, p, f64::NEG_INFINITY, |win| {
+        let mut best = 0;
+        for (k, &v) in win.iter().enumerate() {
+            if win[best].is_nan() {
+                break;
+            }
+            if v.is_nan() || v > win[best] {
+                best = k;
+            }
+        }
+        vec![(best, 1.0)]
+    })
+}
+
+/// The gradient of [`avg_pool2d`]: each window spreads its gradient evenly
+/// over its `kh * kw` taps (padding included in the divisor, as forward).
+pub(crate) fn avg_pool2d_backward(x: &Tensor, grad: &Tensor, p: Pool2dParams) -> Result<Storage> {
+    pool_backward(x, grad, p, 0.0, |win| {
+        let share = 1.0 / win.len() as f64;
+        (0..win.len()).map(|k| (k, share)).collect()
+    })
+}

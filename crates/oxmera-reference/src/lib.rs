@@ -161,4 +161,32 @@ impl Backend for Reference {
     fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
         conv::avg_pool2d(x, params)
     }
+
+    fn conv2d_backward(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        grad: &Tensor,
+        params: Conv2dParams,
+    ) -> Result<(Storage, Storage)> {
+        conv::conv2d_backward(x, weight, grad, params)
+    }
+
+    fn max_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        conv::max_pool2d_backward(x, grad, params)
+    }
+
+    fn avg_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        conv::avg_pool2d_backward(x, grad, params)
+    }
 }

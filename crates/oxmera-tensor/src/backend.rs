@@ -369,6 +369,57 @@ pub trait Backend: Send + Sync + fmt::Debug {
 
     /// Average pooling over NCHW input; output `[n, c, h_out, w_out]`.
     fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage>;
+
+    /// The gradients of [`Backend::conv2d`] with respect to `x` and
+    /// `weight` (in that order, with their shapes), given `grad`, the
+    /// gradient of the output. The bias gradient is a sum the front end
+    /// takes itself.
+    ///
+    /// The default body reports that the backend cannot differentiate
+    /// convolutions; every backend that trains should override it.
+    fn conv2d_backward(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        grad: &Tensor,
+        params: Conv2dParams,
+    ) -> Result<(Storage, Storage)> {
+        let _ = (x, weight, grad, params);
+        Err(missing_backward(self.name(), "conv2d"))
+    }
+
+    /// The gradient of [`Backend::max_pool2d`] with respect to `x` (shape
+    /// of `x`): each window's gradient goes to the first position, in
+    /// row-major window order, holding the window's maximum.
+    fn max_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        let _ = (x, grad, params);
+        Err(missing_backward(self.name(), "max_pool2d"))
+    }
+
+    /// The gradient of [`Backend::avg_pool2d`] with respect to `x` (shape
+    /// of `x`): each window's gradient spread evenly over its taps.
+    fn avg_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        let _ = (x, grad, params);
+        Err(missing_backward(self.name(), "avg_pool2d"))
+    }
+}
+
+/// The error of a backend without the backward kernel of `op`.
+fn missing_backward(backend: &str, op: &'static str) -> oxmera_core::Error {
+    oxmera_core::Error::Autograd {
+        op,
+        message: format!("the {backend} backend has no backward kernel for {op}"),
+    }
 }
 
 /// The output extent of a sliding window along one axis: how many windows

@@ -18,6 +18,7 @@
 //! this crate, never the other way round (only tests and doc examples use
 //! the reference, as a dev-dependency).
 
+pub mod autograd;
 mod backend;
 mod create;
 mod display;
@@ -29,6 +30,7 @@ mod storage;
 mod tensor;
 mod view;
 
+pub use autograd::{NoGradGuard, is_grad_enabled, no_grad};
 pub use backend::{
     Backend, BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, ScatterMode, UnaryOp,
     keepdim_shape, window_output_size,

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use oxmera_core::{DType, Device, Error, Layout, Result, Shape};
 
+use crate::autograd::{GradMeta, Node};
 use crate::{Backend, Element, HostBuffer, Storage, registry};
 
 /// A process-unique tensor identity (autograd keys gradients by it).
@@ -31,6 +32,8 @@ struct Inner {
     id: TensorId,
     storage: Arc<Storage>,
     layout: Layout,
+    /// Present exactly when the tensor requires grad (see `autograd`).
+    grad: Option<GradMeta>,
 }
 
 impl Tensor {
@@ -49,7 +52,30 @@ impl Tensor {
             id: TensorId::fresh(),
             storage,
             layout,
+            grad: None,
         }))
+    }
+
+    /// The same data with autograd metadata attached: a new tensor identity
+    /// that requires grad, recorded by `node` (a leaf when `None`).
+    pub(crate) fn with_grad_meta(&self, node: Option<Arc<Node>>) -> Tensor {
+        Tensor(Arc::new(Inner {
+            id: TensorId::fresh(),
+            storage: self.0.storage.clone(),
+            layout: self.0.layout.clone(),
+            grad: Some(GradMeta::new(node)),
+        }))
+    }
+
+    /// The node that produced this tensor, if this handle was the last
+    /// one to it (so that dismantling a graph can take the node apart).
+    pub(crate) fn into_unique_node(self) -> Option<Arc<Node>> {
+        Arc::try_unwrap(self.0).ok()?.grad?.take_node()
+    }
+
+    /// The autograd metadata, present when the tensor requires grad.
+    pub(crate) fn grad_meta(&self) -> Option<&GradMeta> {
+        self.0.grad.as_ref()
     }
 
     /// A tensor over fresh contiguous storage of `shape`.
@@ -198,7 +224,8 @@ impl Tensor {
             return Ok(self.clone());
         }
         let storage = self.backend()?.contiguous(self)?;
-        Ok(Tensor::from_storage(storage, self.shape().clone()))
+        let out = Tensor::from_storage(storage, self.shape().clone());
+        Ok(crate::autograd::rules::identity("contiguous", self, out))
     }
 
     /// The elements in logical row-major order, as `T` (which must be the
@@ -271,7 +298,8 @@ impl Tensor {
             return Ok(self.clone());
         }
         let storage = self.backend()?.cast(self, dtype)?;
-        Ok(Tensor::from_storage(storage, self.shape().clone()))
+        let out = Tensor::from_storage(storage, self.shape().clone());
+        Ok(crate::autograd::rules::cast(self, out))
     }
 
     /// Copies to another device (through the host). Returns `self` when the

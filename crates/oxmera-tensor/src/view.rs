@@ -5,6 +5,7 @@
 use oxmera_core::{Result, Shape, normalize_dim};
 
 use crate::Tensor;
+use crate::autograd::rules;
 
 impl Tensor {
     /// The same elements under a new shape, *without copying*; an error
@@ -23,7 +24,7 @@ impl Tensor {
     /// ```
     pub fn view(&self, shape: impl Into<Shape>) -> Result<Tensor> {
         let layout = self.layout().reshape("view", &shape.into())?;
-        Ok(self.with_layout(layout))
+        Ok(rules::reshape("view", self, self.with_layout(layout)))
     }
 
     /// The same elements under a new shape: a view when the layout allows,
@@ -31,11 +32,11 @@ impl Tensor {
     pub fn reshape(&self, shape: impl Into<Shape>) -> Result<Tensor> {
         let shape = shape.into();
         match self.layout().reshape("reshape", &shape) {
-            Ok(layout) => Ok(self.with_layout(layout)),
+            Ok(layout) => Ok(rules::reshape("reshape", self, self.with_layout(layout))),
             Err(oxmera_core::Error::NotAView { .. }) => {
                 let c = self.contiguous()?;
                 let layout = c.layout().reshape("reshape", &shape)?;
-                Ok(c.with_layout(layout))
+                Ok(rules::reshape("reshape", &c, c.with_layout(layout)))
             }
             Err(e) => Err(e),
         }
@@ -83,12 +84,25 @@ impl Tensor {
 
     /// Reorders the dims: dim `i` of the result is dim `perm[i]` of `self`.
     pub fn permute(&self, perm: &[isize]) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().permute("permute", perm)?))
+        let out = self.with_layout(self.layout().permute("permute", perm)?);
+        // Valid now: the layout accepted it as a permutation.
+        let d = perm
+            .iter()
+            .map(|&p| normalize_dim("permute", p, self.rank()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(rules::permute("permute", self, d, out))
     }
 
     /// Swaps two dims.
     pub fn transpose(&self, a: isize, b: isize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().transpose("transpose", a, b)?))
+        let out = self.with_layout(self.layout().transpose("transpose", a, b)?);
+        let mut perm: Vec<usize> = (0..self.rank()).collect();
+        let (a, b) = (
+            normalize_dim("transpose", a, self.rank())?,
+            normalize_dim("transpose", b, self.rank())?,
+        );
+        perm.swap(a, b);
+        Ok(rules::permute("transpose", self, perm, out))
     }
 
     /// The transpose of a matrix (rank ≤ 2; rank 0 and 1 are unchanged).
@@ -106,37 +120,49 @@ impl Tensor {
 
     /// Keeps `len` elements of `dim` starting at `start`.
     pub fn narrow(&self, dim: isize, start: usize, len: usize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().narrow("narrow", dim, start, len)?))
+        let out = self.with_layout(self.layout().narrow("narrow", dim, start, len)?);
+        let d = normalize_dim("narrow", dim, self.rank())?;
+        Ok(rules::slice("narrow", self, d, start, 1, out))
     }
 
     /// Keeps every `step`-th element of `dim` within `start..end`.
     pub fn slice(&self, dim: isize, start: usize, end: usize, step: usize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().slice("slice", dim, start, end, step)?))
+        let out = self.with_layout(self.layout().slice("slice", dim, start, end, step)?);
+        let d = normalize_dim("slice", dim, self.rank())?;
+        Ok(rules::slice("slice", self, d, start, step, out))
     }
 
     /// Stretches size-1 (and missing leading) dims to `shape` with stride 0.
     pub fn broadcast_to(&self, shape: impl Into<Shape>) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().broadcast_to("broadcast_to", &shape.into())?))
+        let out = self.with_layout(self.layout().broadcast_to("broadcast_to", &shape.into())?);
+        Ok(rules::broadcast("broadcast_to", self, out))
     }
 
     /// Alias of [`Tensor::broadcast_to`], under PyTorch's name.
     pub fn expand(&self, shape: impl Into<Shape>) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().broadcast_to("expand", &shape.into())?))
+        let out = self.with_layout(self.layout().broadcast_to("expand", &shape.into())?);
+        Ok(rules::broadcast("expand", self, out))
     }
 
     /// Removes a size-1 dim.
     pub fn squeeze(&self, dim: isize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().squeeze("squeeze", dim)?))
+        let out = self.with_layout(self.layout().squeeze("squeeze", dim)?);
+        Ok(rules::reshape("squeeze", self, out))
     }
 
     /// Removes every size-1 dim.
     pub fn squeeze_all(&self) -> Tensor {
-        self.with_layout(self.layout().squeeze_all())
+        rules::reshape(
+            "squeeze_all",
+            self,
+            self.with_layout(self.layout().squeeze_all()),
+        )
     }
 
     /// Inserts a size-1 dim at `dim` (which may be `rank`, or negative).
     pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().unsqueeze("unsqueeze", dim)?))
+        let out = self.with_layout(self.layout().unsqueeze("unsqueeze", dim)?);
+        Ok(rules::reshape("unsqueeze", self, out))
     }
 
     /// Merges dims `start..=end` into one: a view when possible, else a copy.

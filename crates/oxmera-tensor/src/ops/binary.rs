@@ -143,7 +143,8 @@ impl Tensor {
         let a = broadcast_view(self, &shape)?;
         let b = broadcast_view(other, &shape)?;
         let storage = self.backend()?.binary(op, &a, &b)?;
-        Ok(Tensor::from_storage(storage, shape))
+        let out = Tensor::from_storage(storage, shape);
+        Ok(crate::autograd::rules::binary(op, self, other, out))
     }
 
     /// `op(self, value)` with `value` converted to this tensor's dtype, or
@@ -188,7 +189,8 @@ impl Tensor {
         let x = broadcast_view(a, &shape)?;
         let y = broadcast_view(b, &shape)?;
         let storage = a.backend()?.where_cond(&c, &x, &y)?;
-        Ok(Tensor::from_storage(storage, shape))
+        let out = Tensor::from_storage(storage, shape);
+        Ok(crate::autograd::rules::where_cond(&c, a, b, out))
     }
 
     /// `self + other`, broadcasting. Floats and integers (wrapping); bool is

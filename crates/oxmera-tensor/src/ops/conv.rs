@@ -272,15 +272,18 @@ fn conv2d_op(
     out_shape: Shape,
 ) -> Result<Tensor> {
     let storage = x.backend()?.conv2d(x, weight, bias, params)?;
-    Ok(Tensor::from_storage(storage, out_shape))
+    let out = Tensor::from_storage(storage, out_shape);
+    Ok(crate::autograd::rules::conv2d(x, weight, bias, params, out))
 }
 
 fn max_pool2d_op(x: &Tensor, params: Pool2dParams, out_shape: Shape) -> Result<Tensor> {
     let storage = x.backend()?.max_pool2d(x, params)?;
-    Ok(Tensor::from_storage(storage, out_shape))
+    let out = Tensor::from_storage(storage, out_shape);
+    Ok(crate::autograd::rules::pool2d(x, params, true, out))
 }
 
 fn avg_pool2d_op(x: &Tensor, params: Pool2dParams, out_shape: Shape) -> Result<Tensor> {
     let storage = x.backend()?.avg_pool2d(x, params)?;
-    Ok(Tensor::from_storage(storage, out_shape))
+    let out = Tensor::from_storage(storage, out_shape);
+    Ok(crate::autograd::rules::pool2d(x, params, false, out))
 }

@@ -17,6 +17,7 @@ use std::borrow::Borrow;
 
 use oxmera_core::{DType, Error, Result, Shape, normalize_dim, normalize_dims};
 
+use crate::autograd::rules;
 use crate::{HostBuffer, ScatterMode, Tensor};
 
 /// Fails unless `b` is on `a`'s device.
@@ -538,17 +539,27 @@ fn check_index_shape(op: &'static str, x: &Tensor, index: &Tensor, dim: usize) -
 
 fn cat_op(xs: &[&Tensor], dim: usize, out_shape: Shape) -> Result<Tensor> {
     let storage = xs[0].backend()?.cat(xs, dim)?;
-    Ok(Tensor::from_storage(storage, out_shape))
+    Ok(rules::cat(
+        xs,
+        dim,
+        Tensor::from_storage(storage, out_shape),
+    ))
 }
 
 fn index_select_op(x: &Tensor, dim: usize, indices: &Tensor, out_shape: Shape) -> Result<Tensor> {
     let storage = x.backend()?.index_select(x, dim, indices)?;
-    Ok(Tensor::from_storage(storage, out_shape))
+    let out = Tensor::from_storage(storage, out_shape);
+    Ok(rules::index_select(x, dim, indices, out))
 }
 
 fn gather_op(x: &Tensor, dim: usize, index: &Tensor, out_shape: Shape) -> Result<Tensor> {
     let storage = x.backend()?.gather(x, dim, index)?;
-    Ok(Tensor::from_storage(storage, out_shape))
+    Ok(rules::gather(
+        x,
+        dim,
+        index,
+        Tensor::from_storage(storage, out_shape),
+    ))
 }
 
 fn scatter_op(
@@ -559,20 +570,30 @@ fn scatter_op(
     mode: ScatterMode,
 ) -> Result<Tensor> {
     let storage = x.backend()?.scatter(x, dim, index, src, mode)?;
-    Ok(Tensor::from_storage(storage, x.shape().clone()))
+    let out = Tensor::from_storage(storage, x.shape().clone());
+    Ok(rules::scatter(x, dim, index, src, mode, out))
 }
 
 fn pad_op(x: &Tensor, pads: &[(usize, usize)], value: f64, out_shape: Shape) -> Result<Tensor> {
     let storage = x.backend()?.pad(x, pads, value)?;
-    Ok(Tensor::from_storage(storage, out_shape))
+    Ok(rules::pad(
+        x,
+        pads,
+        Tensor::from_storage(storage, out_shape),
+    ))
 }
 
 fn flip_op(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
     let storage = x.backend()?.flip(x, dims)?;
-    Ok(Tensor::from_storage(storage, x.shape().clone()))
+    Ok(rules::flip(
+        x,
+        dims,
+        Tensor::from_storage(storage, x.shape().clone()),
+    ))
 }
 
 fn triangle_op(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
     let storage = x.backend()?.triangle(x, diagonal, upper)?;
-    Ok(Tensor::from_storage(storage, x.shape().clone()))
+    let out = Tensor::from_storage(storage, x.shape().clone());
+    Ok(rules::triangle(x, diagonal, upper, out))
 }

@@ -133,5 +133,6 @@ fn batched_matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let mut out_dims = a.dims()[..rank - 1].to_vec();
     out_dims.push(b.dims()[rank - 1]);
     let storage = a.backend()?.matmul(a, b)?;
-    Ok(Tensor::from_storage(storage, out_dims))
+    let out = Tensor::from_storage(storage, out_dims);
+    Ok(crate::autograd::rules::matmul(a, b, out))
 }

@@ -302,6 +302,7 @@ impl Tensor {
         let kept = keepdim_shape(self.shape(), &reduced);
         let storage = self.backend()?.reduce(op, self, &reduced, out_dtype)?;
         let out = Tensor::from_storage(storage, kept);
+        let out = crate::autograd::rules::reduce(op, self, &reduced, out);
         if keepdim {
             return Ok(out);
         }
@@ -324,7 +325,8 @@ impl Tensor {
         }
         let dim = normalize_dim(name, dim, self.rank())?;
         let storage = self.backend()?.softmax(self, dim, log)?;
-        Ok(Tensor::from_storage(storage, self.shape().clone()))
+        let out = Tensor::from_storage(storage, self.shape().clone());
+        Ok(crate::autograd::rules::softmax(self, dim, log, out))
     }
 }
 

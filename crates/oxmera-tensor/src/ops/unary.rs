@@ -107,7 +107,8 @@ impl Tensor {
         check_domain(op, self.dtype())?;
         check_params(op)?;
         let storage = self.backend()?.unary(op, self)?;
-        Ok(Tensor::from_storage(storage, self.shape().clone()))
+        let out = Tensor::from_storage(storage, self.shape().clone());
+        Ok(crate::autograd::rules::unary(op, self, out))
     }
 
     /// `-x`. Floats, `i32` and `i64` (wrapping: `-i32::MIN == i32::MIN`);

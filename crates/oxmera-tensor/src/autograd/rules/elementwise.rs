@@ -1,0 +1,190 @@
+//! Rules of the elementwise ops: unary, binary (with broadcasting), casts
+//! and `where`.
+
+use std::f64::consts::{FRAC_2_SQRT_PI, PI, SQRT_2};
+
+use oxmera_core::{DType, Result};
+
+use super::sum_to_shape;
+use crate::autograd::{record, record_unary};
+use crate::{BinaryOp, Tensor, UnaryOp};
+
+/// `1.0` where `mask` holds, else `0.0`, in `dtype`.
+fn indicator(mask: &Tensor, dtype: DType) -> Result<Tensor> {
+    mask.to_dtype(dtype)
+}
+
+/// Records a unary op. `y` is the output.
+pub(crate) fn unary(op: UnaryOp, x: &Tensor, y: Tensor) -> Tensor {
+    let xd = x.detach();
+    let yd = y.detach();
+    record_unary(y, op.name(), x, move |g| unary_grad(op, &xd, &yd, g))
+}
+
+/// `g · dy/dx` for a unary op with input `x` and output `y`.
+fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor> {
+    use UnaryOp::*;
+    let dt = x.dtype();
+    match op {
+        Neg => g.neg(),
+        // abs'(0) = 0, the subgradient PyTorch picks too.
+        Abs => g.mul(&x.sign()?),
+        // Piecewise constant: zero almost everywhere (and at the jumps, by
+        // convention).
+        Sign | Floor | Ceil | Round => g.zeros_like(),
+        Exp => g.mul(y),
+        Log => g.div(x),
+        Log1p => g.div(&x.add_scalar(1.0)?),
+        Sqrt => g.div(&y.mul_scalar(2.0)?),
+        // d/dx x^(-1/2) = -1/2 · y³
+        Rsqrt => g.mul(&y.mul(y)?.mul(y)?.mul_scalar(-0.5)?),
+        Recip => g.mul(&y.mul(y)?.neg()?),
+        Square => g.mul(&x.mul_scalar(2.0)?),
+        Sin => g.mul(&x.cos()?),
+        Cos => g.mul(&x.sin()?.neg()?),
+        Tanh => g.mul(&y.mul(y)?.rsub_scalar(1.0)?),
+        Sigmoid => g.mul(&y.mul(&y.rsub_scalar(1.0)?)?),
+        // relu'(0) = 0, as in PyTorch.
+        Relu => g.mul(&indicator(&x.gt_scalar(0.0)?, dt)?),
+        LeakyRelu(slope) => {
+            let pos = indicator(&x.gt_scalar(0.0)?, dt)?;
+            // pos + slope · (1 - pos)
+            let factor = pos.mul_scalar(1.0 - slope)?.add_scalar(slope)?;
+            g.mul(&factor)
+        }
+        GeluErf => {
+            // d/dx x·Φ(x) = Φ(x) + x·φ(x)
+            let cdf = x
+                .mul_scalar(1.0 / SQRT_2)?
+                .erf()?
+                .add_scalar(1.0)?
+                .mul_scalar(0.5)?;
+            let pdf = x
+                .square()?
+                .mul_scalar(-0.5)?
+                .exp()?
+                .mul_scalar(1.0 / (2.0 * PI).sqrt())?;
+            g.mul(&cdf.add(&x.mul(&pdf)?)?)
+        }
+        GeluTanh => {
+            // y = x/2 · (1 + tanh u), u = c·(x + a·x³)
+            const A: f64 = 0.044715;
+            let c = (2.0 / PI).sqrt();
+            let x2 = x.square()?;
+            let u = x.mul(&x2.mul_scalar(A)?.add_scalar(1.0)?)?.mul_scalar(c)?;
+            let t = u.tanh()?;
+            let du = x2.mul_scalar(3.0 * A)?.add_scalar(1.0)?.mul_scalar(c)?;
+            let left = t.add_scalar(1.0)?.mul_scalar(0.5)?;
+            let right = x
+                .mul_scalar(0.5)?
+                .mul(&t.square()?.rsub_scalar(1.0)?)?
+                .mul(&du)?;
+            g.mul(&left.add(&right)?)
+        }
+        Silu => {
+            // d/dx x·σ(x) = σ(x)·(1 + x·(1 - σ(x)))
+            let s = x.sigmoid()?;
+            let inner = x.mul(&s.rsub_scalar(1.0)?)?.add_scalar(1.0)?;
+            g.mul(&s.mul(&inner)?)
+        }
+        Softplus => g.mul(&x.sigmoid()?),
+        Erf => g.mul(&x.square()?.neg()?.exp()?.mul_scalar(FRAC_2_SQRT_PI)?),
+        // The gradient passes where min <= x <= max (bounds included, as in
+        // PyTorch) and is zero where the input was clamped.
+        Clamp { min, max } => {
+            let mut inside = x.eq(x)?; // all true, except at NaN
+            if let Some(lo) = min {
+                inside = inside.logical_and(&x.ge_scalar(lo)?)?;
+            }
+            if let Some(hi) = max {
+                inside = inside.logical_and(&x.le_scalar(hi)?)?;
+            }
+            g.mul(&indicator(&inside, dt)?)
+        }
+        // p · x^(p-1); p = 0 is constant, so its gradient is 0 even at x = 0.
+        Powf(0.0) => g.zeros_like(),
+        Powf(p) => g.mul(&x.powf(p - 1.0)?.mul_scalar(p)?),
+        Not => unreachable!("bool outputs are never recorded"),
+    }
+}
+
+/// Records a binary op over (possibly broadcast) `a` and `b`.
+pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: Tensor) -> Tensor {
+    let (ad, bd, od) = (a.detach(), b.detach(), out.detach());
+    let (a_shape, b_shape) = (a.shape().clone(), b.shape().clone());
+    record(out, op.name(), &[a, b], move |g| {
+        let (ga, gb) = binary_grads(op, &ad, &bd, &od, g)?;
+        Ok(vec![
+            Some(sum_to_shape(&ga, &a_shape)?),
+            Some(sum_to_shape(&gb, &b_shape)?),
+        ])
+    })
+}
+
+/// The gradients of `out = op(a, b)` in the broadcast shape.
+fn binary_grads(
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    g: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    use BinaryOp::*;
+    let dt = g.dtype();
+    Ok(match op {
+        Add => (g.clone(), g.clone()),
+        Sub => (g.clone(), g.neg()?),
+        Mul => (g.mul(b)?, g.mul(a)?),
+        Div => (g.div(b)?, g.mul(out)?.div(b)?.neg()?),
+        Pow => {
+            // d/da = b·a^(b-1); d/db = a^b·ln a, taken as 0 where a = 0 and
+            // b >= 0 (the limit PyTorch uses) so that 0^b does not poison
+            // the gradient with 0·(-inf).
+            let ga = g.mul(&b.mul(&a.pow(&b.sub_scalar(1.0)?)?)?)?;
+            let raw = g.mul(&out.mul(&a.log()?)?)?;
+            let zero_base = a.eq_scalar(0.0)?.logical_and(&b.ge_scalar(0.0)?)?;
+            let gb = Tensor::where_(&zero_base, &g.zeros_like()?, &raw)?;
+            (ga, gb)
+        }
+        // The larger operand gets the gradient; on a tie each gets half
+        // (the symmetric choice, as PyTorch makes for `maximum`). A NaN
+        // output sends its gradient to the NaN operand(s).
+        Maximum | Minimum => {
+            let a_wins = if op == Maximum { a.gt(b)? } else { a.lt(b)? };
+            let b_wins = if op == Maximum { b.gt(a)? } else { b.lt(a)? };
+            let tie = a.eq(b)?;
+            let a_nan = a.ne(a)?;
+            let b_nan = b.ne(b)?;
+            let wa = indicator(&a_wins.logical_or(&a_nan)?, dt)?
+                .add(&indicator(&tie, dt)?.mul_scalar(0.5)?)?;
+            let wb = indicator(&b_wins.logical_or(&b_nan)?, dt)?
+                .add(&indicator(&tie, dt)?.mul_scalar(0.5)?)?;
+            (g.mul(&wa)?, g.mul(&wb)?)
+        }
+        // rem(a, b) = a - floor(a / b)·b (the sign follows the divisor).
+        Rem => (g.clone(), g.mul(&a.div(b)?.floor()?)?.neg()?),
+        And | Or | Xor => unreachable!("bool outputs are never recorded"),
+    })
+}
+
+/// Records `where(cond, a, b)`: the gradient goes to `a` where `cond`
+/// holds and to `b` elsewhere.
+pub(crate) fn where_cond(cond: &Tensor, a: &Tensor, b: &Tensor, out: Tensor) -> Tensor {
+    let c = cond.detach();
+    let (a_shape, b_shape) = (a.shape().clone(), b.shape().clone());
+    record(out, "where", &[a, b], move |g| {
+        let zero = g.zeros_like()?;
+        let ga = Tensor::where_(&c, g, &zero)?;
+        let gb = Tensor::where_(&c, &zero, g)?;
+        Ok(vec![
+            Some(sum_to_shape(&ga, &a_shape)?),
+            Some(sum_to_shape(&gb, &b_shape)?),
+        ])
+    })
+}
+
+/// Records a float-to-float cast: the gradient is cast back.
+pub(crate) fn cast(x: &Tensor, out: Tensor) -> Tensor {
+    let dtype = x.dtype();
+    record_unary(out, "to_dtype", x, move |g| g.to_dtype(dtype))
+}
