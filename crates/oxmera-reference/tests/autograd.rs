@@ -661,3 +661,89 @@ fn gradcheck_convolution_and_pooling() {
         &[input(221, &[1, 2, 4, 3], &[])],
     );
 }
+
+// ---- gradient checks on generated shapes ----
+
+mod generated {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A shape of rank 1..=3 with dims 1..=3, and a seed for its values.
+    fn shape() -> impl Strategy<Value = Vec<usize>> {
+        proptest::collection::vec(1usize..=3, 1..=3)
+    }
+
+    /// `shape` with some dims replaced by 1 and some leading dims dropped:
+    /// a shape that broadcasts against it.
+    fn broadcastable(shape: Vec<usize>) -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
+        let rank = shape.len();
+        (proptest::collection::vec(any::<bool>(), rank), 0..rank).prop_map(move |(ones, drop)| {
+            let other: Vec<usize> = shape
+                .iter()
+                .zip(&ones)
+                .map(|(&d, &one)| if one { 1 } else { d })
+                .skip(drop)
+                .collect();
+            (shape.clone(), other)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn binary_ops_broadcast_their_gradients(
+            (a, b) in shape().prop_flat_map(broadcastable),
+            seed in 0u64..1000,
+            op in 0usize..4,
+        ) {
+            let f = move |xs: &[Tensor]| match op {
+                0 => xs[0].add(&xs[1]),
+                1 => xs[0].sub(&xs[1]),
+                2 => xs[0].mul(&xs[1]),
+                _ => xs[0].div(&xs[1]),
+            };
+            check("generated binary", f, &[input(seed, &a, &[]), positive(seed + 1, &b)]);
+        }
+
+        #[test]
+        fn reductions_over_any_dims(
+            s in shape(),
+            seed in 0u64..1000,
+            mask in proptest::collection::vec(any::<bool>(), 3),
+            keepdim in any::<bool>(),
+            op in 0usize..5,
+        ) {
+            let dims: Vec<isize> = (0..s.len()).filter(|&d| mask[d]).map(|d| d as isize).collect();
+            let f = move |xs: &[Tensor]| match op {
+                0 => xs[0].sum(&dims, keepdim),
+                1 => xs[0].mean(&dims, keepdim),
+                2 => xs[0].max(&dims, keepdim),
+                3 => xs[0].logsumexp(&dims, keepdim),
+                _ => xs[0].prod(&dims, keepdim),
+            };
+            check("generated reduction", f, &[input(seed, &s, &[])]);
+        }
+
+        #[test]
+        fn matmul_of_generated_shapes(
+            m in 1usize..=3, k in 1usize..=3, n in 1usize..=3,
+            batch in proptest::collection::vec(1usize..=2, 0..=2),
+            seed in 0u64..1000,
+        ) {
+            let mut a = batch.clone();
+            a.extend([m, k]);
+            let b = vec![k, n];
+            check("generated matmul", |xs| xs[0].matmul(&xs[1]), &[input(seed, &a, &[]), input(seed + 1, &b, &[])]);
+        }
+
+        #[test]
+        fn softmax_and_permute_of_generated_shapes(s in shape(), seed in 0u64..1000, dim in 0usize..3) {
+            let d = (dim % s.len()) as isize;
+            let rank = s.len() as isize;
+            check("generated softmax", move |xs| xs[0].log_softmax(d), &[input(seed, &s, &[])]);
+            let perm: Vec<isize> = (0..rank).rev().collect();
+            check("generated permute", move |xs| xs[0].permute(&perm)?.exp(), &[input(seed, &s, &[])]);
+        }
+    }
+}
