@@ -55,7 +55,11 @@ fn tour(device: Device, paint: Paint) -> Result<()> {
 
     section(paint, "1. A tensor is a layout over shared storage");
     let a = Tensor::arange(0.0, 6.0, 1.0, DType::F32, device)?.reshape([2, 3])?;
-    show(paint, "let a = Tensor::arange(0.0, 6.0, 1.0, F32)?.reshape([2, 3])?", &a);
+    show(
+        paint,
+        "let a = Tensor::arange(0.0, 6.0, 1.0, F32)?.reshape([2, 3])?",
+        &a,
+    );
     show(paint, "a.strides()", format!("{:?}", a.strides()));
 
     section(paint, "2. Views never copy");
@@ -72,9 +76,17 @@ fn tour(device: Device, paint: Paint) -> Result<()> {
         ),
     );
     let every_other = a.slice(1, 0, 3, 2)?;
-    show(paint, "a.slice(1, 0, 3, 2)?   // every other column", &every_other);
+    show(
+        paint,
+        "a.slice(1, 0, 3, 2)?   // every other column",
+        &every_other,
+    );
     let refused = t.view([6]).unwrap_err();
-    show(paint, "t.view([6])   // a transpose cannot be flattened in place", &refused);
+    show(
+        paint,
+        "t.view([6])   // a transpose cannot be flattened in place",
+        &refused,
+    );
     show(
         paint,
         "t.reshape([6])?   // reshape copies when it must",
@@ -93,7 +105,11 @@ fn tour(device: Device, paint: Paint) -> Result<()> {
 
     section(paint, "4. Matrix products follow numpy.matmul");
     let b = Tensor::ones([3, 2], DType::F32, device)?;
-    show(paint, "a.matmul(&Tensor::ones([3, 2], F32)?)?", a.matmul(&b)?);
+    show(
+        paint,
+        "a.matmul(&Tensor::ones([3, 2], F32)?)?",
+        a.matmul(&b)?,
+    );
 
     section(paint, "5. Reductions and a stable softmax");
     show(paint, "a.sum(&[1], false)?", a.sum(&[1], false)?);
@@ -102,12 +118,23 @@ fn tour(device: Device, paint: Paint) -> Result<()> {
     section(paint, "6. Gradients");
     let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3], device)?.with_requires_grad(true)?;
     let loss = x.square()?.sum_all()?;
-    show(paint, "let x = [1, 2, 3] (requires grad); let loss = Σ x²", &loss);
+    show(
+        paint,
+        "let x = [1, 2, 3] (requires grad); let loss = Σ x²",
+        &loss,
+    );
     loss.backward()?;
     let grad = x.grad().expect("backward filled the leaf's gradient");
-    show(paint, "loss.backward()?; x.grad()   // d/dx Σ x² = 2x", grad);
+    show(
+        paint,
+        "loss.backward()?; x.grad()   // d/dx Σ x² = 2x",
+        grad,
+    );
 
-    section(paint, "7. Every bad input is a typed error that names the op");
+    section(
+        paint,
+        "7. Every bad input is a typed error that names the op",
+    );
     let c = Tensor::zeros([4, 5], DType::F32, device)?;
     let err = a.matmul(&c).unwrap_err();
     show(paint, "a.matmul(&zeros([4, 5]))", &err);

@@ -342,6 +342,45 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+
+    /// A state dict (named tensors) that does not fit what loads it.
+    #[error("{op}: tensor {name:?}: {problem}")]
+    StateDict {
+        /// The operation.
+        op: &'static str,
+        /// The tensor's dotted name (`"0.weight"`, `"bn.running_mean"`).
+        name: String,
+        /// What is wrong with it.
+        problem: StateDictProblem,
+    },
+}
+
+/// What is wrong with one entry of a state dict, for [`Error::StateDict`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateDictProblem {
+    /// The loader expects this name, and the state dict lacks it.
+    #[error("missing from the state dict")]
+    Missing,
+    /// The state dict holds a name the loader does not know.
+    #[error("unexpected: no parameter or buffer has this name")]
+    Unexpected,
+    /// The shapes differ.
+    #[error("expected shape {expected}, got {got}")]
+    Shape {
+        /// The shape the loader holds.
+        expected: Shape,
+        /// The shape in the state dict.
+        got: Shape,
+    },
+    /// The dtypes differ.
+    #[error("expected dtype {expected}, got {got}")]
+    DType {
+        /// The dtype the loader holds.
+        expected: DType,
+        /// The dtype in the state dict.
+        got: DType,
+    },
 }
 
 impl Error {
@@ -373,7 +412,8 @@ impl Error {
             | WindowTooLarge { op, .. }
             | InvalidArgument { op, .. }
             | Autograd { op, .. }
-            | Io { op, .. } => Some(op),
+            | Io { op, .. }
+            | StateDict { op, .. } => Some(op),
             UnknownDevice { .. } | UnknownDType { .. } => None,
         }
     }
@@ -406,6 +446,22 @@ mod tests {
             "matmul: inner dimensions differ: [2, 3] @ [4, 5] (3 != 4)"
         );
         assert_eq!(e.op(), Some("matmul"));
+    }
+
+    #[test]
+    fn state_dict_message_names_the_tensor() {
+        let e = Error::StateDict {
+            op: "load_state_dict",
+            name: "0.weight".into(),
+            problem: StateDictProblem::Shape {
+                expected: Shape::from([4, 3]),
+                got: Shape::from([3, 4]),
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "load_state_dict: tensor \"0.weight\": expected shape [4, 3], got [3, 4]"
+        );
     }
 
     #[test]

@@ -39,6 +39,6 @@ mod shape;
 pub use broadcast::{broadcast_shapes, broadcast_shapes_all};
 pub use device::Device;
 pub use dtype::DType;
-pub use error::{Error, Result};
+pub use error::{Error, Result, StateDictProblem};
 pub use layout::{Layout, OffsetIter, Strides};
 pub use shape::{Shape, normalize_dim, normalize_dims};
