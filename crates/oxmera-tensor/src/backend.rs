@@ -416,9 +416,9 @@ pub trait Backend: Send + Sync + fmt::Debug {
 
 /// The error of a backend without the backward kernel of `op`.
 fn missing_backward(backend: &str, op: &'static str) -> oxmera_core::Error {
-    oxmera_core::Error::Autograd {
+    oxmera_core::Error::NotImplemented {
         op,
-        message: format!("the {backend} backend has no backward kernel for {op}"),
+        backend: backend.to_string(),
     }
 }
 

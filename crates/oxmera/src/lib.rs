@@ -16,6 +16,7 @@
 
 pub use oxmera_core as core;
 pub use oxmera_core::{DType, Device, Error, Layout, Result, Shape};
+pub use oxmera_nn as nn;
 // Naming the reference crate also makes the linker keep its link-time
 // backend provider, which is what registers it by default.
 pub use oxmera_reference as reference;

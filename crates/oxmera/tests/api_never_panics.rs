@@ -1,0 +1,160 @@
+//! Random shapes, dims, indices and dtypes thrown at the public API.
+//!
+//! The law: every call returns `Ok` or a typed [`Error`]; none panics. The
+//! inputs are deliberately mostly wrong (dims past the rank, indices past
+//! the extent, mismatched dtypes and shapes, zero-size dims), because that
+//! is where a missing check turns into an out-of-bounds slice access or an
+//! overflow deep inside a backend.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use oxmera::prelude::*;
+use oxmera::tensor::{Conv2dParams, Pool2dParams};
+use proptest::prelude::*;
+
+const R: Device = Device::Reference;
+
+const DTYPES: [DType; 8] = [
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::Bool,
+];
+
+/// A tensor of `shape` and `dtype`, made non-contiguous by `twist`
+/// (0: as is, 1: transposed, 2: every other element of dim 0, 3: a
+/// broadcast of its first row).
+fn tensor(shape: &[usize], dtype: DType, twist: u8) -> Result<Tensor> {
+    let n: usize = shape.iter().product();
+    // Small integers, so every dtype (u8, bool) can hold them.
+    let base = Tensor::arange(0.0, n as f64, 1.0, DType::F64, R)?
+        .rem_scalar(3.0)?
+        .reshape(shape.to_vec())?
+        .to_dtype(dtype)?;
+    match twist % 4 {
+        1 if base.rank() >= 2 => base.transpose(0, 1),
+        2 if base.rank() >= 1 => {
+            let len = base.dims()[0];
+            base.slice(0, 0, len, 2)
+        }
+        3 if base.rank() >= 1 => {
+            let row = base.narrow(0, 0, base.dims()[0].min(1))?;
+            row.broadcast_to(shape.to_vec())
+        }
+        _ => Ok(base),
+    }
+}
+
+/// One call of the public API, chosen by `op`, with arguments drawn from
+/// `args` (dims, indices, sizes — often out of range on purpose).
+fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
+    let d = args[0];
+    let e = args[1];
+    let u = |i: usize| args[i].unsigned_abs();
+    let shape: Vec<usize> = args[2..].iter().map(|v| v.unsigned_abs() % 5).collect();
+    match op % 40 {
+        0 => a.add(b).map(drop),
+        1 => a.sub(b).map(drop),
+        2 => a.mul(b).map(drop),
+        3 => a.div(b).map(drop),
+        4 => a.maximum(b).map(drop),
+        5 => a.rem(b).map(drop),
+        6 => a.pow(b).map(drop),
+        7 => a.matmul(b).map(drop),
+        8 => a.lt(b).map(drop),
+        9 => a.logical_and(b).map(drop),
+        10 => a.sum(&[d], e > 0).map(drop),
+        11 => a.mean(&[d, e], false).map(drop),
+        12 => a.max(&[d], true).map(drop),
+        13 => a.argmin(d, false).map(drop),
+        14 => a.var(&[d], 1.0, false).map(drop),
+        15 => a.logsumexp(&[d], false).map(drop),
+        16 => a.softmax(d).map(drop),
+        17 => a.log_softmax(d).map(drop),
+        18 => a.permute(&args[..a.rank().min(args.len())]).map(drop),
+        19 => a.transpose(d, e).map(drop),
+        20 => a.narrow(d, u(1), u(2)).map(drop),
+        21 => a.slice(d, u(1), u(2), u(3)).map(drop),
+        22 => a.reshape(shape).map(drop),
+        23 => a.view(shape).map(drop),
+        24 => a.broadcast_to(shape).map(drop),
+        25 => a.squeeze(d).map(drop),
+        26 => a.unsqueeze(d).map(drop),
+        27 => Tensor::cat(&[a, b], d).map(drop),
+        28 => Tensor::stack(&[a, b], d).map(drop),
+        29 => a.index_select(d, b).map(drop),
+        30 => a.gather(d, b).map(drop),
+        31 => a.scatter_add(d, b, a).map(drop),
+        32 => a.flip(&[d]).map(drop),
+        33 => a.tril(e as i64).map(drop),
+        34 => a.get(&shape).map(drop),
+        35 => Tensor::where_(&a.gt_scalar(1.0)?, a, b).map(drop),
+        36 => a.to_dtype(b.dtype())?.sqrt().map(drop),
+        37 => a
+            .conv2d(
+                b,
+                None,
+                Conv2dParams {
+                    stride: (u(0), u(1)),
+                    padding: (u(2) % 3, u(3) % 3),
+                    dilation: (u(1), u(0)),
+                    groups: u(2),
+                },
+            )
+            .map(drop),
+        38 => a
+            .max_pool2d(Pool2dParams {
+                kernel: (u(0), u(1)),
+                stride: (u(2), u(3)),
+                padding: (u(1) % 3, u(0) % 3),
+            })
+            .map(drop),
+        _ => a.split(u(0), d).map(drop),
+    }
+}
+
+fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(0usize..4, 0..5)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_call_returns_ok_or_a_typed_error(
+        op in any::<u8>(),
+        a_shape in shape_strategy(),
+        b_shape in shape_strategy(),
+        a_dtype in 0usize..8,
+        b_dtype in 0usize..8,
+        twist in any::<u8>(),
+        b_like_a in any::<bool>(),
+        args in prop::collection::vec(-3isize..4, 6),
+    ) {
+        let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
+            let a = tensor(&a_shape, DTYPES[a_dtype], twist)?;
+            // Half the time b matches a, so calls get past the first
+            // check and reach the deeper ones.
+            let (b_shape, b_dtype) = if b_like_a { (&a_shape, a_dtype) } else { (&b_shape, b_dtype) };
+            let b = tensor(b_shape, DTYPES[b_dtype], twist / 4)?;
+            call(op, &a, &b, &args)
+        }));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                // A typed error that names its variant and reads as a message.
+                prop_assert!(Error::KINDS.contains(&err.kind()));
+                prop_assert!(!err.to_string().is_empty());
+            }
+            Err(_) => prop_assert!(
+                false,
+                "op {} panicked on {:?} {:?} / {:?} {:?}, args {:?}",
+                op % 40, a_shape, DTYPES[a_dtype], b_shape, DTYPES[b_dtype], args
+            ),
+        }
+    }
+}
