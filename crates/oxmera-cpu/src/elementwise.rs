@@ -1,0 +1,325 @@
+//! Elementwise operations: unary, binary, comparisons and `where`.
+//!
+//! Operands arrive broadcast to one shape as (possibly stride-0) views;
+//! `strided::map*` walks them in runs. The per-element functions below
+//! follow the reference's definitions (its module docs are the
+//! specification): the cheap, exactly rounded ones (`+ - * /`, `sqrt`,
+//! `abs`, `relu`, …) run in the operand's own precision, which for these
+//! gives bit-identical results; `exp` runs through the vectorized `f32`
+//! polynomial; the other transcendental functions are evaluated in `f64`
+//! and rounded once.
+
+use half::{bf16, f16};
+use oxmera_core::{DType, Result};
+use oxmera_reference::Reference;
+use oxmera_tensor::{Backend, BinaryOp, CmpOp, Element, Storage, Tensor, UnaryOp};
+
+use crate::strided::{map1, map1_runs, map2, map3};
+use crate::{delegated, host, isa, simd};
+
+pub(crate) fn unary(op: UnaryOp, x: &Tensor) -> Result<Storage> {
+    let native = match x.dtype() {
+        DType::F32 => unary_f32(op, x)?.map(host::store),
+        DType::F64 => unary_f64(op, x)?.map(host::store),
+        _ => None,
+    };
+    match native {
+        Some(s) => Ok(s),
+        None => delegated(Reference.unary(op, x)),
+    }
+}
+
+/// Generates the unary ops that are exact in the operand's precision,
+/// for one float type.
+macro_rules! exact_unary {
+    ($t:ty, $op:expr, $buf:expr, $l:expr) => {{
+        use UnaryOp::*;
+        let (buf, l) = ($buf, $l);
+        Some(match $op {
+            Neg => map1(buf, l, |v: $t| -v),
+            Abs => map1(buf, l, |v: $t| v.abs()),
+            Square => map1(buf, l, |v: $t| v * v),
+            Sqrt => map1(buf, l, |v: $t| v.sqrt()),
+            Recip => map1(buf, l, |v: $t| 1.0 / v),
+            Relu => map1(buf, l, |v: $t| if v > 0.0 || v.is_nan() { v } else { 0.0 }),
+            Floor => map1(buf, l, |v: $t| v.floor()),
+            Ceil => map1(buf, l, |v: $t| v.ceil()),
+            Round => map1(buf, l, |v: $t| v.round_ties_even()),
+            Sign => map1(buf, l, |v: $t| {
+                if v > 0.0 {
+                    1.0
+                } else if v < 0.0 {
+                    -1.0
+                } else if v.is_nan() {
+                    v
+                } else {
+                    0.0
+                }
+            }),
+            LeakyRelu(slope) => map1(
+                buf,
+                l,
+                move |v: $t| {
+                    if v > 0.0 { v } else { (slope * v as f64) as $t }
+                },
+            ),
+            Clamp { min, max } => map1(buf, l, move |v: $t| clamp(v as f64, min, max) as $t),
+            _ => return Ok(None),
+        })
+    }};
+}
+
+fn unary_f32(op: UnaryOp, x: &Tensor) -> Result<Option<Vec<f32>>> {
+    let (buf, l) = (host::buffer::<f32>(x)?, x.layout());
+    if op == UnaryOp::Exp {
+        let isa = isa();
+        return Ok(Some(map1_runs(buf, l, |s, d| simd::exp_slice(isa, s, d))));
+    }
+    if let Some(f) = transcendental(op) {
+        return Ok(Some(map1(buf, l, |v: f32| f(v as f64) as f32)));
+    }
+    if let Some(e) = powf_op(op) {
+        return Ok(Some(map1(buf, l, |v: f32| (v as f64).powf(e) as f32)));
+    }
+    Ok(exact_unary!(f32, op, buf, l))
+}
+
+fn unary_f64(op: UnaryOp, x: &Tensor) -> Result<Option<Vec<f64>>> {
+    let (buf, l) = (host::buffer::<f64>(x)?, x.layout());
+    if op == UnaryOp::Exp {
+        return Ok(Some(map1(buf, l, f64::exp)));
+    }
+    if let Some(f) = transcendental(op) {
+        return Ok(Some(map1(buf, l, f)));
+    }
+    if let Some(e) = powf_op(op) {
+        return Ok(Some(map1(buf, l, |v: f64| v.powf(e))));
+    }
+    Ok(exact_unary!(f64, op, buf, l))
+}
+
+/// The `f64` function of a transcendental unary op, or `None` for the ops
+/// handled elsewhere (exact ones, `exp`) or delegated (`erf`, exact GELU).
+fn transcendental(op: UnaryOp) -> Option<fn(f64) -> f64> {
+    use UnaryOp::*;
+    Some(match op {
+        Log => f64::ln,
+        Log1p => f64::ln_1p,
+        Rsqrt => |v| 1.0 / v.sqrt(),
+        Sin => f64::sin,
+        Cos => f64::cos,
+        Tanh => f64::tanh,
+        Sigmoid => sigmoid,
+        Silu => |v| times_gate(v, sigmoid(v)),
+        GeluTanh => gelu_tanh,
+        Softplus => softplus,
+        _ => return None,
+    })
+}
+
+/// `Powf` carries its exponent, so it cannot be a plain `fn`.
+fn powf_op(op: UnaryOp) -> Option<f64> {
+    match op {
+        UnaryOp::Powf(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// `1 / (1 + e^-x)` without forming `e^t` for large positive `t`.
+fn sigmoid(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// `x * gate`, with the limit 0 at `x = -inf` (where the product is NaN).
+fn times_gate(x: f64, gate: f64) -> f64 {
+    if x == f64::NEG_INFINITY {
+        -0.0
+    } else {
+        x * gate
+    }
+}
+
+/// GELU's tanh form, as `x * sigmoid(2z)`, `z = √(2/π)(x + 0.044715 x³)`.
+fn gelu_tanh(x: f64) -> f64 {
+    const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+    let z = SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x);
+    times_gate(x, sigmoid(2.0 * z))
+}
+
+/// `ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|)`, which cannot overflow.
+fn softplus(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// `min(max(x, min), max)`, keeping NaN.
+fn clamp(x: f64, min: Option<f64>, max: Option<f64>) -> f64 {
+    let mut y = x;
+    if let Some(lo) = min {
+        if y < lo {
+            y = lo;
+        }
+    }
+    if let Some(hi) = max {
+        if y > hi {
+            y = hi;
+        }
+    }
+    y
+}
+
+pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+    let native = match a.dtype() {
+        DType::F32 => binary_float::<f32>(op, a, b)?.map(host::store),
+        DType::F64 => binary_float::<f64>(op, a, b)?.map(host::store),
+        _ => None,
+    };
+    match native {
+        Some(s) => Ok(s),
+        None => delegated(Reference.binary(op, a, b)),
+    }
+}
+
+/// The float types with native elementwise kernels.
+trait Float:
+    Element
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    fn is_nan(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+    const NAN: Self;
+}
+
+impl Float for f32 {
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    fn is_sign_negative(self) -> bool {
+        f32::is_sign_negative(self)
+    }
+    const NAN: f32 = f32::NAN;
+}
+
+impl Float for f64 {
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn is_sign_negative(self) -> bool {
+        f64::is_sign_negative(self)
+    }
+    const NAN: f64 = f64::NAN;
+}
+
+fn binary_float<T: Float>(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Option<Vec<T>>> {
+    use BinaryOp::*;
+    let a = (host::buffer::<T>(a)?, a.layout());
+    let b = (host::buffer::<T>(b)?, b.layout());
+    Ok(Some(match op {
+        Add => map2(a, b, |x: T, y: T| x + y),
+        Sub => map2(a, b, |x: T, y: T| x - y),
+        Mul => map2(a, b, |x: T, y: T| x * y),
+        Div => map2(a, b, |x: T, y: T| x / y),
+        Maximum => map2(a, b, |x: T, y: T| {
+            if x.is_nan() || y.is_nan() {
+                T::NAN
+            } else if x == y {
+                // Equal values differ at most in the sign of zero: +0 wins.
+                if x.is_sign_negative() { y } else { x }
+            } else if x > y {
+                x
+            } else {
+                y
+            }
+        }),
+        Minimum => map2(a, b, |x: T, y: T| {
+            if x.is_nan() || y.is_nan() {
+                T::NAN
+            } else if x == y {
+                if x.is_sign_negative() { x } else { y }
+            } else if x < y {
+                x
+            } else {
+                y
+            }
+        }),
+        Pow => map2(a, b, |x: T, y: T| T::from_f64(x.to_f64().powf(y.to_f64()))),
+        Rem => map2(a, b, |x: T, y: T| T::from_f64(rem(x.to_f64(), y.to_f64()))),
+        And | Or | Xor => return Ok(None),
+    }))
+}
+
+/// The remainder with the divisor's sign (Python's `%`).
+fn rem(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    if r == 0.0 {
+        0.0f64.copysign(b)
+    } else if (r < 0.0) != (b < 0.0) {
+        r + b
+    } else {
+        r
+    }
+}
+
+pub(crate) fn compare(op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+    macro_rules! native {
+        ($t:ty) => {
+            host::store(compare_as::<$t>(op, a, b)?)
+        };
+    }
+    Ok(match a.dtype() {
+        DType::F32 => native!(f32),
+        DType::F64 => native!(f64),
+        DType::I32 => native!(i32),
+        DType::I64 => native!(i64),
+        DType::U8 => native!(u8),
+        DType::Bool => native!(bool),
+        DType::F16 => native!(f16),
+        DType::BF16 => native!(bf16),
+    })
+}
+
+/// Comparisons are exact in every dtype: IEEE for floats (NaN unordered,
+/// `-0 == +0`), `false < true` for bool.
+fn compare_as<T: Element>(op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Vec<bool>> {
+    let a = (host::buffer::<T>(a)?, a.layout());
+    let b = (host::buffer::<T>(b)?, b.layout());
+    Ok(match op {
+        CmpOp::Eq => map2(a, b, |x: T, y: T| x == y),
+        CmpOp::Ne => map2(a, b, |x: T, y: T| x != y),
+        CmpOp::Lt => map2(a, b, |x: T, y: T| x < y),
+        CmpOp::Le => map2(a, b, |x: T, y: T| x <= y),
+        CmpOp::Gt => map2(a, b, |x: T, y: T| x > y),
+        CmpOp::Ge => map2(a, b, |x: T, y: T| x >= y),
+    })
+}
+
+pub(crate) fn where_cond(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Storage> {
+    let c = (host::buffer::<bool>(cond)?, cond.layout());
+    macro_rules! native {
+        ($t:ty) => {{
+            let x = (host::buffer::<$t>(a)?, a.layout());
+            let y = (host::buffer::<$t>(b)?, b.layout());
+            host::store(map3(c, x, y, |k: bool, x: $t, y: $t| if k { x } else { y }))
+        }};
+    }
+    Ok(match a.dtype() {
+        DType::F32 => native!(f32),
+        DType::F64 => native!(f64),
+        DType::I32 => native!(i32),
+        DType::I64 => native!(i64),
+        DType::U8 => native!(u8),
+        DType::Bool => native!(bool),
+        DType::F16 => native!(f16),
+        DType::BF16 => native!(bf16),
+    })
+}

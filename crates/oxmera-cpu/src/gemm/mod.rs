@@ -1,0 +1,314 @@
+//! GEMM — general matrix multiplication, `C += A · B` — from first
+//! principles.
+//!
+//! # Why the naive loop is slow
+//!
+//! `C[i][j] += A[i][p] * B[p][j]` over three loops does `2·m·n·k` flops
+//! and, written plainly, loads two numbers from memory for every
+//! multiply-add. A core can do 32 `f32` multiply-adds per cycle with
+//! AVX-512 (two 16-wide FMA units) but load only about two vectors per
+//! cycle from L1, and far less from L2, L3 or DRAM. So the whole game is
+//! **reuse**: bring a number close to the arithmetic once and use it many
+//! times before it is evicted. Every level of the design below serves
+//! that, from registers out to the last-level cache.
+//!
+//! # Level 1 — the micro-kernel (registers)
+//!
+//! The innermost routine computes a small `MR × NR` tile of `C` (12 × 32
+//! for AVX-512, 6 × 16 for AVX2, 8 × 8 for NEON, 4 × 8 portable) and keeps
+//! the whole tile in vector registers for the entire inner product. Per
+//! step `p` of that product it loads one row of `NR` values of `B` (two
+//! AVX-512 vectors) and `MR` single values of `A`, broadcasting each to a
+//! full vector, and does `MR × NR` multiply-adds: an *outer product* added
+//! to the tile. With 12 × 32, each step does 24 vector FMAs for 2 vector
+//! loads and 12 broadcasts: arithmetic, not memory, is now the limit. The
+//! tile is added to `C` in memory only once per `KC` steps. The kernels
+//! are in `x86`, `neon` and `portable`; they are the only code here with
+//! `unsafe` (intrinsics), each behind a run-time feature check.
+//!
+//! # Level 2 — packing (contiguous, aligned streams)
+//!
+//! The kernel wants, for step `p`, the `MR` values `A[i..i+MR][p]` and the
+//! `NR` values `B[p][j..j+NR]` adjacent in memory. In the operands they
+//! are not (a column of a row-major `A` is strided; a transposed `B` has
+//! strided rows; views may have any strides). So slices of `A` and `B`
+//! are first copied ("packed") into buffers in exactly the order the
+//! kernel reads them: an *A panel* is `MR` rows × `KC` columns stored
+//! column by column, a *B panel* is `KC` rows × `NR` columns stored row by
+//! row, zero-padded at the edges so the kernel never needs a remainder
+//! loop. Packing is also how strided, transposed and broadcast operands
+//! are handled at no extra cost: only the packing routines know strides.
+//!
+//! # Level 3 — cache blocking (L1, L2, L3)
+//!
+//! The loops around the kernel choose what stays in which cache:
+//!
+//! ```text
+//! for jc in 0..n step NC:               B block columns
+//!   for pc in 0..k step KC:             depth block
+//!     pack B[pc..+KC, jc..+NC]          KC × NC, shared by all threads (L2/L3)
+//!     for each row block (in parallel): MR-row panels, one task per thread
+//!       for ir in block step MR:
+//!         pack A[ir..+MR, pc..+KC]      one A panel, KC·MR values (L1)
+//!         for jr in 0..NC step NR:
+//!           kernel(A panel, B panel jr) → C[ir..+MR, jc+jr..+NR]
+//! ```
+//!
+//! The A panel (12 × 256 floats = 12 KiB) stays in L1 while the kernel
+//! sweeps every B panel of the block; the packed B block (256 × 1024
+//! floats = 1 MiB) stays in L2 for the sweep and is reused by every A
+//! panel; `KC` is large enough that each trip of `C` through memory is
+//! amortized over `KC` outer products.
+//!
+//! # Level 4 — threads
+//!
+//! Threads split `C` by rows: each task owns a block of whole `MR`-row
+//! panels, so tasks write disjoint slices of `C` (plain safe Rust) and
+//! share the read-only packed B block. Packing B is itself split by panel.
+//!
+//! # Precision
+//!
+//! Each element of `C` is a sum of `k` products accumulated in the
+//! operands' precision, in blocks of `KC` (with FMA where the kernel has
+//! it); its error is bounded like any recursive sum's, by about
+//! `KC + k / KC` roundings.
+
+mod pack;
+mod portable;
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+
+use rayon::prelude::*;
+
+use crate::Isa;
+use crate::threads;
+
+/// A read-only strided matrix view: element `(i, j)` is
+/// `data[offset + i * row_stride + j * col_stride]`.
+#[derive(Debug, Clone, Copy)]
+pub struct MatRef<'a, T> {
+    /// The storage the view reads.
+    pub data: &'a [T],
+    /// Position of element `(0, 0)`.
+    pub offset: usize,
+    /// Step between rows.
+    pub row_stride: usize,
+    /// Step between columns.
+    pub col_stride: usize,
+}
+
+impl<T> Kernel<T> {
+    /// Rows of the tile of `C` the kernel keeps in registers.
+    pub fn mr(&self) -> usize {
+        self.mr
+    }
+
+    /// Columns of that tile.
+    pub fn nr(&self) -> usize {
+        self.nr
+    }
+}
+
+impl<'a, T> MatRef<'a, T> {
+    /// A row-major matrix with `cols` columns.
+    pub fn row_major(data: &'a [T], cols: usize) -> Self {
+        MatRef {
+            data,
+            offset: 0,
+            row_stride: cols,
+            col_stride: 1,
+        }
+    }
+
+    /// The same matrix transposed (a view; nothing moves).
+    pub fn t(self) -> Self {
+        MatRef {
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+            ..self
+        }
+    }
+}
+
+/// A micro-kernel: `c[i * ldc + j] += Σ_p a[p * mr + i] * b[p * nr + j]`
+/// for `i < mr`, `j < nr`, `p < kc`, with `a` an A panel and `b` a B panel.
+/// `c` must hold at least `(mr - 1) * ldc + nr` elements.
+pub(crate) type KernelFn<T> = fn(kc: usize, a: &[T], b: &[T], c: &mut [T], ldc: usize);
+
+/// A micro-kernel with its tile shape (built only by this crate; see
+/// [`Scalar`]).
+#[derive(Clone, Copy)]
+pub struct Kernel<T> {
+    pub(crate) mr: usize,
+    pub(crate) nr: usize,
+    pub(crate) run: KernelFn<T>,
+}
+
+/// Element types the GEMM multiplies.
+pub trait Scalar:
+    Copy
+    + Send
+    + Sync
+    + Default
+    + PartialEq
+    + std::ops::Add<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + 'static
+{
+    /// The micro-kernel for `isa` (the portable one where `isa` has none
+    /// for this type, or the processor cannot run it).
+    fn kernel(isa: Isa) -> Kernel<Self>;
+}
+
+impl Scalar for f32 {
+    fn kernel(isa: Isa) -> Kernel<f32> {
+        match isa {
+            #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+            Isa::Avx512 if isa.is_available() => x86::AVX512_F32,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Fma | Isa::Avx512 if Isa::Avx2Fma.is_available() => x86::AVX2_F32,
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon if isa.is_available() => neon::NEON_F32,
+            _ => portable::F32,
+        }
+    }
+}
+
+impl Scalar for f64 {
+    fn kernel(isa: Isa) -> Kernel<f64> {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Fma | Isa::Avx512 if Isa::Avx2Fma.is_available() => x86::AVX2_F64,
+            _ => portable::F64,
+        }
+    }
+}
+
+/// Depth of a block: `KC` outer products per trip of a `C` tile.
+const KC: usize = 256;
+/// Bytes of packed B per block, sized to sit in a 2 MiB L2 with room.
+const B_BLOCK_BYTES: usize = 1 << 20;
+/// Below this many multiply-adds, one thread does the whole product.
+const PARALLEL_MIN_FLOPS: usize = 1 << 18;
+
+/// `C += A · B` for an `m × k` matrix `A` and a `k × n` matrix `B`, into
+/// the row-major `m × n` slice `c`, with the kernels of `isa` and the
+/// crate's thread pool (one thread when `parallel` is false).
+///
+/// ```
+/// use oxmera_cpu::gemm::{MatRef, gemm};
+/// let a = [1.0f32, 2.0, 3.0, 4.0]; // [[1, 2], [3, 4]]
+/// let b = [5.0f32, 6.0, 7.0, 8.0]; // [[5, 6], [7, 8]]
+/// let mut c = [0.0f32; 4];
+/// let (a, b) = (MatRef::row_major(&a, 2), MatRef::row_major(&b, 2));
+/// gemm(oxmera_cpu::isa(), 2, 2, 2, a, b, &mut c, true);
+/// assert_eq!(c, [19.0, 22.0, 43.0, 50.0]);
+/// ```
+///
+/// # Panics
+/// If `c` is not `m * n` long or a view reaches outside its data.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm<T: Scalar>(
+    isa: Isa,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    c: &mut [T],
+    parallel: bool,
+) {
+    assert_eq!(c.len(), m * n, "gemm: C must be m × n");
+    if m == 0 || n == 0 || k == 0 {
+        return;
+    }
+    let kernel = T::kernel(isa);
+    let parallel = parallel && m * n * k >= PARALLEL_MIN_FLOPS;
+    if parallel {
+        threads::run(|| blocked(&kernel, m, n, k, a, b, c, true));
+    } else {
+        blocked(&kernel, m, n, k, a, b, c, false);
+    }
+}
+
+/// The blocked loops of the module docs.
+#[allow(clippy::too_many_arguments)]
+fn blocked<T: Scalar>(
+    kernel: &Kernel<T>,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    c: &mut [T],
+    parallel: bool,
+) {
+    let (mr, nr) = (kernel.mr, kernel.nr);
+    let kc_max = KC.min(k);
+    let nc_max = (B_BLOCK_BYTES / (kc_max * size_of::<T>()))
+        .max(nr)
+        .next_multiple_of(nr)
+        .min(n.next_multiple_of(nr));
+    let panels_m = m.div_ceil(mr);
+    let tasks = if parallel {
+        (threads::num_threads() * 2).min(panels_m)
+    } else {
+        1
+    };
+    let rows_per_task = panels_m.div_ceil(tasks) * mr;
+    let mut bpack = pack::Buffer::new(kc_max * nc_max);
+    for jc in (0..n).step_by(nc_max) {
+        let nc = nc_max.min(n - jc);
+        for pc in (0..k).step_by(kc_max) {
+            let kc = kc_max.min(k - pc);
+            let bp = bpack.slice(kc * nc.next_multiple_of(nr));
+            pack::b_block(b, pc, kc, jc, nc, nr, bp, parallel);
+            let bp: &[T] = bp;
+            let task = |(t, c_rows): (usize, &mut [T])| {
+                let row0 = t * rows_per_task;
+                let rows = c_rows.len() / n;
+                let mut apack = pack::Buffer::new(mr * kc);
+                let ap = apack.slice(mr * kc);
+                let mut edge = vec![T::default(); mr * nr];
+                for ir in (0..rows).step_by(mr) {
+                    let mr_eff = mr.min(rows - ir);
+                    pack::a_panel(a, row0 + ir, mr_eff, pc, kc, mr, ap);
+                    for (jp, jr) in (0..nc).step_by(nr).enumerate() {
+                        let nr_eff = nr.min(nc - jr);
+                        let panel = &bp[jp * kc * nr..(jp + 1) * kc * nr];
+                        let at = ir * n + jc + jr;
+                        if mr_eff == mr && nr_eff == nr {
+                            (kernel.run)(kc, ap, panel, &mut c_rows[at..], n);
+                        } else {
+                            // An edge tile: compute the full tile aside (the
+                            // packed panels are zero-padded) and add its
+                            // valid part.
+                            edge.fill(T::default());
+                            (kernel.run)(kc, ap, panel, &mut edge, nr);
+                            for i in 0..mr_eff {
+                                let dst = &mut c_rows[at + i * n..at + i * n + nr_eff];
+                                for (d, &e) in dst.iter_mut().zip(&edge[i * nr..]) {
+                                    *d = *d + e;
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            if tasks > 1 {
+                c.par_chunks_mut(rows_per_task * n)
+                    .enumerate()
+                    .for_each(task);
+            } else {
+                task((0, &mut *c));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

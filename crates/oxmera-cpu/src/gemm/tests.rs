@@ -1,0 +1,186 @@
+//! The GEMM against a plain triple loop in `f64`, for every kernel this
+//! processor can run, on odd sizes and strided, transposed operands.
+
+use super::*;
+
+/// A deterministic pseudo-random fill in [-1, 1).
+fn fill(len: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn naive(m: usize, n: usize, k: usize, a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Vec<f64> {
+    let at = |x: MatRef<'_, f64>, i: usize, j: usize| {
+        x.data[x.offset + i * x.row_stride + j * x.col_stride]
+    };
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|p| at(a, i, p) * at(b, p, j)).sum();
+        }
+    }
+    c
+}
+
+fn mk<T>(data: &[T], offset: usize, row_stride: usize, col_stride: usize) -> MatRef<'_, T> {
+    MatRef {
+        data,
+        offset,
+        row_stride,
+        col_stride,
+    }
+}
+
+/// Runs `C = A·B` in `f32` with `isa` for the given operand layouts and
+/// compares with the `f64` loop, within the forward error bound of an
+/// `f32` dot product of length `k` (operands in [-1, 1]).
+fn check_f32(isa: Isa, m: usize, n: usize, k: usize, a_t: bool, b_t: bool, pad: usize) {
+    // Row-major with `pad` extra columns (a strided view), or transposed.
+    let layout = |rows: usize, cols: usize, transposed: bool| {
+        if transposed {
+            (rows + pad, 1usize, cols * (rows + pad) + 3)
+        } else {
+            (cols + pad, 1usize, rows * (cols + pad) + 3)
+        }
+    };
+    let view = |data: &[f64], rows: usize, cols: usize, t: bool| {
+        let (ld, _, _) = layout(rows, cols, t);
+        let _ = data;
+        if t {
+            (3usize, 1usize, ld)
+        } else {
+            (3usize, ld, 1usize)
+        }
+    };
+    let (_, _, a_len) = layout(m, k, a_t);
+    let (_, _, b_len) = layout(k, n, b_t);
+    let a64 = fill(a_len, (m * 31 + k) as u64);
+    let b64 = fill(b_len, (k * 17 + n) as u64);
+    let (ao, ars, acs) = view(&a64, m, k, a_t);
+    let (bo, brs, bcs) = view(&b64, k, n, b_t);
+    let a32: Vec<f32> = a64.iter().map(|&v| v as f32).collect();
+    let b32: Vec<f32> = b64.iter().map(|&v| v as f32).collect();
+    let a64: Vec<f64> = a32.iter().map(|&v| v as f64).collect();
+    let b64: Vec<f64> = b32.iter().map(|&v| v as f64).collect();
+    let want = naive(
+        m,
+        n,
+        k,
+        mk(&a64[..], ao, ars, acs),
+        mk(&b64[..], bo, brs, bcs),
+    );
+    let mut got = vec![0.0f32; m * n];
+    gemm(
+        isa,
+        m,
+        n,
+        k,
+        mk(&a32[..], ao, ars, acs),
+        mk(&b32[..], bo, brs, bcs),
+        &mut got,
+        true,
+    );
+    let bound = (k as f64 + 2.0) * f32::EPSILON as f64 * k as f64;
+    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (g as f64 - w).abs() <= bound,
+            "{isa}: {m}x{k}@{k}x{n} (a_t {a_t}, b_t {b_t}) at {i}: {g} vs {w}"
+        );
+    }
+}
+
+const SIZES: [usize; 8] = [1, 2, 7, 13, 17, 33, 65, 130];
+
+#[test]
+fn every_kernel_on_odd_sizes() {
+    for isa in Isa::available() {
+        for &m in &SIZES {
+            for &n in &[1, 7, 16, 33, 65] {
+                for &k in &[1, 5, 17, 130] {
+                    check_f32(isa, m, n, k, false, false, 0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_kernel_on_transposed_and_strided_operands() {
+    for isa in Isa::available() {
+        for (a_t, b_t, pad) in [
+            (true, false, 0),
+            (false, true, 0),
+            (true, true, 2),
+            (false, false, 5),
+        ] {
+            for &(m, n, k) in &[(13, 33, 17), (65, 7, 130), (1, 65, 33), (30, 40, 300)] {
+                check_f32(isa, m, n, k, a_t, b_t, pad);
+            }
+        }
+    }
+}
+
+#[test]
+fn blocks_deeper_and_wider_than_one_cache_block() {
+    // k > KC and n > the B block width: several (jc, pc) blocks.
+    for isa in Isa::available() {
+        check_f32(isa, 37, 1100, 600, false, false, 0);
+    }
+}
+
+#[test]
+fn f64_kernels_match_the_loop_closely() {
+    for isa in Isa::available() {
+        let (m, n, k) = (33, 29, 300);
+        let a = fill(m * k, 1);
+        let b = fill(k * n, 2);
+        let (ra, rb) = (MatRef::row_major(&a[..], k), MatRef::row_major(&b[..], n));
+        let want = naive(m, n, k, ra, rb.t().t());
+        let mut got = vec![0.0; m * n];
+        gemm(isa, m, n, k, ra, rb, &mut got, false);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-12, "{isa}: {g} vs {w}");
+        }
+    }
+}
+
+#[test]
+fn hand_checked_product_and_empty_dims() {
+    // [[1, 2, 3], [4, 5, 6]] @ [[7, 8], [9, 10], [11, 12]] = [[58, 64], [139, 154]]
+    let a = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let b = [7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0];
+    for isa in Isa::available() {
+        let mut c = [0.0f32; 4];
+        gemm(
+            isa,
+            2,
+            2,
+            3,
+            MatRef::row_major(&a, 3),
+            MatRef::row_major(&b, 2),
+            &mut c,
+            true,
+        );
+        assert_eq!(c, [58.0, 64.0, 139.0, 154.0], "{isa}");
+        // k = 0 leaves C as it was.
+        let mut c = [1.0f32; 4];
+        gemm(
+            isa,
+            2,
+            2,
+            0,
+            MatRef::row_major(&a, 0),
+            MatRef::row_major(&b, 2),
+            &mut c,
+            true,
+        );
+        assert_eq!(c, [1.0; 4]);
+    }
+}

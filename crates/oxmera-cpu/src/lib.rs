@@ -1,0 +1,252 @@
+//! The optimized CPU backend: the reference's answers, fast.
+//!
+//! The reference backend defines what every op means; this crate computes
+//! the same answers as quickly as a CPU allows, and the conformance suite
+//! holds it to the reference's results within each op's tolerance. It
+//! registers itself for [`Device::Cpu`] at link time, exactly as the
+//! reference does for [`Device::Reference`], so depending on it (or on the
+//! `oxmera` crate, which re-exports it) is enough.
+//!
+//! # Where the speed comes from
+//!
+//! - **No copies it can avoid.** A contiguous input is read in place; a
+//!   strided or broadcast one is walked run by run (see `strided`), after
+//!   merging the dims that can be merged, so a bias broadcast over a batch
+//!   is a loop over contiguous rows, and a scalar operand is a register.
+//! - **Loops the compiler can vectorize**, written over plain slices in
+//!   `f32`/`f64`. Where that is not enough — the exponential inside
+//!   softmax — the loop is compiled a second time for AVX2+FMA and for
+//!   AVX-512 and picked at run time (see `simd`).
+//! - **Its own GEMM** ([`gemm`]), from first principles: packed panels, a
+//!   register-blocked micro-kernel per instruction set (AVX-512, AVX2+FMA,
+//!   NEON, portable), cache blocking, and threads over row blocks. It
+//!   serves matmul, linear layers (which are matmuls) and conv2d
+//!   (im2col, then GEMM).
+//! - **Threads** from rayon, over output chunks large enough to amortize
+//!   the hand-off. The count follows `RAYON_NUM_THREADS`, or
+//!   [`set_num_threads`].
+//!
+//! # Accuracy
+//!
+//! `f32` is computed in `f32`, with FMA where the instruction set has it,
+//! except where `f64` costs nothing measurable and removes an error
+//! source: sums of `f32` accumulate in `f64` lanes, and transcendental
+//! functions other than `exp` are evaluated in `f64` and rounded once, so
+//! they match the reference to the last bit. `f64` sums are blocked and
+//! pairwise. The exponential used by softmax is an `f32` polynomial with a
+//! maximum error near one ulp; matmul and convolution accumulate in the
+//! operand's precision, in blocked order. `f16` and `bf16` matmul and
+//! convolution run in `f32` and round once.
+//!
+//! # What is delegated to the reference
+//!
+//! Ops off the training hot path, and dtypes no model trains in, are
+//! computed by the reference backend (both keep their data in host memory,
+//! so delegating costs no conversion) and re-labelled as `cpu` storage:
+//!
+//! - `cat`, `pad`, `flip`, `triangle`;
+//! - `erf` and exact-`erf` GELU (the reference owns the `erf` evaluation);
+//! - reductions `prod`, `all`, `any`, and every reduction, elementwise op
+//!   and softmax on `f16`, `bf16` and integer dtypes (comparisons, `where`,
+//!   casts, copies and indexing are native for every dtype);
+//! - integer matmul and convolution; `scatter_add` on integers;
+//! - the backward kernels of convolution and pooling.
+//!
+//! # What this crate must never know about
+//!
+//! Any other backend but the reference (which it may call), any GPU
+//! library, and anything above the tensor layer (autograd, layers,
+//! optimizers): it receives validated operands and returns fresh storage,
+//! like every backend.
+
+use std::sync::Arc;
+
+use oxmera_core::{DType, Device, Result};
+use oxmera_tensor::{
+    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, ReduceOp, ScatterMode,
+    Storage, Tensor, UnaryOp,
+};
+
+mod conv;
+mod data;
+mod elementwise;
+pub mod gemm;
+mod host;
+mod index;
+mod isa;
+mod matmul;
+mod reduce;
+mod simd;
+mod softmax;
+mod strided;
+mod threads;
+mod vmath;
+
+pub use isa::{Isa, isa};
+pub use threads::{num_threads, set_num_threads};
+
+/// The optimized CPU backend (a unit value; its settings are global).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cpu;
+
+#[linkme::distributed_slice(oxmera_tensor::BACKEND_PROVIDERS)]
+#[linkme(crate = oxmera_tensor::__linkme)]
+static PROVIDE_CPU: fn() -> Arc<dyn Backend> = provide;
+
+fn provide() -> Arc<dyn Backend> {
+    Arc::new(Cpu)
+}
+
+/// Registers the CPU backend for [`Device::Cpu`] explicitly. Needed only
+/// by a program that links this crate without naming it; the link-time
+/// provider does it otherwise.
+pub fn register() {
+    oxmera_tensor::registry::register(provide());
+}
+
+/// Re-labels storage the reference backend computed as `cpu` storage.
+fn delegated(storage: Result<Storage>) -> Result<Storage> {
+    Ok(host::relabel(storage?))
+}
+
+impl Backend for Cpu {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn device(&self) -> Device {
+        Device::Cpu
+    }
+
+    fn from_host(&self, data: HostBuffer) -> Result<Storage> {
+        Ok(Storage::host(Device::Cpu, data))
+    }
+
+    fn to_host(&self, x: &Tensor) -> Result<HostBuffer> {
+        data::to_host(x)
+    }
+
+    fn contiguous(&self, x: &Tensor) -> Result<Storage> {
+        Ok(Storage::host(Device::Cpu, data::to_host(x)?))
+    }
+
+    fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
+        data::cast(x, dtype)
+    }
+
+    fn unary(&self, op: UnaryOp, x: &Tensor) -> Result<Storage> {
+        elementwise::unary(op, x)
+    }
+
+    fn binary(&self, op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        elementwise::binary(op, a, b)
+    }
+
+    fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        elementwise::compare(op, a, b)
+    }
+
+    fn where_cond(&self, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        elementwise::where_cond(cond, a, b)
+    }
+
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        x: &Tensor,
+        dims: &[usize],
+        out_dtype: DType,
+    ) -> Result<Storage> {
+        reduce::reduce(op, x, dims, out_dtype)
+    }
+
+    fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
+        softmax::softmax(x, dim, log)
+    }
+
+    fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        matmul::matmul(a, b)
+    }
+
+    fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.cat(xs, dim))
+    }
+
+    fn index_select(&self, x: &Tensor, dim: usize, indices: &Tensor) -> Result<Storage> {
+        index::index_select(x, dim, indices)
+    }
+
+    fn gather(&self, x: &Tensor, dim: usize, index: &Tensor) -> Result<Storage> {
+        index::gather(x, dim, index)
+    }
+
+    fn scatter(
+        &self,
+        x: &Tensor,
+        dim: usize,
+        index: &Tensor,
+        src: &Tensor,
+        mode: ScatterMode,
+    ) -> Result<Storage> {
+        index::scatter(x, dim, index, src, mode)
+    }
+
+    fn pad(&self, x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.pad(x, pads, value))
+    }
+
+    fn flip(&self, x: &Tensor, dims: &[usize]) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.flip(x, dims))
+    }
+
+    fn triangle(&self, x: &Tensor, diagonal: i64, upper: bool) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.triangle(x, diagonal, upper))
+    }
+
+    fn conv2d(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        params: Conv2dParams,
+    ) -> Result<Storage> {
+        conv::conv2d(x, weight, bias, params)
+    }
+
+    fn max_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
+        conv::max_pool2d(x, params)
+    }
+
+    fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
+        conv::avg_pool2d(x, params)
+    }
+
+    fn conv2d_backward(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        grad: &Tensor,
+        params: Conv2dParams,
+    ) -> Result<(Storage, Storage)> {
+        let (gx, gw) = oxmera_reference::Reference.conv2d_backward(x, weight, grad, params)?;
+        Ok((host::relabel(gx), host::relabel(gw)))
+    }
+
+    fn max_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.max_pool2d_backward(x, grad, params))
+    }
+
+    fn avg_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.avg_pool2d_backward(x, grad, params))
+    }
+}

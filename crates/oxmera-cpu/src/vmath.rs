@@ -1,0 +1,274 @@
+//! Loop bodies written to vectorize: the `f32` exponential, the fused
+//! softmax row, and `f32` sums carried in `f64` lanes.
+//!
+//! Each is `#[inline(always)]` and generic over `FMA`, so that `simd`
+//! can compile it again inside functions built for AVX2+FMA or AVX-512
+//! (where `mul_add` is one instruction), while the portable build uses a
+//! separate multiply and add (where `mul_add` would be a slow library
+//! call). Nothing here branches per element: branches become blends, and
+//! the compiler turns the fixed-width lane arrays into vector registers.
+
+/// Lanes per accumulator array: one AVX-512 register of `f32`, two of
+/// `f64` — enough independent sums to hide the adder's latency.
+const LANES: usize = 16;
+
+#[inline(always)]
+fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if FMA { a.mul_add(b, c) } else { a * b + c }
+}
+
+/// `e^x` for `f32`, within about one ulp, with IEEE edge cases: NaN stays
+/// NaN, large arguments overflow to `+inf`, `-inf` and very negative
+/// arguments give `+0`, and results in the subnormal range are rounded once.
+///
+/// Method: write `x = n ln2 + r` with integer `n` and `|r| <= ln2 / 2`
+/// (Cody–Waite: `ln2` split in a part with few bits, so `n * LN2_HI` is
+/// exact, plus a correction), evaluate `e^r` by its degree-7 Taylor
+/// polynomial (truncation error below 1e-8 relative), and scale by `2^n`
+/// built directly in the exponent bits — in two halves, so that `2^n`
+/// itself never leaves the normal range even when the result does.
+#[inline(always)]
+pub(crate) fn exp_f32<const FMA: bool>(x: f32) -> f32 {
+    const LOG2_E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_359_4; // 355/512: 9 significant bits
+    const LN2_LO: f32 = -2.121_944_4e-4; // ln2 - LN2_HI
+    // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer.
+    const ROUND: f32 = 12_582_912.0;
+    // Beyond these, e^x is +inf or rounds to +0; clamping keeps `n` small.
+    // (Comparisons, not `clamp`, so that NaN lands on a bound and the
+    // integer steps below stay plain; the NaN is restored at the end.)
+    let lo = if x > -110.0 { x } else { -110.0 };
+    let xc = if lo < 89.0 { lo } else { 89.0 };
+    let shifted = madd::<FMA>(xc, LOG2_E, ROUND);
+    let n = shifted - ROUND;
+    let r = madd::<FMA>(n, -LN2_LO, madd::<FMA>(n, -LN2_HI, xc));
+    let mut p = 1.0 / 5040.0;
+    p = madd::<FMA>(p, r, 1.0 / 720.0);
+    p = madd::<FMA>(p, r, 1.0 / 120.0);
+    p = madd::<FMA>(p, r, 1.0 / 24.0);
+    p = madd::<FMA>(p, r, 1.0 / 6.0);
+    p = madd::<FMA>(p, r, 0.5);
+    p = madd::<FMA>(p, r, 1.0);
+    p = madd::<FMA>(p, r, 1.0);
+    // `shifted` holds ROUND + n exactly, so its bits are ROUND's plus n.
+    let ni = shifted.to_bits() as i32 - ROUND.to_bits() as i32;
+    let half = ni >> 1;
+    let scale_a = f32::from_bits(((half + 127) as u32) << 23);
+    let scale_b = f32::from_bits(((ni - half + 127) as u32) << 23);
+    let y = p * scale_a * scale_b;
+    if x.is_nan() { x } else { y }
+}
+
+/// `out[i] = e^x[i]`.
+#[inline(always)]
+pub(crate) fn exp_slice<const FMA: bool>(x: &[f32], out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = exp_f32::<FMA>(v);
+    }
+}
+
+/// The sum of `x`, accumulated in `f64` (`LANES` partial sums, added
+/// pairwise at the end). The error is that of an `f64` sum, far below
+/// one `f32` ulp of the result for any length that fits in memory.
+#[inline(always)]
+pub(crate) fn sum_f32(x: &[f32]) -> f64 {
+    let mut acc = [0f64; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for j in 0..LANES {
+            acc[j] += c[j] as f64;
+        }
+    }
+    for (j, &v) in tail.iter().enumerate() {
+        acc[j] += v as f64;
+    }
+    pairwise(acc)
+}
+
+/// Adds the lanes as a balanced tree.
+#[inline(always)]
+fn pairwise(mut acc: [f64; LANES]) -> f64 {
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for j in 0..width {
+            acc[j] += acc[j + width];
+        }
+    }
+    acc[0]
+}
+
+/// The maximum of a non-empty `x` with the reference's rules: NaN wins,
+/// and among equal values the first one (which matters only for the sign
+/// of a zero, so a zero maximum is re-scanned in order).
+#[inline(always)]
+pub(crate) fn max_f32(x: &[f32]) -> f32 {
+    let mut m = [f32::NEG_INFINITY; LANES];
+    let mut nan = [0u32; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for j in 0..LANES {
+            let v = c[j];
+            m[j] = if v > m[j] { v } else { m[j] };
+            nan[j] |= v.is_nan() as u32;
+        }
+    }
+    for (j, &v) in tail.iter().enumerate() {
+        m[j] = if v > m[j] { v } else { m[j] };
+        nan[j] |= v.is_nan() as u32;
+    }
+    if nan.iter().any(|&b| b != 0) {
+        return f32::NAN;
+    }
+    let best = m
+        .iter()
+        .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+    if best == 0.0 {
+        return x
+            .iter()
+            .copied()
+            .fold(x[0], |a, b| if a >= b { a } else { b });
+    }
+    best
+}
+
+/// The softmax (or log-softmax when `log`) of one row: one pass for the
+/// maximum, one writing `e^(x - max)` while summing it in `f64`, one
+/// scaling. A row is short enough (a few KiB) to stay in L1 between
+/// passes, so the cost is the exponentials, not memory.
+#[inline(always)]
+pub(crate) fn softmax_row<const FMA: bool>(x: &[f32], out: &mut [f32], log: bool) {
+    if x.is_empty() {
+        return;
+    }
+    let m = max_f32(x);
+    let mut acc = [0f64; LANES];
+    let (xc, oc) = (x.chunks_exact(LANES), out.chunks_exact_mut(LANES));
+    let (xt, split) = (xc.remainder(), x.len() - x.len() % LANES);
+    for (c, o) in xc.zip(oc) {
+        for j in 0..LANES {
+            let e = exp_f32::<FMA>(c[j] - m);
+            o[j] = e;
+            acc[j] += e as f64;
+        }
+    }
+    for (j, (&v, o)) in xt.iter().zip(&mut out[split..]).enumerate() {
+        let e = exp_f32::<FMA>(v - m);
+        *o = e;
+        acc[j] += e as f64;
+    }
+    let sum = pairwise(acc);
+    if log {
+        // (x - m) - ln(sum), in f64: x - m is exact there, and ln(sum) is
+        // accurate near 0, where the largest entries' log-probabilities sit.
+        let (m, ln_sum) = (m as f64, sum.ln());
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = ((v as f64 - m) - ln_sum) as f32;
+        }
+    } else {
+        let inv = (1.0 / sum) as f32;
+        for o in out.iter_mut() {
+            *o *= inv;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The distance in ulps between `got` and the correctly rounded `want`.
+    fn ulps(got: f32, want: f64) -> f64 {
+        let w = want as f32;
+        if got == w {
+            return 0.0;
+        }
+        let ulp = (f32::from_bits(w.abs().to_bits() + 1) - w.abs()) as f64;
+        (got as f64 - want).abs() / ulp
+    }
+
+    fn check_exp<const FMA: bool>() {
+        let mut worst = 0.0f64;
+        // A dense sweep over the whole finite range of interest, plus the
+        // neighbourhoods of the overflow and subnormal thresholds.
+        let mut x = -104.0f32;
+        while x < 89.0 {
+            let got = exp_f32::<FMA>(x);
+            let want = (x as f64).exp();
+            if want >= f32::MAX as f64 * (1.0 + 1e-7) {
+                assert_eq!(got, f32::INFINITY, "e^{x}");
+            } else if want >= f32::MIN_POSITIVE as f64 {
+                // Normal results (up to the rounding boundary of the
+                // largest finite value): relative error in ulps.
+                worst = worst.max(ulps(got, want));
+            } else {
+                // Subnormal results: the final scaling rounds once to the
+                // subnormal grid, so within one subnormal step (2^-149).
+                assert!(
+                    (got as f64 - want).abs() <= 1.5e-45,
+                    "e^{x} = {got}, want {want}"
+                );
+            }
+            x += 0.000_731;
+        }
+        assert!(worst <= 2.0, "worst error {worst} ulps");
+        assert_eq!(exp_f32::<FMA>(0.0), 1.0);
+        assert_eq!(exp_f32::<FMA>(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_f32::<FMA>(-1000.0), 0.0);
+        assert_eq!(exp_f32::<FMA>(f32::INFINITY), f32::INFINITY);
+        assert_eq!(exp_f32::<FMA>(100.0), f32::INFINITY);
+        assert!(exp_f32::<FMA>(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn exp_is_within_two_ulps_without_fma() {
+        check_exp::<false>();
+    }
+
+    #[test]
+    fn exp_is_within_two_ulps_with_fma() {
+        check_exp::<true>();
+    }
+
+    #[test]
+    fn sum_and_max_by_hand() {
+        let v: Vec<f32> = (1..=37).map(|i| i as f32).collect();
+        assert_eq!(sum_f32(&v), 703.0);
+        assert_eq!(max_f32(&v), 37.0);
+        assert_eq!(sum_f32(&[]), 0.0);
+        let mut w = v.clone();
+        w[20] = f32::NAN;
+        assert!(max_f32(&w).is_nan());
+        // Equal zeros: the first one wins, as in the reference.
+        assert!(max_f32(&[-0.0, 0.0, -1.0]).is_sign_negative());
+        assert!(max_f32(&[0.0, -0.0, -1.0]).is_sign_positive());
+        assert_eq!(max_f32(&[f32::NEG_INFINITY; 3]), f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn sum_of_many_small_values_keeps_them() {
+        // 1 + 2^20 copies of 2^-24: an f32 running sum would stay at 1.
+        let mut v = vec![2f32.powi(-24); 1 << 20];
+        v.insert(0, 1.0);
+        assert_eq!(sum_f32(&v), 1.0 + 2f64.powi(-4));
+    }
+
+    #[test]
+    fn softmax_row_sums_to_one_and_log_matches() {
+        let x: Vec<f32> = (0..50).map(|i| (i as f32 * 0.37).sin() * 5.0).collect();
+        let mut p = vec![0.0; 50];
+        let mut lp = vec![0.0; 50];
+        softmax_row::<false>(&x, &mut p, false);
+        softmax_row::<false>(&x, &mut lp, true);
+        let total: f64 = p.iter().map(|&v| v as f64).sum();
+        assert!((total - 1.0).abs() < 1e-6, "{total}");
+        for (a, b) in p.iter().zip(&lp) {
+            assert!((a.ln() - b).abs() < 1e-5);
+        }
+        let mut nan = vec![0.0; 3];
+        softmax_row::<false>(&[1.0, f32::NAN, 2.0], &mut nan, false);
+        assert!(nan.iter().all(|v| v.is_nan()));
+    }
+}
