@@ -131,7 +131,12 @@ impl Sgd {
     }
 
     /// The new value and buffer of one parameter.
-    fn update(&self, value: &Tensor, grad: &Tensor, buf: Option<&Tensor>) -> Result<(Tensor, Option<Tensor>)> {
+    fn update(
+        &self,
+        value: &Tensor,
+        grad: &Tensor,
+        buf: Option<&Tensor>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let c = &self.config;
         let mut g = grad.clone();
         if c.weight_decay != 0.0 {
@@ -141,7 +146,9 @@ impl Sgd {
         if c.momentum != 0.0 {
             let b = match buf {
                 None => g.clone(),
-                Some(b) => b.mul_scalar(c.momentum)?.add(&g.mul_scalar(1.0 - c.dampening)?)?,
+                Some(b) => b
+                    .mul_scalar(c.momentum)?
+                    .add(&g.mul_scalar(1.0 - c.dampening)?)?,
             };
             g = if c.nesterov {
                 g.add(&b.mul_scalar(c.momentum)?)?
@@ -164,7 +171,8 @@ impl Optimizer for Sgd {
             let mut updates = Vec::new();
             for (i, (_, param)) in self.params.iter().enumerate() {
                 if let Some((value, grad)) = value_and_grad(OP, param)? {
-                    let (new_value, new_buf) = self.update(&value, &grad, self.buffers[i].as_ref())?;
+                    let (new_value, new_buf) =
+                        self.update(&value, &grad, self.buffers[i].as_ref())?;
                     updates.push((i, new_value, new_buf));
                 }
             }
@@ -217,7 +225,11 @@ impl Optimizer for Sgd {
     fn load_state_dict(&mut self, dict: &BTreeMap<String, Tensor>) -> Result<()> {
         // Without momentum there are no buffers, so one in the dict is
         // unexpected: it came from a differently configured optimizer.
-        let fields = if self.config.momentum != 0.0 { FIELDS } else { &[] };
+        let fields = if self.config.momentum != 0.0 {
+            FIELDS
+        } else {
+            &[]
+        };
         let loaded = load_state("Sgd::load_state_dict", dict, &self.params, fields)?;
         self.steps = loaded.steps;
         self.buffers = loaded
@@ -226,5 +238,280 @@ impl Optimizer for Sgd {
             .map(|state| state.map(|values| values[0].tensor()))
             .collect();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::{param, set_grad, values};
+    use oxmera_core::Error;
+
+    fn sgd(params: &[(&str, &Param)], config: SgdConfig) -> Sgd {
+        let named = params
+            .iter()
+            .map(|(n, p)| (n.to_string(), (*p).clone()))
+            .collect();
+        Sgd::new(named, config).unwrap()
+    }
+
+    // Every value below is a short binary fraction, so the f64 arithmetic
+    // is exact and the tests compare with ==.
+
+    #[test]
+    fn plain_sgd_with_weight_decay() {
+        let p = param(&[1.0, -2.0]);
+        let config = SgdConfig {
+            lr: 0.5,
+            weight_decay: 0.25,
+            ..SgdConfig::default()
+        };
+        let mut opt = sgd(&[("p", &p)], config);
+        // step 1: g = [1, 0.5]; g + 0.25 p = [1 + 0.25, 0.5 - 0.5] = [1.25, 0]
+        //         p = [1, -2] - 0.5 [1.25, 0] = [0.375, -2]
+        set_grad(&p, &[1.0, 0.5]);
+        opt.step().unwrap();
+        assert_eq!(values(&p), vec![0.375, -2.0]);
+        // step 2: g = [-1, 2]; g + 0.25 p = [-1 + 0.09375, 2 - 0.5] = [-0.90625, 1.5]
+        //         p = [0.375 + 0.453125, -2 - 0.75] = [0.828125, -2.75]
+        set_grad(&p, &[-1.0, 2.0]);
+        opt.step().unwrap();
+        assert_eq!(values(&p), vec![0.828125, -2.75]);
+        assert_eq!(opt.steps_taken(), 2);
+        // no momentum: the state is the step count alone
+        let dict = opt.state_dict().unwrap();
+        assert_eq!(dict.keys().collect::<Vec<_>>(), vec!["step"]);
+        assert_eq!(dict["step"].to_vec::<i64>().unwrap(), vec![2]);
+    }
+
+    #[test]
+    fn momentum_with_dampening_skips_dampening_on_the_first_step() {
+        let p = param(&[1.0]);
+        let config = SgdConfig {
+            lr: 0.5,
+            momentum: 0.5,
+            dampening: 0.5,
+            ..SgdConfig::default()
+        };
+        let mut opt = sgd(&[("p", &p)], config);
+        // step 1: buf = g = 1 (undampened, as PyTorch); p = 1 - 0.5 * 1 = 0.5
+        set_grad(&p, &[1.0]);
+        opt.step().unwrap();
+        assert_eq!(values(&p), vec![0.5]);
+        // step 2: buf = 0.5 * 1 + (1 - 0.5) * 2 = 1.5; p = 0.5 - 0.5 * 1.5 = -0.25
+        set_grad(&p, &[2.0]);
+        opt.step().unwrap();
+        assert_eq!(values(&p), vec![-0.25]);
+        // step 3: buf = 0.5 * 1.5 + 0.5 * (-4) = -1.25; p = -0.25 + 0.625 = 0.375
+        set_grad(&p, &[-4.0]);
+        opt.step().unwrap();
+        assert_eq!(values(&p), vec![0.375]);
+        let dict = opt.state_dict().unwrap();
+        assert_eq!(
+            dict["p.momentum_buffer"].to_vec::<f64>().unwrap(),
+            vec![-1.25]
+        );
+    }
+
+    #[test]
+    fn nesterov_with_weight_decay() {
+        let p = param(&[2.0, -1.0]);
+        let config = SgdConfig {
+            lr: 0.25,
+            momentum: 0.5,
+            nesterov: true,
+            weight_decay: 0.5,
+            ..SgdConfig::default()
+        };
+        let mut opt = sgd(&[("p", &p)], config);
+        // step 1: g = [1, 1] + 0.5 [2, -1] = [2, 0.5]; buf = g = [2, 0.5]
+        //         d = g + 0.5 buf = [3, 0.75]; p = [2, -1] - 0.25 d = [1.25, -1.1875]
+        set_grad(&p, &[1.0, 1.0]);
+        opt.step().unwrap();
+        assert_eq!(values(&p), vec![1.25, -1.1875]);
+        // step 2: g = [0, -1] + 0.5 [1.25, -1.1875] = [0.625, -1.59375]
+        //         buf = 0.5 [2, 0.5] + g = [1.625, -1.34375]
+        //         d = g + 0.5 buf = [1.4375, -2.265625]
+        //         p = [1.25 - 0.359375, -1.1875 + 0.56640625] = [0.890625, -0.62109375]
+        set_grad(&p, &[0.0, -1.0]);
+        opt.step().unwrap();
+        assert_eq!(values(&p), vec![0.890625, -0.62109375]);
+        assert_eq!(
+            opt.state_dict().unwrap()["p.momentum_buffer"]
+                .to_vec::<f64>()
+                .unwrap(),
+            vec![1.625, -1.34375]
+        );
+    }
+
+    #[test]
+    fn a_param_without_grad_is_skipped_and_keeps_its_buffer() {
+        let a = param(&[1.0]);
+        let b = param(&[1.0]);
+        let config = SgdConfig {
+            lr: 0.5,
+            momentum: 0.5,
+            ..SgdConfig::default()
+        };
+        let mut opt = sgd(&[("a", &a), ("b", &b)], config);
+        // step 1: only a has a gradient: a = 1 - 0.5 * 1 = 0.5; b has no state
+        set_grad(&a, &[1.0]);
+        opt.step().unwrap();
+        assert_eq!((values(&a), values(&b)), (vec![0.5], vec![1.0]));
+        let dict = opt.state_dict().unwrap();
+        assert_eq!(
+            dict.keys().collect::<Vec<_>>(),
+            vec!["a.momentum_buffer", "step"]
+        );
+        // step 2: only b: b = 1 - 0.5 * 2 = 0 (its first buffer); a and its buffer stay
+        opt.zero_grad();
+        set_grad(&b, &[2.0]);
+        opt.step().unwrap();
+        assert_eq!((values(&a), values(&b)), (vec![0.5], vec![0.0]));
+        let dict = opt.state_dict().unwrap();
+        assert_eq!(
+            dict["a.momentum_buffer"].to_vec::<f64>().unwrap(),
+            vec![1.0]
+        );
+        assert_eq!(
+            dict["b.momentum_buffer"].to_vec::<f64>().unwrap(),
+            vec![2.0]
+        );
+        assert_eq!(dict["step"].to_vec::<i64>().unwrap(), vec![2]);
+    }
+
+    #[test]
+    fn step_keeps_the_gradient_and_zero_grad_clears_it() {
+        let p = param(&[1.0]);
+        let mut opt = sgd(&[("p", &p)], SgdConfig::default());
+        set_grad(&p, &[3.0]);
+        opt.step().unwrap();
+        assert_eq!(p.grad().unwrap().to_vec::<f64>().unwrap(), vec![3.0]);
+        assert!(p.tensor().requires_grad() && p.tensor().is_leaf());
+        opt.zero_grad();
+        assert!(p.grad().is_none());
+    }
+
+    #[test]
+    fn default_is_plain_sgd_at_pytorch_rate() {
+        assert_eq!(
+            SgdConfig::default(),
+            SgdConfig {
+                lr: 1e-3,
+                momentum: 0.0,
+                dampening: 0.0,
+                nesterov: false,
+                weight_decay: 0.0
+            }
+        );
+    }
+
+    #[test]
+    fn invalid_hyperparameters_are_typed_errors() {
+        let p = param(&[1.0]);
+        let bad = |config: SgdConfig| -> &'static str {
+            match Sgd::new(vec![("p".into(), p.clone())], config) {
+                Err(Error::InvalidArgument { op, name, .. }) => {
+                    assert_eq!(op, "Sgd::new");
+                    name
+                }
+                Err(other) => panic!("unexpected {other:?}"),
+                Ok(_) => panic!("accepted an invalid config"),
+            }
+        };
+        let d = SgdConfig::default;
+        assert_eq!(bad(SgdConfig { lr: -0.1, ..d() }), "lr");
+        assert_eq!(
+            bad(SgdConfig {
+                lr: f64::NAN,
+                ..d()
+            }),
+            "lr"
+        );
+        assert_eq!(
+            bad(SgdConfig {
+                lr: f64::INFINITY,
+                ..d()
+            }),
+            "lr"
+        );
+        assert_eq!(
+            bad(SgdConfig {
+                momentum: -0.5,
+                ..d()
+            }),
+            "momentum"
+        );
+        assert_eq!(
+            bad(SgdConfig {
+                weight_decay: -1e-4,
+                ..d()
+            }),
+            "weight_decay"
+        );
+        assert_eq!(
+            bad(SgdConfig {
+                dampening: 1.5,
+                ..d()
+            }),
+            "dampening"
+        );
+        assert_eq!(
+            bad(SgdConfig {
+                nesterov: true,
+                ..d()
+            }),
+            "nesterov"
+        );
+        let damped = SgdConfig {
+            nesterov: true,
+            momentum: 0.9,
+            dampening: 0.1,
+            ..d()
+        };
+        assert_eq!(bad(damped), "nesterov");
+        match Sgd::new(vec![], d()) {
+            Err(Error::InvalidArgument {
+                op: "Sgd::new",
+                name: "params",
+                ..
+            }) => {}
+            other => panic!("unexpected {:?}", other.err()),
+        }
+        let twice = vec![
+            ("w".to_string(), p.clone()),
+            ("w".to_string(), param(&[2.0])),
+        ];
+        match Sgd::new(twice, d()) {
+            Err(Error::InvalidArgument {
+                op: "Sgd::new",
+                name: "params",
+                message,
+            }) => {
+                assert!(message.contains("\"w\""), "{message}");
+            }
+            other => panic!("unexpected {:?}", other.err()),
+        }
+        // lr 0 is valid: it freezes the parameters
+        assert!(Sgd::new(vec![("p".into(), p)], SgdConfig { lr: 0.0, ..d() }).is_ok());
+    }
+
+    #[test]
+    fn an_invalid_rate_set_later_is_refused_by_step() {
+        let p = param(&[1.0]);
+        let mut opt = sgd(&[("p", &p)], SgdConfig::default());
+        set_grad(&p, &[1.0]);
+        opt.set_lr(-1.0);
+        assert_eq!(opt.lr(), -1.0);
+        match opt.step() {
+            Err(Error::InvalidArgument {
+                op: "Sgd::step",
+                name: "lr",
+                ..
+            }) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(values(&p), vec![1.0]);
+        assert_eq!(opt.steps_taken(), 0);
     }
 }
