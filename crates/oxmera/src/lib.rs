@@ -17,8 +17,9 @@
 pub use oxmera_core as core;
 pub use oxmera_core::{DType, Device, Error, Layout, Result, Shape};
 pub use oxmera_nn as nn;
-// Naming the reference crate also makes the linker keep its link-time
-// backend provider, which is what registers it by default.
+// Naming the backend crates also makes the linker keep their link-time
+// backend providers, which is what registers them by default.
+pub use oxmera_cpu as cpu;
 pub use oxmera_reference as reference;
 pub use oxmera_tensor as tensor;
 pub use oxmera_tensor::{Generator, Tensor};
