@@ -23,7 +23,9 @@ pub struct AdamConfig {
     /// `[0, 1)` (default `(0.9, 0.999)`).
     pub betas: (f64, f64),
     /// Added to the denominator for numerical stability, `>= 0` (default
-    /// `1e-8`).
+    /// `1e-8`). With `eps = 0`, an element whose gradient has been exactly
+    /// zero at every step so far divides 0 by 0 and becomes NaN, as in
+    /// PyTorch.
     pub eps: f64,
     /// L2 penalty `λ`, `>= 0`: `λ·p` is added to the gradient before the
     /// moments see it (default 0).

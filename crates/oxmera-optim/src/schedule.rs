@@ -20,6 +20,14 @@ pub trait LrSchedule: Send + Sync {
     fn lr_at(&self, step: u64) -> f64;
 }
 
+/// A boxed schedule is a schedule, so one chosen at run time (a
+/// `Box<dyn LrSchedule>`) can be wrapped in [`LinearWarmup`].
+impl<S: LrSchedule + ?Sized> LrSchedule for Box<S> {
+    fn lr_at(&self, step: u64) -> f64 {
+        (**self).lr_at(step)
+    }
+}
+
 /// Sets `optimizer`'s learning rate to `schedule`'s value at the
 /// optimizer's current step count, and returns it. Call it before each
 /// `step`.
@@ -284,6 +292,13 @@ mod tests {
         for (step, want) in [(4, 0.8), (5, 0.8), (6, 0.4), (7, 0.4)] {
             assert_eq!(s.lr_at(step), want, "step {step}");
         }
+        // a schedule picked at run time wraps as well
+        let picked: Box<dyn LrSchedule> = Box::new(ConstantLr::new(0.4).unwrap());
+        let boxed = LinearWarmup::new(picked, 2, 0.5).unwrap();
+        // factor 0.5, then 0.5 + 0.5 * 1/2 = 0.75, then the inner 0.4
+        assert_eq!(boxed.lr_at(0), 0.2);
+        close(boxed.lr_at(1), 0.3);
+        assert_eq!(boxed.lr_at(2), 0.4);
         // no warmup is the inner schedule itself
         let plain = LinearWarmup::new(ConstantLr::new(0.3).unwrap(), 0, 0.0).unwrap();
         assert_eq!(plain.lr_at(0), 0.3);
