@@ -1,0 +1,785 @@
+//! The tolerance table, and the comparison of a result with the reference.
+//!
+//! # The measure
+//!
+//! For a float output element with reference value `want`, a device value
+//! `got` passes when
+//!
+//! ```text
+//! |got - want| <= out · ε_out · max(|want|, tiny_out)  +  acc · ε_acc · S
+//! ```
+//!
+//! - `ε_out` is the output dtype's machine epsilon (the spacing of its
+//!   numbers at 1; one ulp of any value `v` is at most `ε_out · |v|`) and
+//!   `tiny_out` its smallest normal, so that near zero the first term
+//!   never falls below one subnormal spacing. `out` counts roundings into
+//!   the output dtype.
+//! - `ε_acc` is the epsilon of the precision a backend may compute in:
+//!   `f32` for `f16`, `bf16` and `f32` (the [`oxmera_tensor::Backend`]
+//!   contract lets narrow floats be computed in `f32`), `f64` for `f64`.
+//!   `acc` counts roundings in that precision, and `S` is the magnitude
+//!   they apply to: `|want|` for a well-conditioned elementwise op, and for
+//!   sums the sum of the magnitudes of the terms (the quantity every
+//!   summation error bound is proportional to), computed by the reference
+//!   in `f64` from the case's inputs.
+//!
+//! The reported error of an element is the ratio of the two sides; an
+//! element passes when it is at most 1, so the worst ratio of a run says
+//! how close it came. NaN must meet NaN, an infinity must meet the same
+//! infinity, and a finite reference value must not meet an infinity.
+//! Integer and bool outputs compare exactly. For the ops that only move
+//! values (copies, `cat`, `flip`, `neg`, ...) the sign of a zero must match
+//! too.
+//!
+//! Where a scale `S` cannot be formed (an infinite or NaN input makes it
+//! infinite or NaN), it is taken as 0, which only makes the bound
+//! stricter.
+//!
+//! # Gradients
+//!
+//! The backward of an op is a composition of tensor ops run in the
+//! tensor's dtype (each rule is written with public ops), so its error is
+//! bounded normwise rather than element by element; see [`backward`].
+
+use oxmera_core::{DType, Result};
+use oxmera_tensor::{HostBuffer, ReduceOp, Tensor, UnaryOp, no_grad};
+
+use crate::ops::Op;
+
+/// What an error bound scales with (the `S` of the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    /// No second term.
+    None,
+    /// `|want|`: the op is well conditioned, its roundings are relative.
+    Want,
+    /// `|want| + 1`: a bounded periodic function whose argument reduction
+    /// leaves an absolute error (sin, cos).
+    WantPlusOne,
+    /// `|want| + |x|`: `x · f(x)` with `f` computed as `1 ± g(x)`, whose
+    /// cancellation leaves an absolute error proportional to `|x|`
+    /// (GELU in both forms).
+    WantPlusInput,
+    /// `|want| · (1 + |b · ln|a||)`: the condition of `a^b` with respect to
+    /// the rounding of `b · ln a` (pow, powf).
+    Pow,
+    /// `Σ|x|` over the reduced elements (sum).
+    AbsSum,
+    /// `Σ|x| / n` (mean).
+    AbsMean,
+    /// `Σx² / max(n - correction, 1)` (var).
+    Moment2,
+    /// `max|x|` over the reduced elements plus `|want|` (logsumexp).
+    Lse,
+    /// `|want| · (n + 4 + |x - max|)` per element (softmax).
+    Softmax,
+    /// `|want| + |x - max| + n + 4` per element (log_softmax).
+    LogSoftmax,
+    /// `(|A| · |B|)` (matmul).
+    AbsMatmul,
+    /// `conv2d(|x|, |w|) + |b|` (conv2d).
+    AbsConv,
+    /// `avg_pool2d(|x|)` (avg_pool2d).
+    AbsPool,
+    /// `scatter_add(|x|, index, |src|)`: the sum of the magnitudes that
+    /// meet in each element (scatter_add).
+    AbsScatter,
+}
+
+/// The error bound of one op in one dtype (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// Roundings into the output dtype, relative to `|want|`.
+    pub out: f64,
+    /// Roundings in the computing precision, applied to `scale`.
+    pub acc: f64,
+    /// What `acc` applies to.
+    pub scale: Scale,
+    /// Whether the sign of a zero must match.
+    pub zero_sign: bool,
+}
+
+impl Tolerance {
+    /// Bit-for-bit (for floats, NaN payloads aside): the op only moves or
+    /// selects values, or is one correctly rounded operation.
+    pub const EXACT: Tolerance = Tolerance {
+        out: 0.0,
+        acc: 0.0,
+        scale: Scale::None,
+        zero_sign: false,
+    };
+
+    const fn new(out: f64, acc: f64, scale: Scale) -> Tolerance {
+        Tolerance {
+            out,
+            acc,
+            scale,
+            zero_sign: false,
+        }
+    }
+
+    /// Whether every element must match exactly.
+    pub fn is_exact(&self) -> bool {
+        self.out == 0.0 && self.acc == 0.0
+    }
+}
+
+/// The number of input elements that meet in one output element of a
+/// reduction-like op (1 for elementwise ops).
+pub(crate) fn terms(op: &Op, inputs: &[Tensor]) -> usize {
+    let x = &inputs[0];
+    match op {
+        Op::Reduce { dims, .. } => match dims {
+            None => x.numel(),
+            Some(d) => d
+                .iter()
+                .map(|&d| {
+                    let d = if d < 0 { d + x.rank() as isize } else { d };
+                    x.dims().get(d as usize).copied().unwrap_or(1)
+                })
+                .product(),
+        },
+        Op::Softmax { dim, .. } => {
+            let d = if *dim < 0 { *dim + x.rank() as isize } else { *dim };
+            x.dims().get(d as usize).copied().unwrap_or(1)
+        }
+        // The contracted extent: the last dim of `a` (1 for a vector
+        // promoted on the left is still its only dim).
+        Op::Matmul => x.dims().last().copied().unwrap_or(1),
+        Op::Conv2d(_) => {
+            let taps: usize = inputs[1].dims().iter().skip(1).product();
+            taps + usize::from(inputs.len() > 2)
+        }
+        Op::AvgPool2d(p) | Op::MaxPool2d(p) => p.kernel.0 * p.kernel.1,
+        Op::Scatter { dim, .. } => {
+            let src = &inputs[2];
+            let d = if *dim < 0 { *dim + src.rank() as isize } else { *dim };
+            src.dims().get(d as usize).copied().unwrap_or(1) + 1
+        }
+        _ => 1,
+    }
+}
+
+/// The forward tolerance of `op` with output dtype `dtype`, `n` being
+/// [`terms`]. Integer and bool outputs are always exact and never reach
+/// this table.
+///
+/// Every row's comment is its error analysis. "Innocuous double
+/// rounding": for `+ - × ÷ √` a result first rounded to a precision of
+/// `p'` bits and then to `p` bits equals the direct rounding when
+/// `p' ≥ 2p + 2` (Figueroa); `f64` (53) over `f32` (24), and `f32` over
+/// `f16` (11) and `bf16` (8), all qualify. So the reference (exact in
+/// `f64`, rounded once) and a backend computing these ops in `f32` or in
+/// the dtype itself agree bit for bit.
+pub fn forward(op: &Op, n: usize) -> Tolerance {
+    use Scale::*;
+    use UnaryOp::*;
+    let n = n as f64;
+    let moved = Tolerance {
+        zero_sign: true,
+        ..Tolerance::EXACT
+    };
+    match op {
+        // Values are copied, never computed: identical bits, signed zeros
+        // included. `neg` and `abs` only touch the sign bit, and a cast is
+        // one correctly rounded conversion under Element's rules.
+        Op::Contiguous
+        | Op::Cast(_)
+        | Op::Cat { .. }
+        | Op::Flip { .. }
+        | Op::Pad { .. }
+        | Op::IndexSelect { .. }
+        | Op::Gather { .. }
+        | Op::Triangle { .. }
+        | Op::Where
+        | Op::Scatter {
+            mode: oxmera_tensor::ScatterMode::Replace,
+            ..
+        }
+        | Op::Unary(Neg | Abs)
+        // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
+        // sign of a zero result is defined too.
+        | Op::Binary(oxmera_tensor::BinaryOp::Maximum | oxmera_tensor::BinaryOp::Minimum) => moved,
+        // Selections and exact functions: the value is one of the inputs
+        // (max, min, clamp, relu, max pooling), an integer (floor, ceil,
+        // round, sign), or the single correctly rounded result of one
+        // basic operation under innocuous double rounding (add, sub, mul,
+        // div, sqrt, recip = 1/x, square = x·x, rem = an exact fmod plus
+        // at most one addition of the divisor). The sign of a zero is
+        // left free: `max(-0, +0)`-style ties may pick either.
+        Op::Unary(Sign | Floor | Ceil | Round | Relu | Clamp { .. } | Sqrt | Recip | Square)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::MaxPool2d(_)
+        | Op::Reduce {
+            op: ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin,
+            ..
+        }
+        | Op::Reduce {
+            op: ReduceOp::All | ReduceOp::Any,
+            ..
+        } => match op {
+            Op::Binary(oxmera_tensor::BinaryOp::Pow) => pow_tolerance(),
+            _ => Tolerance::EXACT,
+        },
+        // `slope · x` with the slope rounded to the computing precision
+        // first: two relative roundings there, one into the output.
+        Op::Unary(LeakyRelu(_)) => Tolerance::new(1.0, 2.0, Want),
+        // 1/√x as two correctly rounded steps: two relative roundings,
+        // then one into the output dtype.
+        Op::Unary(Rsqrt) => Tolerance::new(1.0, 2.0, Want),
+        // Transcendentals: a vectorized polynomial with range reduction is
+        // accurate to a few ulps of the computing precision (4 allowed),
+        // then one rounding into the output dtype. Sigmoid, silu and
+        // softplus are computed from exp with a few more relative roundings
+        // (the 4 covers them: each step is relative).
+        Op::Unary(Exp | Log | Log1p | Tanh | Sigmoid | Erf | Silu | Softplus) => {
+            Tolerance::new(1.0, 4.0, Want)
+        }
+        Op::Unary(Sin | Cos) => Tolerance::new(1.0, 4.0, WantPlusOne),
+        Op::Unary(GeluErf | GeluTanh) => Tolerance::new(1.0, 4.0, WantPlusInput),
+        Op::Unary(Powf(_)) => pow_tolerance(),
+        Op::Unary(Not) => Tolerance::EXACT,
+        // Recursive summation of n terms: |error| ≤ γ_{n-1} Σ|x| with
+        // γ_k = k·u/(1 - k·u) ≤ k·ε for the sizes here; pairwise or
+        // blocked orders only do better. Then one rounding into the
+        // output dtype.
+        Op::Reduce {
+            op: ReduceOp::Sum, ..
+        } => Tolerance::new(1.0, n, AbsSum),
+        // The sum's bound scaled by 1/n, plus the division's rounding.
+        Op::Reduce {
+            op: ReduceOp::Mean,
+            ..
+        } => Tolerance::new(2.0, n + 1.0, AbsMean),
+        // n multiplications, each a relative rounding.
+        Op::Reduce {
+            op: ReduceOp::Prod,
+            ..
+        } => Tolerance::new(1.0, n, Want),
+        // Two accumulations of n terms (the mean, then the squared
+        // deviations), each bounded by γ_n times a sum no larger than Σx²,
+        // the mean's error entering the second twice: 4n + 4 roundings of
+        // Σx²/(n - correction). A backend may use two passes or Welford.
+        Op::Reduce {
+            op: ReduceOp::Var { .. } | ReduceOp::Std { .. },
+            ..
+        } => Tolerance::new(1.0, 4.0 * n + 4.0, Moment2),
+        // m + log Σ exp(x - m): the final addition rounds relative to |m|
+        // and |want|, each subtraction x - m relative to |x - m| ≤ 2·max|x|
+        // (absorbed in the 4), and the sum of n positive terms is relative
+        // (γ_n), which log turns into an absolute n·u.
+        Op::Reduce {
+            op: ReduceOp::LogSumExp,
+            ..
+        } => Tolerance::new(1.0, n + 4.0, Lse),
+        // exp(x - m) / Σ: the subtraction's relative rounding becomes a
+        // relative error |x - m|·u after exp; exp's few ulps; a sum of n
+        // positive terms (γ_n, relative); one division. The output term
+        // counts 2 because a subnormal result is rounded twice (the
+        // exp, then the quotient).
+        Op::Softmax { log: false, .. } => Tolerance::new(2.0, 1.0, Softmax),
+        // (x - m) - log Σ exp(x - m): absolute errors u|x - m| and
+        // u·(n + 4) from the log of a relatively accurate sum, and one
+        // final rounding.
+        Op::Softmax { log: true, .. } => Tolerance::new(1.0, 1.0, LogSoftmax),
+        // Inner products of length k: |error| ≤ γ_k (|A|·|B|) (Higham,
+        // Accuracy and Stability, §3.5), with or without FMA and in any
+        // order or blocking. One more rounding into the output.
+        Op::Matmul => Tolerance::new(1.0, n, AbsMatmul),
+        // An inner product of c_in/groups·kh·kw taps (plus the bias): the
+        // matmul bound, whether computed directly or by im2col + GEMM.
+        Op::Conv2d(_) => Tolerance::new(1.0, n, AbsConv),
+        // A sum of kh·kw taps (the divisor counts padding, per the
+        // reference), then one division.
+        Op::AvgPool2d(_) => Tolerance::new(2.0, n + 1.0, AbsPool),
+        // Each element is x plus the source values whose index lands on
+        // it: a sum of at most n terms (the source's extent along `dim`,
+        // plus x), bounded as `sum` is, over the magnitudes that meet.
+        Op::Scatter {
+            mode: oxmera_tensor::ScatterMode::Add,
+            ..
+        } => Tolerance::new(1.0, n, AbsScatter),
+    }
+}
+
+/// `a^b` computed as `exp(b · ln a)`: the product's relative rounding
+/// becomes an absolute error of `u·|b ln a|` in the exponent, so a
+/// relative error of that size in the result, on top of the few ulps of
+/// `exp` and `ln` themselves.
+fn pow_tolerance() -> Tolerance {
+    Tolerance::new(1.0, 4.0, Scale::Pow)
+}
+
+/// The gradient tolerance of `op`, normwise.
+///
+/// A gradient entry is formed by the op's backward rule (a few tensor ops
+/// in the dtype, each within the forward tolerances above) from the
+/// upstream gradient `g` and factors of order one, and may accumulate up
+/// to `terms · fan_in` such products (the forward's terms, times how many
+/// outputs a leaf element feeds: broadcasting, repeated indices). So with
+/// `M = max(‖∇‖∞, ‖g‖∞)` over finite entries:
+///
+/// ```text
+/// |got - want| <= 2 · ε · |want|  +  (16 · ε + 2 · N · ε_acc) · M
+/// ```
+///
+/// where `ε` is the dtype's epsilon (the rules round every intermediate
+/// into the dtype, on the reference too), 16 bounds the roundings of the
+/// longest rule (GELU's), and `N = terms · fan_in` counts the accumulated
+/// products. Normwise bounds are the standard form for compositions
+/// (componentwise ones would need each rule's own analysis); an error of
+/// a wrong rule or kernel is of the order of `M` itself.
+pub fn backward(dtype: DType, n: usize) -> BackwardTolerance {
+    let e = eps(dtype);
+    BackwardTolerance {
+        relative: 2.0 * e,
+        normwise: 16.0 * e + 2.0 * n as f64 * eps(acc_dtype(dtype)),
+    }
+}
+
+/// A normwise gradient tolerance (see [`backward`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BackwardTolerance {
+    /// The coefficient of `|want|`.
+    pub relative: f64,
+    /// The coefficient of `M`.
+    pub normwise: f64,
+}
+
+/// The machine epsilon of a float dtype.
+pub fn eps(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => 2f64.powi(-10),
+        DType::BF16 => 2f64.powi(-7),
+        DType::F32 => 2f64.powi(-23),
+        _ => 2f64.powi(-52),
+    }
+}
+
+/// The smallest normal number of a float dtype.
+pub fn tiny(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => 2f64.powi(-14),
+        DType::BF16 | DType::F32 => 2f64.powi(-126),
+        _ => f64::MIN_POSITIVE,
+    }
+}
+
+/// The precision a backend may compute `dtype` in.
+pub fn acc_dtype(dtype: DType) -> DType {
+    if dtype == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// The per-element scale `S` of `tol` for a run of `op` on the reference
+/// `inputs` (logical views) whose reference output is `want`.
+pub(crate) fn scale(
+    tol: &Tolerance,
+    op: &Op,
+    inputs: &[Tensor],
+    want: &[f64],
+    n: usize,
+) -> Result<Vec<f64>> {
+    no_grad(|| scale_inner(tol, op, inputs, want, n))
+}
+
+fn wide(x: &Tensor) -> Result<Tensor> {
+    x.detach().to_dtype(DType::F64)
+}
+
+fn scale_inner(
+    tol: &Tolerance,
+    op: &Op,
+    inputs: &[Tensor],
+    want: &[f64],
+    n: usize,
+) -> Result<Vec<f64>> {
+    let abs_want = || want.iter().map(|w| w.abs()).collect::<Vec<_>>();
+    let nf = n as f64;
+    let s = match tol.scale {
+        Scale::None => vec![0.0; want.len()],
+        Scale::Want => abs_want(),
+        Scale::WantPlusOne => want.iter().map(|w| w.abs() + 1.0).collect(),
+        Scale::WantPlusInput => {
+            let x = wide(&inputs[0])?.to_f64_vec()?;
+            want.iter().zip(x).map(|(w, x)| w.abs() + x.abs()).collect()
+        }
+        Scale::Pow => {
+            let a = wide(&inputs[0])?.abs()?;
+            let cond = match op {
+                Op::Unary(UnaryOp::Powf(p)) => a.log()?.mul_scalar(*p)?,
+                _ => a.log()?.mul(&wide(&inputs[1])?)?,
+            };
+            let cond = cond.abs()?.to_f64_vec()?;
+            want.iter()
+                .zip(cond)
+                .map(|(w, c)| w.abs() * (1.0 + c))
+                .collect()
+        }
+        Scale::AbsScatter => {
+            let Op::Scatter { dim, .. } = op else {
+                unreachable!("the scatter scale belongs to scatter_add")
+            };
+            wide(&inputs[0])?
+                .abs()?
+                .scatter_add(*dim, &inputs[1].detach(), &wide(&inputs[2])?.abs()?)?
+                .to_f64_vec()?
+        }
+        Scale::AbsSum | Scale::AbsMean | Scale::Moment2 | Scale::Lse => {
+            let x = wide(&inputs[0])?;
+            let Op::Reduce { op: rop, dims, keepdim } = op else {
+                unreachable!("reduction scales belong to reductions")
+            };
+            let over = |t: &Tensor, max: bool| -> Result<Tensor> {
+                match (dims, max) {
+                    (None, false) => t.sum_all(),
+                    (None, true) => t.max_all(),
+                    (Some(d), false) => t.sum(d, *keepdim),
+                    (Some(d), true) => t.max(d, *keepdim),
+                }
+            };
+            match tol.scale {
+                Scale::AbsSum => over(&x.abs()?, false)?.to_f64_vec()?,
+                Scale::AbsMean => over(&x.abs()?, false)?
+                    .div_scalar(nf.max(1.0))?
+                    .to_f64_vec()?,
+                Scale::Moment2 => {
+                    let c = match rop {
+                        ReduceOp::Var { correction } | ReduceOp::Std { correction } => {
+                            *correction
+                        }
+                        _ => 0.0,
+                    };
+                    over(&x.square()?, false)?
+                        .div_scalar((nf - c).max(1.0))?
+                        .to_f64_vec()?
+                }
+                _ => {
+                    if n == 0 {
+                        vec![0.0; want.len()]
+                    } else {
+                        let m = over(&x.abs()?, true)?.to_f64_vec()?;
+                        m.iter().zip(want).map(|(m, w)| m + w.abs()).collect()
+                    }
+                }
+            }
+        }
+        Scale::Softmax | Scale::LogSoftmax => {
+            let Op::Softmax { dim, .. } = op else {
+                unreachable!("softmax scales belong to softmax")
+            };
+            let x = wide(&inputs[0])?;
+            if x.numel() == 0 {
+                return Ok(Vec::new());
+            }
+            let d = x.sub(&x.max(&[*dim], true)?)?.abs()?.to_f64_vec()?;
+            want.iter()
+                .zip(d)
+                .map(|(w, d)| match tol.scale {
+                    Scale::Softmax => w.abs() * (nf + 4.0 + d),
+                    _ => w.abs() + d + nf + 4.0,
+                })
+                .collect()
+        }
+        Scale::AbsMatmul => wide(&inputs[0])?
+            .abs()?
+            .matmul(&wide(&inputs[1])?.abs()?)?
+            .to_f64_vec()?,
+        Scale::AbsConv => {
+            let Op::Conv2d(params) = op else {
+                unreachable!("the conv scale belongs to conv2d")
+            };
+            let bias = match inputs.get(2) {
+                Some(b) => Some(wide(b)?.abs()?),
+                None => None,
+            };
+            wide(&inputs[0])?
+                .abs()?
+                .conv2d(&wide(&inputs[1])?.abs()?, bias.as_ref(), *params)?
+                .to_f64_vec()?
+        }
+        Scale::AbsPool => {
+            let Op::AvgPool2d(params) = op else {
+                unreachable!("the pool scale belongs to avg_pool2d")
+            };
+            wide(&inputs[0])?.abs()?.avg_pool2d(*params)?.to_f64_vec()?
+        }
+    };
+    Ok(s.into_iter()
+        .map(|v| if v.is_finite() { v } else { 0.0 })
+        .collect())
+}
+
+/// The worst element of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Worst {
+    /// Its row-major position in the output.
+    pub index: usize,
+    /// The device's value.
+    pub got: f64,
+    /// The reference's value.
+    pub want: f64,
+    /// `|got - want|` (infinite for a mismatch of kind).
+    pub error: f64,
+    /// The bound it was held to.
+    pub allowed: f64,
+    /// Why it fails, when the failure is not a size (NaN, infinity, sign).
+    pub reason: Option<&'static str>,
+}
+
+/// The result of comparing one output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The largest error ratio (0 when everything matched exactly).
+    pub ratio: f64,
+    /// The element with that ratio, when there was one.
+    pub worst: Option<Worst>,
+}
+
+impl Comparison {
+    /// Whether every element met its bound.
+    pub fn passed(&self) -> bool {
+        self.ratio <= 1.0
+    }
+}
+
+/// The ratio of an error to its bound (0/0 is 0, x/0 is infinite).
+fn ratio(error: f64, allowed: f64) -> f64 {
+    if error == 0.0 {
+        0.0
+    } else if allowed == 0.0 {
+        f64::INFINITY
+    } else {
+        error / allowed
+    }
+}
+
+/// How one float element compares, as `(ratio, reason)`, given its bound.
+fn element(got: f64, want: f64, allowed: f64, zero_sign: bool) -> (f64, Option<&'static str>) {
+    if want.is_nan() || got.is_nan() {
+        return if want.is_nan() && got.is_nan() {
+            (0.0, None)
+        } else if want.is_nan() {
+            (f64::INFINITY, Some("want NaN"))
+        } else {
+            (f64::INFINITY, Some("got NaN"))
+        };
+    }
+    if want.is_infinite() || got.is_infinite() {
+        return if got == want {
+            (0.0, None)
+        } else {
+            (f64::INFINITY, Some("infinity mismatch"))
+        };
+    }
+    if zero_sign && got == 0.0 && want == 0.0 && got.is_sign_negative() != want.is_sign_negative()
+    {
+        return (f64::INFINITY, Some("sign of zero"));
+    }
+    (ratio((got - want).abs(), allowed), None)
+}
+
+/// Keeps the worse of the current worst and a new element.
+fn consider(worst: &mut Option<Worst>, max: &mut f64, r: f64, w: Worst) {
+    if worst.is_none() || r > *max {
+        *max = r;
+        *worst = Some(w);
+    }
+}
+
+/// Compares float outputs element by element under `tol` (see the
+/// module docs), given the reference's scale `s`.
+pub(crate) fn compare_forward(
+    got: &[f64],
+    want: &[f64],
+    dtype: DType,
+    tol: &Tolerance,
+    s: &[f64],
+) -> Comparison {
+    let (eo, ea, t) = (eps(dtype), eps(acc_dtype(dtype)), tiny(dtype));
+    let mut max = 0.0;
+    let mut worst = None;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let allowed = tol.out * eo * w.abs().max(t) + tol.acc * ea * s.get(i).copied().unwrap_or(0.0);
+        let (r, reason) = element(g, w, allowed, tol.zero_sign);
+        consider(
+            &mut worst,
+            &mut max,
+            r,
+            Worst {
+                index: i,
+                got: g,
+                want: w,
+                error: (g - w).abs(),
+                allowed,
+                reason,
+            },
+        );
+    }
+    Comparison { ratio: max, worst }
+}
+
+/// Compares a gradient under the normwise bound of [`backward`], with
+/// `g_norm` the largest finite magnitude of the upstream gradient.
+pub(crate) fn compare_backward(
+    got: &[f64],
+    want: &[f64],
+    tol: &BackwardTolerance,
+    g_norm: f64,
+) -> Comparison {
+    let want_norm = want
+        .iter()
+        .filter(|w| w.is_finite())
+        .fold(0.0f64, |m, w| m.max(w.abs()));
+    let m = want_norm.max(g_norm);
+    let mut max = 0.0;
+    let mut worst = None;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let allowed = tol.relative * w.abs() + tol.normwise * m;
+        let (r, reason) = element(g, w, allowed, false);
+        consider(
+            &mut worst,
+            &mut max,
+            r,
+            Worst {
+                index: i,
+                got: g,
+                want: w,
+                error: (g - w).abs(),
+                allowed,
+                reason,
+            },
+        );
+    }
+    Comparison { ratio: max, worst }
+}
+
+/// Compares integer or bool outputs exactly.
+pub(crate) fn compare_exact(got: &HostBuffer, want: &HostBuffer) -> Comparison {
+    let mut max = 0.0;
+    let mut worst = None;
+    for i in 0..want.len().min(got.len()) {
+        let (g, w) = (got.get_i64(i), want.get_i64(i));
+        let r = if g == w { 0.0 } else { f64::INFINITY };
+        consider(
+            &mut worst,
+            &mut max,
+            r,
+            Worst {
+                index: i,
+                got: g as f64,
+                want: w as f64,
+                error: (g as f64 - w as f64).abs(),
+                allowed: 0.0,
+                reason: None,
+            },
+        );
+    }
+    Comparison { ratio: max, worst }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_ulp_of_f32_is_within_one_epsilon_unit() {
+        let tol = Tolerance::new(1.0, 0.0, Scale::None);
+        let want = 1.5f32;
+        let got = f32::from_bits(want.to_bits() + 1);
+        let c = compare_forward(&[got as f64], &[want as f64], DType::F32, &tol, &[0.0]);
+        assert!(c.passed());
+        // 2^-23 / (2^-23 · 1.5) = 2/3
+        assert!((c.ratio - 2.0 / 3.0).abs() < 1e-12, "{}", c.ratio);
+        let got2 = f32::from_bits(want.to_bits() + 2);
+        let c = compare_forward(&[got2 as f64], &[want as f64], DType::F32, &tol, &[0.0]);
+        assert!(!c.passed());
+    }
+
+    #[test]
+    fn subnormals_are_compared_on_the_subnormal_spacing() {
+        let tol = Tolerance::new(1.0, 0.0, Scale::None);
+        let s = f32::from_bits(1) as f64;
+        let c = compare_forward(&[2.0 * s], &[s], DType::F32, &tol, &[0.0]);
+        assert_eq!(c.ratio, 1.0);
+        let c = compare_forward(&[3.0 * s], &[s], DType::F32, &tol, &[0.0]);
+        assert_eq!(c.ratio, 2.0);
+    }
+
+    #[test]
+    fn the_scale_term_uses_the_computing_precision() {
+        // f16 output, sum bound 4·ε_f32·S with S = 10: an error of
+        // 4·2^-23·10 is allowed beyond the output rounding.
+        let tol = Tolerance::new(0.0, 4.0, Scale::AbsSum);
+        let allowed = 4.0 * 2f64.powi(-23) * 10.0;
+        let c = compare_forward(&[1.0 + allowed], &[1.0], DType::F16, &tol, &[10.0]);
+        assert!((c.ratio - 1.0).abs() < 1e-9, "{}", c.ratio);
+    }
+
+    #[test]
+    fn special_values_must_match_in_kind() {
+        let tol = Tolerance::new(100.0, 0.0, Scale::None);
+        let cmp = |g: f64, w: f64| compare_forward(&[g], &[w], DType::F32, &tol, &[0.0]);
+        assert!(cmp(f64::NAN, f64::NAN).passed());
+        assert_eq!(cmp(1.0, f64::NAN).worst.unwrap().reason, Some("want NaN"));
+        assert_eq!(cmp(f64::NAN, 1.0).worst.unwrap().reason, Some("got NaN"));
+        assert!(cmp(f64::INFINITY, f64::INFINITY).passed());
+        assert!(!cmp(f64::NEG_INFINITY, f64::INFINITY).passed());
+        assert!(!cmp(f64::MAX, f64::INFINITY).passed());
+        assert!(!cmp(f64::INFINITY, 3.0e38).passed());
+        // Signed zeros: free unless the op only moves values.
+        assert!(cmp(-0.0, 0.0).passed());
+        let moved = Tolerance {
+            zero_sign: true,
+            ..Tolerance::EXACT
+        };
+        let c = compare_forward(&[-0.0], &[0.0], DType::F32, &moved, &[0.0]);
+        assert_eq!(c.worst.unwrap().reason, Some("sign of zero"));
+    }
+
+    #[test]
+    fn exact_means_exact() {
+        let c = compare_forward(&[1.0, 2.0], &[1.0, 2.0], DType::F64, &Tolerance::EXACT, &[]);
+        assert_eq!(c.ratio, 0.0);
+        let c = compare_forward(&[1.0, 2.0 + 1e-15], &[1.0, 2.0], DType::F64, &Tolerance::EXACT, &[]);
+        assert!(c.ratio.is_infinite());
+        assert_eq!(c.worst.unwrap().index, 1);
+        let a = HostBuffer::I64(vec![1, 2, 3]);
+        let b = HostBuffer::I64(vec![1, 2, 4]);
+        assert!(compare_exact(&a, &a).passed());
+        assert_eq!(compare_exact(&b, &a).worst.unwrap().index, 2);
+    }
+
+    #[test]
+    fn gradients_are_bounded_normwise() {
+        let tol = backward(DType::F32, 1);
+        // M = max(‖want‖, ‖g‖) = 4; a tiny entry may be off by about
+        // (16 + 2)·ε_f32·4.
+        let slack = tol.normwise * 4.0;
+        let c = compare_backward(&[0.0 + slack * 0.5, 4.0], &[0.0, 4.0], &tol, 1.0);
+        assert!(c.passed());
+        let c = compare_backward(&[0.0 + slack * 2.0, 4.0], &[0.0, 4.0], &tol, 1.0);
+        assert!(!c.passed());
+        assert_eq!(c.worst.unwrap().index, 0);
+    }
+
+    #[test]
+    fn basic_arithmetic_is_exact_and_sums_are_not() {
+        let add = forward(&Op::Binary(oxmera_tensor::BinaryOp::Add), 1);
+        assert!(add.is_exact());
+        let sum = forward(
+            &Op::Reduce {
+                op: ReduceOp::Sum,
+                dims: None,
+                keepdim: false,
+            },
+            10,
+        );
+        assert_eq!((sum.acc, sum.scale), (10.0, Scale::AbsSum));
+        assert!(forward(&Op::Flip { dims: vec![0] }, 1).zero_sign);
+    }
+}
