@@ -7,11 +7,65 @@
 //! forward pass without either knowing the other. Tensors themselves stay
 //! immutable: an update is a new tensor put into the slot.
 //!
+//! A [`Module`] is a forward pass plus a way to list its params under
+//! dotted names (`"0.weight"`, `"bn.running_mean"`). Everything a training
+//! loop needs beyond the forward pass — the trainable parameters for an
+//! optimizer, gradient zeroing, the state dict a checkpoint saves, strict
+//! loading that reports the offending tensor — is derived from that list,
+//! so a new layer writes two methods. The names follow PyTorch's, so a
+//! state dict means the same thing on both sides.
+//!
+//! Layers are built from tensor ops; autograd records them, so no layer
+//! writes a backward pass. Randomness (initialization, dropout) comes from
+//! seeded [`Generator`](oxmera_tensor::Generator)s, so a seed fixes a run.
+//!
 //! This crate knows the tensor front end and autograd. It must never know
 //! about a concrete backend, an optimizer, a data set or a file format:
-//! state dicts are plain `(name, tensor)` lists that `oxmera-checkpoint`
+//! state dicts are plain `(name, tensor)` maps that `oxmera-checkpoint`
 //! writes and `oxmera-optim` extends.
+//!
+//! ```
+//! # use oxmera_reference as _;
+//! use oxmera_core::{DType, Device};
+//! use oxmera_nn::loss::{cross_entropy, CrossEntropyOptions};
+//! use oxmera_nn::{Linear, Module, ReLU, Sequential};
+//! use oxmera_tensor::{Generator, Tensor};
+//!
+//! let dev = Device::Reference;
+//! let mut rng = Generator::new(42);
+//! let net = Sequential::new()
+//!     .push(Linear::new(2, 8, true, &mut rng, DType::F32, dev)?)
+//!     .push(ReLU)
+//!     .push(Linear::new(8, 2, true, &mut rng, DType::F32, dev)?);
+//! let x = Tensor::from_vec(vec![0.0f32, 1.0, 1.0, 0.0], [2, 2], dev)?;
+//! let y = Tensor::from_vec(vec![1i64, 0], [2], dev)?;
+//!
+//! let loss = cross_entropy(&net.forward(&x)?, &y, &CrossEntropyOptions::default())?;
+//! loss.backward()?;
+//! // Every trainable parameter received a gradient of its own shape.
+//! for (name, p) in net.named_parameters() {
+//!     assert_eq!(p.grad().unwrap().shape(), p.tensor().shape(), "{name}");
+//! }
+//! // The state dict names tensors as PyTorch would.
+//! let names: Vec<String> = net.state_dict().into_keys().collect();
+//! assert_eq!(names, ["0.bias", "0.weight", "2.bias", "2.weight"]);
+//! # Ok::<(), oxmera_core::Error>(())
+//! ```
 
+mod activation;
+mod conv;
+pub mod init;
+mod linear;
+pub mod loss;
+mod module;
 mod param;
+mod sequential;
 
+pub use activation::{
+    Flatten, GELU, GeluApproximation, LeakyReLU, ReLU, SiLU, Sigmoid, Softmax, Tanh,
+};
+pub use conv::{AvgPool2d, Conv2d, MaxPool2d};
+pub use linear::Linear;
+pub use module::{Module, join_name};
 pub use param::Param;
+pub use sequential::Sequential;

@@ -1,0 +1,159 @@
+//! Activation layers: stateless modules wrapping elementwise tensor ops.
+
+use oxmera_core::{Error, Result};
+use oxmera_tensor::Tensor;
+
+use crate::{Module, Param};
+
+/// Implements `Module` for a stateless layer whose forward is `$f`.
+macro_rules! stateless {
+    ($ty:ty, |$s:ident, $x:ident| $body:expr) => {
+        impl Module for $ty {
+            fn forward(&self, $x: &Tensor) -> Result<Tensor> {
+                let $s = self;
+                $body
+            }
+
+            fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
+        }
+    };
+}
+
+/// `max(x, 0)`, elementwise. Its gradient at 0 is 0, as in PyTorch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReLU;
+stateless!(ReLU, |_s, x| x.relu());
+
+/// `x` where `x > 0`, else `slope · x`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeakyReLU {
+    slope: f64,
+}
+
+impl LeakyReLU {
+    /// A leaky ReLU with negative slope `slope` (PyTorch's default is
+    /// 0.01). [`Error::InvalidArgument`] for a non-finite slope.
+    pub fn new(slope: f64) -> Result<LeakyReLU> {
+        if !slope.is_finite() {
+            return Err(Error::invalid(
+                "LeakyReLU",
+                "slope",
+                format!("must be finite, got {slope}"),
+            ));
+        }
+        Ok(LeakyReLU { slope })
+    }
+
+    /// The negative slope.
+    pub fn slope(&self) -> f64 {
+        self.slope
+    }
+}
+
+impl Default for LeakyReLU {
+    fn default() -> Self {
+        LeakyReLU { slope: 0.01 }
+    }
+}
+stateless!(LeakyReLU, |s, x| x.leaky_relu(s.slope));
+
+/// Which formula [`GELU`] evaluates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GeluApproximation {
+    /// The exact `x · Φ(x)`, through the error function.
+    #[default]
+    None,
+    /// `x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³)))`.
+    Tanh,
+}
+
+/// The Gaussian error linear unit, `x · Φ(x)`, exactly or in the tanh
+/// approximation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GELU {
+    /// The formula.
+    pub approximation: GeluApproximation,
+}
+
+impl GELU {
+    /// The exact GELU.
+    pub fn new() -> GELU {
+        GELU::default()
+    }
+
+    /// The tanh approximation (GPT-2's).
+    pub fn tanh() -> GELU {
+        GELU {
+            approximation: GeluApproximation::Tanh,
+        }
+    }
+}
+stateless!(GELU, |s, x| match s.approximation {
+    GeluApproximation::None => x.gelu(),
+    GeluApproximation::Tanh => x.gelu_tanh(),
+});
+
+/// The hyperbolic tangent, elementwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tanh;
+stateless!(Tanh, |_s, x| x.tanh());
+
+/// The logistic function `1 / (1 + e^-x)`, elementwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sigmoid;
+stateless!(Sigmoid, |_s, x| x.sigmoid());
+
+/// SiLU (swish), `x · sigmoid(x)`, elementwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SiLU;
+stateless!(SiLU, |_s, x| x.silu());
+
+/// Softmax along one dim: each slice along `dim` becomes a probability
+/// distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Softmax {
+    dim: isize,
+}
+
+impl Softmax {
+    /// Softmax along `dim` (negative counts from the end). The dim is
+    /// checked against the input's rank in `forward`.
+    pub fn new(dim: isize) -> Softmax {
+        Softmax { dim }
+    }
+
+    /// The dim normalized over.
+    pub fn dim(&self) -> isize {
+        self.dim
+    }
+}
+stateless!(Softmax, |s, x| x.softmax(s.dim));
+
+/// Merges every dim after the first into one: `[n, …]` becomes
+/// `[n, product of the rest]` (a view when the layout allows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flatten;
+
+impl Flatten {
+    /// A flatten that keeps dim 0 (the batch).
+    pub fn new() -> Flatten {
+        Flatten
+    }
+}
+
+impl Module for Flatten {
+    /// Rank 2 and above; a rank-1 input has no dims after the batch
+    /// ([`Error::RankMismatch`]).
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if x.rank() < 2 {
+            return Err(Error::RankMismatch {
+                op: "Flatten",
+                expected: 2,
+                shape: x.shape().clone(),
+            });
+        }
+        x.flatten(1, -1)
+    }
+
+    fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
+}
