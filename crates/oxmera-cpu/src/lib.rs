@@ -70,6 +70,7 @@ use oxmera_tensor::{
 mod conv;
 mod data;
 mod elementwise;
+pub mod fused;
 pub mod gemm;
 mod host;
 mod index;

@@ -1,0 +1,84 @@
+//! `oxmera-bench [--quick] [--out DIR] [--threads N] [--no-python]`
+//!
+//! Measures the CPU backend against the reference and its peers and
+//! prints the table; see the library docs for what is measured and how.
+//! Build with `--features peers` to include the `gemm` and
+//! `matrixmultiply` crates, and in release mode for meaningful figures:
+//!
+//! ```text
+//! cargo run --release -p oxmera-bench --features peers -- --out target/bench
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use oxmera_bench::{Config, run};
+
+const USAGE: &str = "usage: oxmera-bench [--quick] [--out DIR] [--threads N] [--no-python]
+
+  --quick       tiny sizes, two rounds: checks the plumbing, not the speed
+  --out DIR     also write DIR/bench.json
+  --threads N   threads for oxmera and every peer (default: RAYON_NUM_THREADS,
+                or one per logical CPU)
+  --no-python   do not start the NumPy/PyTorch peers";
+
+fn main() -> ExitCode {
+    let mut config = Config {
+        quick: false,
+        out: None,
+        threads: 0,
+        python: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => config.quick = true,
+            "--no-python" => config.python = false,
+            "--out" => match args.next() {
+                Some(d) => config.out = Some(PathBuf::from(d)),
+                None => return usage("--out needs a directory"),
+            },
+            "--threads" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => config.threads = n,
+                _ => return usage("--threads needs a positive number"),
+            },
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            other => return usage(&format!("unknown argument {other}")),
+        }
+    }
+    let explicit = config.threads != 0;
+    if !explicit {
+        // What rayon's global pool, and so the CPU backend, will use;
+        // worked out here because asking rayon would start its threads.
+        config.threads = std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1);
+    }
+    // Before any thread exists: this sets an environment variable.
+    #[cfg(feature = "peers")]
+    oxmera_bench::rust_peers::set_matrixmultiply_threads(config.threads);
+    if explicit {
+        if let Err(e) = oxmera_cpu::set_num_threads(config.threads) {
+            eprintln!("oxmera-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match run(&config) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("oxmera-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage(problem: &str) -> ExitCode {
+    eprintln!("oxmera-bench: {problem}\n{USAGE}");
+    ExitCode::from(2)
+}
