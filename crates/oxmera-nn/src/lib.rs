@@ -54,10 +54,13 @@
 
 mod activation;
 mod conv;
+mod dropout;
+mod embedding;
 pub mod init;
 mod linear;
 pub mod loss;
 mod module;
+mod norm;
 mod param;
 mod sequential;
 
@@ -65,7 +68,10 @@ pub use activation::{
     Flatten, GELU, GeluApproximation, LeakyReLU, ReLU, SiLU, Sigmoid, Softmax, Tanh,
 };
 pub use conv::{AvgPool2d, Conv2d, MaxPool2d};
+pub use dropout::Dropout;
+pub use embedding::Embedding;
 pub use linear::Linear;
 pub use module::{Module, join_name};
+pub use norm::{BatchNorm1d, BatchNorm2d, LayerNorm};
 pub use param::Param;
 pub use sequential::Sequential;

@@ -196,8 +196,8 @@ pub fn nll(log_probs: &Tensor, targets: &Tensor, opts: &NllOptions) -> Result<Te
 /// use oxmera_core::Device;
 /// use oxmera_nn::loss::{mse, Reduction};
 /// use oxmera_tensor::Tensor;
-/// let p = Tensor::from_vec(vec![1.0f32, 2.0, 4.0], [3], Device::Reference)?;
-/// let t = Tensor::from_vec(vec![1.0f32, 0.0, 1.0], [3], Device::Reference)?;
+/// let p = Tensor::from_vec(vec![1.0f64, 2.0, 4.0], [3], Device::Reference)?;
+/// let t = Tensor::from_vec(vec![1.0f64, 0.0, 1.0], [3], Device::Reference)?;
 /// assert_eq!(mse(&p, &t, Reduction::Mean)?.item()?, (0.0 + 4.0 + 9.0) / 3.0);
 /// # Ok::<(), oxmera_core::Error>(())
 /// ```
