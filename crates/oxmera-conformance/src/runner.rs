@@ -283,6 +283,11 @@ fn compare_backward(
     if let Err(e) = want.out.backward_with(&g_ref) {
         return vec![(0, Err(format!("the reference cannot backpropagate: {e}")))];
     }
+    let ref_views: Vec<Tensor> = want.inputs.iter().map(|b| b.view.clone()).collect();
+    let kappa = match tolerance::backward_conditioning(&case.op, &ref_views) {
+        Ok(k) => k,
+        Err(e) => return vec![(0, Err(format!("cannot form the gradient tolerance: {e}")))],
+    };
     let device = got.out.device();
     let dev_result = upstream(device).and_then(|(g, _)| got.out.backward_with(&g));
     let mut results = Vec::new();
@@ -299,7 +304,7 @@ fn compare_backward(
         // broadcast and index fan-in the gradient accumulates over.
         let source = case.input_layout(i, class).source_shape(&spec.shape).numel();
         let fan_in = out.numel().div_ceil(source.max(1)).max(1);
-        let tol = tolerance::backward(dtype, n * fan_in);
+        let tol = tolerance::backward(&case.op, dtype, n * fan_in, kappa);
         let result = match (got.inputs[i].leaf.grad(), leaf_ref.grad()) {
             (None, None) => continue,
             (Some(_), None) => Err("a gradient where the reference has none".to_string()),

@@ -311,31 +311,160 @@ fn pow_tolerance() -> Tolerance {
     Tolerance::new(1.0, 4.0, Scale::Pow)
 }
 
-/// The gradient tolerance of `op`, normwise.
+/// The gradient tolerance of `op` in `dtype`, normwise.
 ///
-/// A gradient entry is formed by the op's backward rule (a few tensor ops
-/// in the dtype, each within the forward tolerances above) from the
-/// upstream gradient `g` and factors of order one, and may accumulate up
-/// to `terms · fan_in` such products (the forward's terms, times how many
-/// outputs a leaf element feeds: broadcasting, repeated indices). So with
-/// `M = max(‖∇‖∞, ‖g‖∞)` over finite entries:
+/// A gradient entry is formed by the op's backward rule — a few tensor
+/// ops run in the dtype, on the reference too, each rounding into it —
+/// from the upstream gradient `g`, the op's inputs and sometimes its
+/// forward output, and it may accumulate up to `n` products (the
+/// forward's terms times how many outputs one stored element feeds:
+/// broadcasting, repeated indices, overlapping windows). With
+/// `M = max(‖∇‖∞, ‖g‖∞)` over finite entries, the bound is
 ///
 /// ```text
-/// |got - want| <= 2 · ε · |want|  +  (16 · ε + 2 · N · ε_acc) · M
+/// |got - want| <= 2·ε·|want|  +  ((k + f + 1 + κ)·ε + 2·n·ε_acc) · M
 /// ```
 ///
-/// where `ε` is the dtype's epsilon (the rules round every intermediate
-/// into the dtype, on the reference too), 16 bounds the roundings of the
-/// longest rule (GELU's), and `N = terms · fan_in` counts the accumulated
-/// products. Normwise bounds are the standard form for compositions
-/// (componentwise ones would need each rule's own analysis); an error of
-/// a wrong rule or kernel is of the order of `M` itself.
-pub fn backward(dtype: DType, n: usize) -> BackwardTolerance {
+/// - `k` counts the rule's rounding steps ([`backward_roundings`]), each
+///   within ε (half an ulp on each side) of a quantity of order `M`;
+/// - `f` is the forward tolerance in ulps of the dtype for rules that
+///   reuse the forward output (`exp`'s `g·y`), which differs that much,
+///   and 0 for the others;
+/// - the 1 is the final sum over a broadcast or a view's scatter-back;
+/// - `κ` is the conditioning of rules that exponentiate a difference or
+///   raise to a power ([`backward_conditioning`]): an absolute error ε·|t|
+///   in an exponent `t` becomes a relative error ε·|t| in the result;
+/// - `2·n·ε_acc` bounds accumulating `n` products in the computing
+///   precision (γ_n, on each side).
+///
+/// Normwise bounds are the standard form for compositions; a wrong rule
+/// or kernel errs by the order of `M` itself.
+pub fn backward(op: &Op, dtype: DType, n: usize, kappa: f64) -> BackwardTolerance {
     let e = eps(dtype);
+    let ea = eps(acc_dtype(dtype));
+    let fwd = forward(op, 1);
+    let f = if !reuses_output(op) {
+        0.0
+    } else {
+        match fwd.scale {
+            Scale::Want | Scale::WantPlusOne | Scale::WantPlusInput | Scale::Pow => {
+                fwd.out + fwd.acc * ea / e
+            }
+            _ => fwd.out,
+        }
+    };
     BackwardTolerance {
         relative: 2.0 * e,
-        normwise: 16.0 * e + 2.0 * n as f64 * eps(acc_dtype(dtype)),
+        normwise: (backward_roundings(op) + f + 1.0 + kappa) * e + 2.0 * n as f64 * ea,
     }
+}
+
+/// The rounding steps of `op`'s backward rule (see the rules in
+/// `oxmera_tensor::autograd`): multiplications by 0, ±1, 0.5 or 2,
+/// negations, `where` and indicator masks are exact and not counted; a
+/// backward kernel (convolution, pooling) and a matmul count one, their
+/// accumulation being bounded separately.
+pub fn backward_roundings(op: &Op) -> f64 {
+    use UnaryOp::*;
+    use oxmera_tensor::BinaryOp as B;
+    match op {
+        Op::Unary(Neg | Abs | Sign | Floor | Ceil | Round | Relu | Clamp { .. } | Not) => 0.0,
+        // g·y, g/x, g·2x
+        Op::Unary(Exp | Log | Square) => 1.0,
+        // g/(x+1); g/(2y); -g·y²; g·cos x; g·sin x; g·σ(x)
+        Op::Unary(Log1p | Sqrt | Recip | Sin | Cos | Softplus) => 2.0,
+        // g·(-y³/2); g·(1-y²); g·y(1-y); g·(slope + (1-slope)·pos);
+        // g·p·x^(p-1)
+        Op::Unary(Rsqrt | Tanh | Sigmoid | LeakyRelu(_) | Powf(_)) => 3.0,
+        // g·(2/√π)·exp(-x²)
+        Op::Unary(Erf) => 4.0,
+        // g·σ·(1 + x(1-σ))
+        Op::Unary(Silu) => 6.0,
+        // Φ + x·φ with Φ through erf and φ through exp
+        Op::Unary(GeluErf) => 9.0,
+        // the tanh form's sixteen steps
+        Op::Unary(GeluTanh) => 16.0,
+        Op::Binary(B::Add | B::Sub | B::Maximum | B::Minimum | B::And | B::Or | B::Xor) => 0.0,
+        Op::Binary(B::Mul) => 1.0,
+        // g·floor(a/b)
+        Op::Binary(B::Rem) => 2.0,
+        // g/b and g·out/b
+        Op::Binary(B::Div) => 3.0,
+        // b·a^(b-1)·g and g·out·ln a
+        Op::Binary(B::Pow) => 6.0,
+        Op::Reduce { op, .. } => match op {
+            ReduceOp::Sum => 0.0,
+            // g/n, and the share of a tie
+            ReduceOp::Mean | ReduceOp::Max | ReduceOp::Min => 1.0,
+            // g·(x - mean)·2/(n - c), and for std a division by 2·std
+            ReduceOp::Var { .. } => 4.0,
+            ReduceOp::Std { .. } => 6.0,
+            // out/x, or the product of the others at a zero
+            ReduceOp::Prod => 4.0,
+            // g·exp(x - out)
+            ReduceOp::LogSumExp => 2.0,
+            ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => 0.0,
+        },
+        // y·(g - Σ g·y), or g - exp(y)·Σ g
+        Op::Softmax { .. } => 4.0,
+        Op::Matmul | Op::Conv2d(_) | Op::MaxPool2d(_) | Op::AvgPool2d(_) | Op::Cast(_) => 1.0,
+        Op::Where
+        | Op::Contiguous
+        | Op::Cat { .. }
+        | Op::Pad { .. }
+        | Op::Flip { .. }
+        | Op::Triangle { .. }
+        | Op::IndexSelect { .. }
+        | Op::Gather { .. }
+        | Op::Scatter { .. }
+        | Op::Compare(_) => 0.0,
+    }
+}
+
+/// Whether `op`'s backward rule reads the forward output (so the
+/// forward's own error enters the gradient).
+fn reuses_output(op: &Op) -> bool {
+    use UnaryOp::*;
+    use oxmera_tensor::BinaryOp as B;
+    matches!(
+        op,
+        Op::Unary(Exp | Sqrt | Rsqrt | Recip | Tanh | Sigmoid)
+            | Op::Binary(B::Div | B::Pow)
+            | Op::Reduce {
+                op: ReduceOp::Prod | ReduceOp::Std { .. } | ReduceOp::LogSumExp,
+                ..
+            }
+            | Op::Softmax { .. }
+    )
+}
+
+/// The `κ` of [`backward`]: for rules that exponentiate a difference
+/// (softmax, log-softmax, logsumexp: `exp(x - c)` with `c` of the order of
+/// `max|x|`) twice the largest finite input magnitude; for powers the
+/// largest finite `|b · ln|a||`; otherwise 0.
+pub(crate) fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
+    no_grad(|| {
+        let finite_max = |v: Vec<f64>| v.into_iter().filter(|x| x.is_finite()).fold(0.0, f64::max);
+        Ok(match op {
+            Op::Softmax { .. }
+            | Op::Reduce {
+                op: ReduceOp::LogSumExp,
+                ..
+            } => 2.0 * finite_max(wide(&inputs[0])?.abs()?.to_f64_vec()?),
+            Op::Unary(UnaryOp::Powf(p)) => {
+                finite_max(wide(&inputs[0])?.abs()?.log()?.mul_scalar(*p)?.abs()?.to_f64_vec()?)
+            }
+            Op::Binary(oxmera_tensor::BinaryOp::Pow) => finite_max(
+                wide(&inputs[0])?
+                    .abs()?
+                    .log()?
+                    .mul(&wide(&inputs[1])?)?
+                    .abs()?
+                    .to_f64_vec()?,
+            ),
+            _ => 0.0,
+        })
+    })
 }
 
 /// A normwise gradient tolerance (see [`backward`]).
@@ -756,9 +885,11 @@ mod tests {
 
     #[test]
     fn gradients_are_bounded_normwise() {
-        let tol = backward(DType::F32, 1);
-        // M = max(‖want‖, ‖g‖) = 4; a tiny entry may be off by about
-        // (16 + 2)·ε_f32·4.
+        let tol = backward(&Op::Unary(UnaryOp::Neg), DType::F32, 1, 0.0);
+        // neg: no rounding in the rule, none in the forward, one final:
+        // (0 + 0 + 1)·ε + 2·1·ε_acc = 3·2^-23 of M.
+        assert_eq!(tol.normwise, 3.0 * 2f64.powi(-23));
+        // M = max(‖want‖, ‖g‖) = 4.
         let slack = tol.normwise * 4.0;
         let c = compare_backward(&[0.0 + slack * 0.5, 4.0], &[0.0, 4.0], &tol, 1.0);
         assert!(c.passed());
