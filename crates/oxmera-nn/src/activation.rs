@@ -157,3 +157,106 @@ impl Module for Flatten {
 
     fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+
+    fn apply(m: &dyn Module, values: &[f64]) -> Vec<f64> {
+        m.forward(&t64(values, [values.len()]))
+            .unwrap()
+            .to_vec()
+            .unwrap()
+    }
+
+    #[test]
+    fn activations_match_hand_values() {
+        let xs = [-2.0, 0.0, 1.0];
+        assert_eq!(apply(&ReLU, &xs), vec![0.0, 0.0, 1.0]);
+        let leaky = LeakyReLU::new(0.1).unwrap();
+        assert_close(&apply(&leaky, &xs), &[-0.2, 0.0, 1.0], 1e-15);
+        assert_eq!(LeakyReLU::default().slope(), 0.01);
+        // Φ(1) = 0.8413447460685429 (standard normal CDF).
+        assert_close(
+            &apply(&GELU::new(), &[0.0, 1.0]),
+            &[0.0, 0.8413447460685429],
+            1e-15,
+        );
+        let inner = (2.0 / std::f64::consts::PI).sqrt() * (1.0 + 0.044715);
+        let want = 0.5 * (1.0 + inner.tanh());
+        assert_close(&apply(&GELU::tanh(), &[1.0]), &[want], 1e-15);
+        assert_close(&apply(&Tanh, &[1.0]), &[1f64.tanh()], 1e-15);
+        assert_close(
+            &apply(&Sigmoid, &[0.0, 2.0]),
+            &[0.5, 1.0 / (1.0 + (-2f64).exp())],
+            1e-15,
+        );
+        assert_close(&apply(&SiLU, &[1.0]), &[1.0 / (1.0 + (-1f64).exp())], 1e-15);
+        for m in [&ReLU as &dyn Module, &Tanh, &Sigmoid, &SiLU, &GELU::new()] {
+            assert!(m.named_parameters().is_empty());
+            assert!(m.is_training());
+        }
+    }
+
+    #[test]
+    fn leaky_slope_must_be_finite() {
+        let err = LeakyReLU::new(f64::NAN).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidArgument {
+                op: "LeakyReLU",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn softmax_normalizes_along_its_dim() {
+        let x = t64(&[0.0, 3f64.ln(), 1.0, 1.0], [2, 2]);
+        let rows = Softmax::new(-1)
+            .forward(&x)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        assert_close(&rows, &[0.25, 0.75, 0.5, 0.5], 1e-15);
+        let cols = Softmax::new(0).forward(&x).unwrap();
+        let sums = cols.sum(&[0], false).unwrap().to_vec::<f64>().unwrap();
+        assert_close(&sums, &[1.0, 1.0], 1e-15);
+        assert!(matches!(
+            Softmax::new(2).forward(&x),
+            Err(Error::DimOutOfRange { .. })
+        ));
+    }
+
+    #[test]
+    fn flatten_keeps_the_batch_dim() {
+        let x = Tensor::zeros([2, 3, 4], oxmera_core::DType::F32, DEV).unwrap();
+        assert_eq!(Flatten::new().forward(&x).unwrap().dims(), &[2, 12]);
+        let x = Tensor::zeros([5], oxmera_core::DType::F32, DEV).unwrap();
+        assert!(matches!(
+            Flatten::new().forward(&x),
+            Err(Error::RankMismatch {
+                op: "Flatten",
+                expected: 2,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn activation_gradients_pass_gradcheck() {
+        let x = t64(&[-1.5, -0.3, 0.4, 2.0], [2, 2]);
+        let modules: [&dyn Module; 6] = [
+            &LeakyReLU::default(),
+            &GELU::new(),
+            &GELU::tanh(),
+            &SiLU,
+            &Sigmoid,
+            &Softmax::new(1),
+        ];
+        for m in modules {
+            check_grad(|xs| m.forward(&xs[0]), &[x.clone()]);
+        }
+    }
+}

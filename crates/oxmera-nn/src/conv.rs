@@ -296,3 +296,183 @@ pub struct AvgPool2d {
     params: Pool2dParams,
 }
 pool_layer!(AvgPool2d, avg_pool2d, "average");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+
+    fn conv(c_in: usize, c_out: usize, k: (usize, usize)) -> Conv2d {
+        Conv2d::new(c_in, c_out, k, &mut Generator::new(11), DType::F64, DEV).unwrap()
+    }
+
+    #[test]
+    fn forward_on_a_3x3_image_is_hand_computable() {
+        // A 2x2 box filter plus bias 1 over [[1,2,3],[4,5,6],[7,8,9]]:
+        // each output is its 2x2 block's sum plus 1.
+        let c = conv(1, 1, (2, 2));
+        c.weight().set(t64(&[1.0; 4], [1, 1, 2, 2])).unwrap();
+        c.bias_param().unwrap().set(t64(&[1.0], [1])).unwrap();
+        let x = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], [1, 1, 3, 3]);
+        let y = c.forward(&x).unwrap();
+        assert_eq!(y.to_vec::<f64>().unwrap(), vec![13.0, 17.0, 25.0, 29.0]);
+        // With padding 1 the corner window holds only x[0][0] = 1.
+        let padded = c.clone().padding((1, 1)).forward(&x).unwrap();
+        assert_eq!(padded.dims(), &[1, 1, 4, 4]);
+        assert_eq!(padded.get(&[0, 0, 0, 0]).unwrap(), 2.0);
+    }
+
+    #[test]
+    fn init_bound_is_one_over_root_fan_in() {
+        let c = conv(3, 8, (3, 3));
+        let bound = 1.0 / 27f64.sqrt();
+        let w = c.weight().tensor().to_f64_vec().unwrap();
+        let b = c.bias_param().unwrap().tensor().to_f64_vec().unwrap();
+        assert!(w.iter().chain(&b).all(|v| v.abs() <= bound));
+        assert_eq!(c.weight().tensor().dims(), &[8, 3, 3, 3]);
+    }
+
+    #[test]
+    fn groups_narrow_and_rescale_the_drawn_weight() {
+        let whole = conv(4, 6, (3, 3));
+        let w = whole.weight().tensor();
+        let b = whole.bias_param().unwrap().tensor().to_f64_vec().unwrap();
+        let grouped = whole.groups(2).unwrap();
+        let gw = grouped.weight().tensor();
+        assert_eq!(gw.dims(), &[6, 2, 3, 3]);
+        let want = w.narrow(1, 0, 2).unwrap().mul_scalar(2f64.sqrt()).unwrap();
+        assert_close(
+            &gw.to_f64_vec().unwrap(),
+            &want.to_f64_vec().unwrap(),
+            1e-15,
+        );
+        // fan_in is now 2 * 3 * 3 = 18.
+        let bound = 1.0 / 18f64.sqrt();
+        assert!(gw.to_f64_vec().unwrap().iter().all(|v| v.abs() <= bound));
+        let gb = grouped.bias_param().unwrap().tensor().to_f64_vec().unwrap();
+        let want_b: Vec<f64> = b.iter().map(|v| v * 2f64.sqrt()).collect();
+        assert_close(&gb, &want_b, 1e-15);
+        assert_eq!(grouped.params().groups, 2);
+        let x = Tensor::zeros([1, 4, 5, 5], DType::F64, DEV).unwrap();
+        assert_eq!(grouped.forward(&x).unwrap().dims(), &[1, 6, 3, 3]);
+    }
+
+    #[test]
+    fn invalid_groups_are_rejected() {
+        for g in [0, 3, 4] {
+            let err = conv(4, 6, (1, 1)).groups(g).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::InvalidArgument {
+                        op: "Conv2d::groups",
+                        name: "groups",
+                        ..
+                    }
+                ),
+                "{g}: {err}"
+            );
+        }
+        let err = conv(4, 4, (1, 1)).groups(4).unwrap().groups(2).unwrap_err();
+        assert!(err.to_string().contains("groups can only grow"), "{err}");
+    }
+
+    #[test]
+    fn bias_can_be_removed_and_restored() {
+        let c = conv(2, 3, (1, 1));
+        let drawn = c.bias_param().unwrap().tensor().to_f64_vec().unwrap();
+        let c = c.bias(false).unwrap();
+        let names: Vec<String> = c.named_parameters().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["weight"]);
+        let c = c.bias(true).unwrap();
+        let restored = c.bias_param().unwrap();
+        assert!(restored.is_trainable());
+        assert_eq!(restored.tensor().to_f64_vec().unwrap(), drawn);
+    }
+
+    #[test]
+    fn zero_stride_or_dilation_is_reported() {
+        let x = Tensor::zeros([1, 1, 4, 4], DType::F64, DEV).unwrap();
+        let bad = conv(1, 1, (2, 2)).stride((0, 1));
+        assert!(matches!(
+            bad.check(),
+            Err(Error::InvalidArgument {
+                op: "Conv2d",
+                name: "stride",
+                ..
+            })
+        ));
+        assert!(matches!(
+            bad.forward(&x),
+            Err(Error::InvalidArgument {
+                op: "Conv2d",
+                name: "stride",
+                ..
+            })
+        ));
+        let bad = conv(1, 1, (2, 2)).dilation((1, 0));
+        assert!(matches!(
+            bad.forward(&x),
+            Err(Error::InvalidArgument {
+                name: "dilation",
+                ..
+            })
+        ));
+        let err = Conv2d::new(1, 1, (0, 2), &mut Generator::new(0), DType::F32, DEV).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidArgument {
+                op: "Conv2d::new",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn input_gradient_passes_gradcheck() {
+        let c = conv(4, 2, (2, 2))
+            .groups(2)
+            .unwrap()
+            .stride((2, 1))
+            .padding((1, 0))
+            .dilation((1, 2));
+        let x = Generator::new(12)
+            .randn([1, 4, 3, 4], DType::F64, DEV)
+            .unwrap();
+        check_grad(|xs| c.forward(&xs[0]), &[x]);
+    }
+
+    #[test]
+    fn pooling_layers_are_hand_computable() {
+        let x = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], [1, 1, 3, 3]);
+        let max = MaxPool2d::new((2, 2)).stride((1, 1));
+        assert_eq!(
+            max.forward(&x).unwrap().to_vec::<f64>().unwrap(),
+            vec![5.0, 6.0, 8.0, 9.0]
+        );
+        let avg = AvgPool2d::new((2, 2)).stride((1, 1));
+        assert_eq!(
+            avg.forward(&x).unwrap().to_vec::<f64>().unwrap(),
+            vec![3.0, 4.0, 6.0, 7.0]
+        );
+        // Stride defaults to the kernel: one 2x2 window fits in 3x3.
+        assert_eq!(
+            AvgPool2d::new((2, 2))
+                .forward(&x)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap(),
+            vec![3.0]
+        );
+        assert_eq!(MaxPool2d::new((3, 1)).params().stride, (3, 1));
+        assert!(MaxPool2d::new((2, 2)).named_parameters().is_empty());
+        let bad = MaxPool2d::new((2, 2)).padding((2, 0)).forward(&x);
+        assert!(matches!(
+            bad,
+            Err(Error::InvalidArgument {
+                op: "max_pool2d",
+                ..
+            })
+        ));
+    }
+}

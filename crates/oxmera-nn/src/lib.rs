@@ -63,6 +63,8 @@ mod module;
 mod norm;
 mod param;
 mod sequential;
+#[cfg(test)]
+mod test_util;
 
 pub use activation::{
     Flatten, GELU, GeluApproximation, LeakyReLU, ReLU, SiLU, Sigmoid, Softmax, Tanh,

@@ -132,3 +132,105 @@ impl Module for Linear {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+
+    #[test]
+    fn init_is_pytorch_default_and_drawn_weight_then_bias() {
+        let layer = Linear::new(50, 20, true, &mut Generator::new(9), DType::F64, DEV).unwrap();
+        let bound = 1.0 / 50f64.sqrt();
+        let w = layer.weight().tensor().to_f64_vec().unwrap();
+        let b = layer.bias().unwrap().tensor().to_f64_vec().unwrap();
+        assert!(w.iter().chain(&b).all(|v| v.abs() <= bound));
+        // The same stream, drawn by hand: weight first, then bias.
+        let mut rng = Generator::new(9);
+        let w_hand = rng
+            .uniform([20, 50], -bound, bound, DType::F64, DEV)
+            .unwrap();
+        let b_hand = rng.uniform([20], -bound, bound, DType::F64, DEV).unwrap();
+        assert_close(&w, &w_hand.to_f64_vec().unwrap(), 1e-15);
+        assert_close(&b, &b_hand.to_f64_vec().unwrap(), 1e-15);
+    }
+
+    #[test]
+    fn without_bias_has_one_param() {
+        let layer = Linear::new(3, 2, false, &mut Generator::new(0), DType::F32, DEV).unwrap();
+        assert!(layer.bias().is_none());
+        let names: Vec<String> = layer
+            .named_parameters()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["weight"]);
+        assert_eq!((layer.in_features(), layer.out_features()), (3, 2));
+    }
+
+    #[test]
+    fn gradients_of_a_sum_are_hand_computable() {
+        // loss = Σ (x Wᵀ + b): dW[o][i] = Σ_n x[n][i], db[o] = N.
+        let layer = Linear::new(2, 3, true, &mut Generator::new(1), DType::F64, DEV).unwrap();
+        let x = t64(&[1.0, 2.0, 3.0, -4.0, 0.5, 0.5], [3, 2]);
+        layer
+            .forward(&x)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let dw = layer.weight().grad().unwrap().to_f64_vec().unwrap();
+        assert_eq!(dw, vec![4.5, -1.5, 4.5, -1.5, 4.5, -1.5]);
+        let db = layer.bias().unwrap().grad().unwrap().to_f64_vec().unwrap();
+        assert_eq!(db, vec![3.0, 3.0, 3.0]);
+    }
+
+    #[test]
+    fn leading_dims_are_kept() {
+        let layer = Linear::new(4, 5, true, &mut Generator::new(2), DType::F32, DEV).unwrap();
+        let x = Tensor::zeros([2, 3, 4], DType::F32, DEV).unwrap();
+        assert_eq!(layer.forward(&x).unwrap().dims(), &[2, 3, 5]);
+    }
+
+    #[test]
+    fn input_gradient_passes_gradcheck_on_a_transposed_input() {
+        let layer = Linear::new(3, 2, true, &mut Generator::new(3), DType::F64, DEV).unwrap();
+        // [3, 4] transposed: a non-contiguous [4, 3].
+        let x = Generator::new(4)
+            .randn([3, 4], DType::F64, DEV)
+            .unwrap()
+            .t()
+            .unwrap();
+        assert!(!x.is_contiguous());
+        check_grad(|xs| layer.forward(&xs[0]), &[x]);
+    }
+
+    #[test]
+    fn wrong_width_and_rank_are_named() {
+        let layer = Linear::new(3, 2, true, &mut Generator::new(5), DType::F32, DEV).unwrap();
+        let err = layer
+            .forward(&Tensor::zeros([4, 5], DType::F32, DEV).unwrap())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Linear: inner dimensions differ: [4, 5] @ [3, 2] (5 != 3)"
+        );
+        let err = layer
+            .forward(&Tensor::scalar(1.0f32, DEV).unwrap())
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::RankMismatch { op: "Linear", .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn zero_inputs_give_the_bias() {
+        let layer = Linear::new(0, 2, true, &mut Generator::new(6), DType::F32, DEV).unwrap();
+        let y = layer
+            .forward(&Tensor::zeros([3, 0], DType::F32, DEV).unwrap())
+            .unwrap();
+        assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.0; 6]);
+    }
+}

@@ -230,3 +230,222 @@ impl<M: Module + ?Sized> Module for Box<M> {
         (**self).is_training()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+    use crate::{BatchNorm1d, Dropout, Linear, ReLU, Sequential};
+    use oxmera_core::DType;
+    use oxmera_tensor::Generator;
+
+    fn mlp(seed: u64) -> Sequential {
+        let mut rng = Generator::new(seed);
+        Sequential::new()
+            .push(Linear::new(3, 4, true, &mut rng, DType::F32, DEV).unwrap())
+            .push(BatchNorm1d::new(4, DType::F32, DEV).unwrap())
+            .push(ReLU)
+            .push(Linear::new(4, 2, false, &mut rng, DType::F32, DEV).unwrap())
+    }
+
+    fn dict_err(net: &Sequential, dict: &BTreeMap<String, Tensor>) -> (String, StateDictProblem) {
+        match net.load_state_dict(dict).unwrap_err() {
+            Error::StateDict { op, name, problem } => {
+                assert_eq!(op, "load_state_dict");
+                (name, problem)
+            }
+            other => panic!("expected a state-dict error, got {other}"),
+        }
+    }
+
+    #[test]
+    fn names_split_parameters_from_buffers() {
+        let net = mlp(0);
+        let params: Vec<String> = net.named_parameters().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            params,
+            ["0.weight", "0.bias", "1.weight", "1.bias", "3.weight"]
+        );
+        let buffers: Vec<String> = net.named_buffers().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            buffers,
+            ["1.running_mean", "1.running_var", "1.num_batches_tracked"]
+        );
+        assert_eq!(net.parameters().len(), 5);
+        assert_eq!(net.num_parameters(), 3 * 4 + 4 + 4 + 4 + 4 * 2);
+        assert_eq!(net.state_dict().len(), 8);
+    }
+
+    #[test]
+    fn join_name_handles_the_empty_prefix() {
+        assert_eq!(join_name("", "weight"), "weight");
+        assert_eq!(join_name("0.1", "bias"), "0.1.bias");
+    }
+
+    #[test]
+    fn state_dict_round_trip_reproduces_the_model() {
+        let a = mlp(1);
+        let b = mlp(2);
+        let x = t32(&[0.5, -1.0, 2.0, 1.5, 0.0, -0.5], [2, 3]);
+        let mut a_eval = a;
+        a_eval.eval();
+        let mut b_eval = b;
+        b_eval.eval();
+        let before = b_eval.forward(&x).unwrap().to_vec::<f32>().unwrap();
+        assert_ne!(a_eval.forward(&x).unwrap().to_vec::<f32>().unwrap(), before);
+        b_eval.load_state_dict(&a_eval.state_dict()).unwrap();
+        assert_eq!(
+            b_eval.forward(&x).unwrap().to_vec::<f32>().unwrap(),
+            a_eval.forward(&x).unwrap().to_vec::<f32>().unwrap()
+        );
+        for ((na, ta), (nb, tb)) in a_eval.state_dict().iter().zip(b_eval.state_dict().iter()) {
+            assert_eq!(na, nb);
+            assert_eq!(ta.to_f64_vec().unwrap(), tb.to_f64_vec().unwrap(), "{na}");
+        }
+        // Loaded parameters stay trainable leaves.
+        for (name, p) in b_eval.named_parameters() {
+            assert!(p.tensor().requires_grad(), "{name}");
+        }
+    }
+
+    #[test]
+    fn state_dict_is_detached() {
+        let net = mlp(3);
+        for (name, t) in net.state_dict() {
+            assert!(!t.requires_grad(), "{name}");
+        }
+    }
+
+    #[test]
+    fn missing_tensor_is_named() {
+        let net = mlp(4);
+        let mut dict = net.state_dict();
+        dict.remove("1.running_var");
+        assert_eq!(
+            dict_err(&net, &dict),
+            ("1.running_var".to_string(), StateDictProblem::Missing)
+        );
+    }
+
+    #[test]
+    fn unexpected_tensor_is_named() {
+        let net = mlp(5);
+        let mut dict = net.state_dict();
+        dict.insert("3.bias".into(), t32(&[0.0, 0.0], [2]));
+        assert_eq!(
+            dict_err(&net, &dict),
+            ("3.bias".to_string(), StateDictProblem::Unexpected)
+        );
+    }
+
+    #[test]
+    fn wrong_shape_is_named_with_both_shapes() {
+        let net = mlp(6);
+        let mut dict = net.state_dict();
+        dict.insert("0.weight".into(), t32(&[0.0; 12], [3, 4]));
+        assert_eq!(
+            dict_err(&net, &dict),
+            (
+                "0.weight".to_string(),
+                StateDictProblem::Shape {
+                    expected: [4, 3].into(),
+                    got: [3, 4].into()
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn wrong_dtype_is_named_with_both_dtypes() {
+        let net = mlp(7);
+        let mut dict = net.state_dict();
+        dict.insert(
+            "1.num_batches_tracked".into(),
+            Tensor::scalar(0i32, DEV).unwrap(),
+        );
+        assert_eq!(
+            dict_err(&net, &dict),
+            (
+                "1.num_batches_tracked".to_string(),
+                StateDictProblem::DType {
+                    expected: DType::I64,
+                    got: DType::I32
+                }
+            )
+        );
+        let msg = net.load_state_dict(&dict).unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            "load_state_dict: tensor \"1.num_batches_tracked\": expected dtype i64, got i32"
+        );
+    }
+
+    #[test]
+    fn failed_load_changes_nothing() {
+        let net = mlp(8);
+        let before = net.state_dict();
+        // Every entry but the last (in name order) is valid and different.
+        let mut dict = mlp(9).state_dict();
+        dict.insert("3.weight".into(), t32(&[0.0; 8], [8]));
+        assert!(net.load_state_dict(&dict).is_err());
+        for (name, t) in net.state_dict() {
+            assert_eq!(
+                t.to_f64_vec().unwrap(),
+                before[&name].to_f64_vec().unwrap(),
+                "{name} changed"
+            );
+        }
+    }
+
+    #[test]
+    fn mode_reaches_every_child() {
+        let mut net = Sequential::new()
+            .push(Dropout::new(0.5, Generator::new(0)).unwrap())
+            .push(Sequential::new().push(BatchNorm1d::new(2, DType::F32, DEV).unwrap()));
+        assert!(net.is_training());
+        net.eval();
+        assert!(!net.is_training());
+        assert!(net.iter().all(|m| !m.is_training()));
+        // Evaluation: dropout is the identity and batch norm uses its
+        // initial running statistics (mean 0, var 1), so with eps the
+        // output is x / sqrt(1 + 1e-5).
+        let x = t32(&[1.0, 2.0], [1, 2]);
+        let y = net.forward(&x).unwrap().to_vec::<f32>().unwrap();
+        let s = (1.0f64 + 1e-5).sqrt();
+        assert_close(
+            &y.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            &[1.0 / s, 2.0 / s],
+            1e-6,
+        );
+        net.train();
+        assert!(net.iter().all(|m| m.is_training()));
+    }
+
+    #[test]
+    fn zero_grad_clears_every_parameter() {
+        let net = mlp(10);
+        let x = t32(&[0.5, -1.0, 2.0, 1.5, 0.0, -0.5], [2, 3]);
+        net.forward(&x)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        assert!(net.parameters().iter().all(|p| p.grad().is_some()));
+        net.zero_grad();
+        assert!(net.parameters().iter().all(|p| p.grad().is_none()));
+    }
+
+    #[test]
+    fn boxed_modules_are_modules() {
+        let mut boxed: Box<dyn Module> = Box::new(mlp(11));
+        boxed.eval();
+        assert!(!boxed.is_training());
+        let names: Vec<String> = boxed
+            .named_parameters()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names.len(), 5);
+    }
+}
