@@ -535,3 +535,467 @@ fn same_float_shape(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+    use oxmera_tensor::Generator;
+    use proptest::prelude::*;
+
+    /// The losses below chain about ten f64 operations on values below 8,
+    /// each rounding by at most half an ulp (4.4e-16 at 4): 1e-14 covers
+    /// that with room, and is far below any formula mistake.
+    const TOL: f64 = 1e-14;
+
+    const LN3: f64 = 1.0986122886681098;
+    const LN4: f64 = 1.3862943611198906;
+
+    /// Logits whose softmax rows are [1/4, 3/4] and [3/4, 1/4].
+    fn quarter_logits() -> Tensor {
+        t64(&[0.0, LN3, LN3, 0.0], [2, 2])
+    }
+
+    fn ce(logits: &Tensor, targets: &Tensor, opts: &CrossEntropyOptions) -> Tensor {
+        cross_entropy(logits, targets, opts).unwrap()
+    }
+
+    #[test]
+    fn weighted_smoothed_cross_entropy_matches_hand_values() {
+        // Targets 1 and 1, class weights [1, 2], ε = 0.2, C = 2.
+        // log p: row 0 = [-ln4, ln3 - ln4], row 1 = [ln3 - ln4, -ln4].
+        let nll0 = 2.0 * (LN4 - LN3);
+        let nll1 = 2.0 * LN4;
+        let smooth0 = LN4 + 2.0 * (LN4 - LN3);
+        let smooth1 = (LN4 - LN3) + 2.0 * LN4;
+        let l0 = 0.8 * nll0 + 0.1 * smooth0;
+        let l1 = 0.8 * nll1 + 0.1 * smooth1;
+        let mut opts = CrossEntropyOptions {
+            weight: Some(t64(&[1.0, 2.0], [2])),
+            label_smoothing: 0.2,
+            ..Default::default()
+        };
+        let y = ti(&[1, 1], [2]);
+        // PyTorch's weighted mean divides by Σ w[yᵢ] = 4, not by N = 2.
+        assert_close(
+            &[ce(&quarter_logits(), &y, &opts).item().unwrap()],
+            &[(l0 + l1) / 4.0],
+            TOL,
+        );
+        opts.reduction = Reduction::Sum;
+        assert_close(
+            &[ce(&quarter_logits(), &y, &opts).item().unwrap()],
+            &[l0 + l1],
+            TOL,
+        );
+        opts.reduction = Reduction::None;
+        let per = ce(&quarter_logits(), &y, &opts);
+        assert_eq!(per.dims(), &[2]);
+        assert_close(&per.to_f64_vec().unwrap(), &[l0, l1], TOL);
+    }
+
+    #[test]
+    fn smoothed_cross_entropy_without_weights_divides_by_n() {
+        let opts = CrossEntropyOptions {
+            label_smoothing: 0.2,
+            ..Default::default()
+        };
+        let y = ti(&[1, 0], [2]);
+        // Row 0 target 1: -log p = ln4 - ln3; row 1 target 0: ln4 - ln3.
+        // Smoothing term per row: Σ_c -log p[c] = ln4 + (ln4 - ln3).
+        let l = 0.8 * (LN4 - LN3) + 0.1 * (2.0 * LN4 - LN3);
+        assert_close(
+            &[ce(&quarter_logits(), &y, &opts).item().unwrap()],
+            &[l],
+            TOL,
+        );
+    }
+
+    #[test]
+    fn cross_entropy_gradient_is_softmax_minus_one_hot() {
+        let logits = t64(&[0.0, LN3], [1, 2]).with_requires_grad(true).unwrap();
+        let loss = ce(&logits, &ti(&[1], [1]), &CrossEntropyOptions::default());
+        loss.backward().unwrap();
+        assert_close(
+            &logits.grad().unwrap().to_f64_vec().unwrap(),
+            &[0.25, -0.25],
+            1e-15,
+        );
+    }
+
+    #[test]
+    fn cross_entropy_gradients_pass_gradcheck() {
+        let logits = Generator::new(21).randn([4, 3], DType::F64, DEV).unwrap();
+        let y = ti(&[2, 0, -1, 1], [4]);
+        let opts = CrossEntropyOptions {
+            weight: Some(t64(&[0.5, 2.0, 1.5], [3])),
+            label_smoothing: 0.1,
+            ignore_index: Some(-1),
+            reduction: Reduction::Mean,
+        };
+        check_grad(|xs| cross_entropy(&xs[0], &y, &opts), &[logits.clone()]);
+        let probs = Generator::new(22).rand([4, 3], DType::F64, DEV).unwrap();
+        let probs = probs.div(&probs.sum(&[1], true).unwrap()).unwrap();
+        let soft = CrossEntropyOptions {
+            label_smoothing: 0.1,
+            ..Default::default()
+        };
+        check_grad(|xs| cross_entropy(&xs[0], &probs, &soft), &[logits]);
+    }
+
+    #[test]
+    fn ignored_samples_count_nowhere() {
+        let logits = t64(&[0.0, LN3, 5.0, -5.0, LN3, 0.0], [3, 2])
+            .with_requires_grad(true)
+            .unwrap();
+        let opts = CrossEntropyOptions {
+            ignore_index: Some(-100),
+            weight: Some(t64(&[1.0, 2.0], [2])),
+            ..Default::default()
+        };
+        let loss = ce(&logits, &ti(&[1, -100, 1], [3]), &opts);
+        // The two kept rows, as in the weighted test: (2(ln4 - ln3) + 2 ln4) / 4.
+        let want = (2.0 * (LN4 - LN3) + 2.0 * LN4) / 4.0;
+        assert_close(&[loss.item().unwrap()], &[want], TOL);
+        loss.backward().unwrap();
+        let g = logits.grad().unwrap().to_f64_vec().unwrap();
+        assert_eq!(&g[2..4], &[0.0, 0.0]);
+        // Everything ignored: the weighted mean is 0/0.
+        let none = ce(&logits.detach(), &ti(&[-100; 3], [3]), &opts);
+        assert!(none.item().unwrap().is_nan());
+    }
+
+    #[test]
+    fn class_dim_is_dim_one_for_higher_ranks_and_zero_for_one_sample() {
+        // [N=1, C=2, d=2], stored [n][c][d].
+        let logits = t64(&[0.0, LN3, LN3, 0.0], [1, 2, 2]);
+        let opts = CrossEntropyOptions {
+            reduction: Reduction::None,
+            ..Default::default()
+        };
+        let per = ce(&logits, &ti(&[1, 1], [1, 2]), &opts);
+        assert_eq!(per.dims(), &[1, 2]);
+        // Reading down dim 1: position 0 has logits [0, ln3] (target 1:
+        // ln4 − ln3), position 1 has [ln3, 0] (target 1: ln4).
+        assert_close(&per.to_f64_vec().unwrap(), &[LN4 - LN3, LN4], TOL);
+        let one = ce(&t64(&[0.0, LN3], [2]), &ti(&[0], []), &opts);
+        assert_eq!(one.dims(), &[] as &[usize]);
+        assert_close(&[one.item().unwrap()], &[LN4], TOL);
+    }
+
+    #[test]
+    fn cross_entropy_errors_are_typed_and_named() {
+        let logits = quarter_logits();
+        let d = CrossEntropyOptions::default();
+        let err = cross_entropy(&logits, &ti(&[0, 2], [2]), &d).unwrap_err();
+        assert_eq!(
+            err,
+            Error::IndexOutOfBounds {
+                op: "cross_entropy",
+                index: 2,
+                dim: 1,
+                size: 2
+            }
+        );
+        let err = cross_entropy(&logits, &ti(&[-1, 0], [2]), &d).unwrap_err();
+        assert!(
+            matches!(err, Error::IndexOutOfBounds { index: -1, .. }),
+            "{err}"
+        );
+        let err = cross_entropy(&logits, &ti(&[0, 1, 0], [3]), &d).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::ShapeMismatch {
+                    op: "cross_entropy",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = cross_entropy(&logits, &t64(&[0.0, 1.0], [2]), &d).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::UnsupportedDType {
+                op: "cross_entropy",
+                dtype: DType::F64,
+                ..
+            }
+        ));
+        let err = cross_entropy(&ti(&[0, 1], [1, 2]), &ti(&[0], [1]), &d).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::UnsupportedDType {
+                op: "cross_entropy",
+                dtype: DType::I64,
+                ..
+            }
+        ));
+        let bad_weight = CrossEntropyOptions {
+            weight: Some(t64(&[1.0, 1.0, 1.0], [3])),
+            ..Default::default()
+        };
+        let err = cross_entropy(&logits, &ti(&[0, 1], [2]), &bad_weight).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::ShapeMismatch {
+                    op: "cross_entropy",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let f32_weight = CrossEntropyOptions {
+            weight: Some(t32(&[1.0, 1.0], [2])),
+            ..Default::default()
+        };
+        let err = cross_entropy(&logits, &ti(&[0, 1], [2]), &f32_weight).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::DTypeMismatch {
+                    op: "cross_entropy",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        for eps in [-0.1, 1.5, f64::NAN] {
+            let opts = CrossEntropyOptions {
+                label_smoothing: eps,
+                ..Default::default()
+            };
+            let err = cross_entropy(&logits, &ti(&[0, 1], [2]), &opts).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::InvalidArgument {
+                        name: "label_smoothing",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+        }
+        let opts = CrossEntropyOptions {
+            ignore_index: Some(0),
+            ..Default::default()
+        };
+        let err = cross_entropy(&logits, &logits, &opts).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidArgument {
+                    name: "ignore_index",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn weighted_nll_matches_hand_values() {
+        let logp = t64(&[-1.0, -2.0, -3.0, -4.0], [2, 2]);
+        let opts = NllOptions {
+            weight: Some(t64(&[2.0, 3.0], [2])),
+            ..Default::default()
+        };
+        // ℓ = [2 · 1, 3 · 4], divided by 2 + 3.
+        let loss = nll(&logp, &ti(&[0, 1], [2]), &opts).unwrap();
+        assert_eq!(loss.item().unwrap(), 14.0 / 5.0);
+        let err = nll(&logp, &ti(&[0, 5], [2]), &opts).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::IndexOutOfBounds {
+                op: "nll",
+                index: 5,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn mse_and_l1_match_hand_values() {
+        let p = t64(&[1.0, 2.0, 4.0], [3]).with_requires_grad(true).unwrap();
+        let t = t64(&[1.0, 0.0, 5.0], [3]);
+        assert_eq!(mse(&p, &t, Reduction::Sum).unwrap().item().unwrap(), 5.0);
+        let per = mse(&p, &t, Reduction::None).unwrap().to_f64_vec().unwrap();
+        assert_eq!(per, vec![0.0, 4.0, 1.0]);
+        let loss = l1(&p, &t, Reduction::Mean).unwrap();
+        assert_eq!(loss.item().unwrap(), 1.0);
+        loss.backward().unwrap();
+        // sign(p - t) / 3, and 0 where p == t.
+        assert_close(
+            &p.grad().unwrap().to_f64_vec().unwrap(),
+            &[0.0, 1.0 / 3.0, -1.0 / 3.0],
+            1e-15,
+        );
+        let err = mse(&p, &t64(&[1.0], [1]), Reduction::Mean).unwrap_err();
+        assert!(
+            matches!(err, Error::ShapeMismatch { op: "mse", .. }),
+            "{err}"
+        );
+        let err = l1(&p, &t32(&[1.0, 0.0, 5.0], [3]), Reduction::Mean).unwrap_err();
+        assert!(
+            matches!(err, Error::DTypeMismatch { op: "l1", .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bce_with_logits_is_stable_at_large_logits() {
+        let x = t64(&[100.0, -100.0, 0.0, -100.0], [4])
+            .with_requires_grad(true)
+            .unwrap();
+        let y = t64(&[1.0, 1.0, 0.5, 0.0], [4]);
+        let opts = BceOptions {
+            reduction: Reduction::None,
+            ..Default::default()
+        };
+        let per = bce_with_logits(&x, &y, &opts).unwrap();
+        let e = (-100f64).exp();
+        let got = per.to_f64_vec().unwrap();
+        // -log σ(100) = log(1 + e^-100) ≈ e^-100: kept to full relative
+        // accuracy, not rounded to 0.
+        assert!((got[0] - e).abs() <= 1e-15 * e, "{}", got[0]);
+        assert_close(&got[1..], &[100.0, 2f64.ln(), e], 1e-13);
+        per.sum_all().unwrap().backward().unwrap();
+        // d/dx = σ(x) − y.
+        let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+        let want = [sig(100.0) - 1.0, sig(-100.0) - 1.0, 0.0, sig(-100.0)];
+        assert_close(&x.grad().unwrap().to_f64_vec().unwrap(), &want, 1e-15);
+
+        // In f32, e^-100 is below the smallest normal: finite and tiny.
+        let x32 = t32(&[100.0, -100.0], [2]);
+        let y32 = t32(&[1.0, 1.0], [2]);
+        let per32 = bce_with_logits(&x32, &y32, &opts)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(per32[0].is_finite() && (0.0..1e-40).contains(&per32[0]));
+        assert_eq!(per32[1], 100.0);
+    }
+
+    #[test]
+    fn bce_weights_match_hand_values() {
+        // At x = 0, softplus(±0) = ln 2: y = 1 costs w·p·ln2, y = 0 costs w·ln2.
+        let x = t64(&[0.0, 0.0], [2]).with_requires_grad(true).unwrap();
+        let y = t64(&[1.0, 0.0], [2]);
+        let opts = BceOptions {
+            weight: Some(t64(&[2.0], [1])),
+            pos_weight: Some(t64(&[3.0], [1])),
+            reduction: Reduction::Mean,
+        };
+        let loss = bce_with_logits(&x, &y, &opts).unwrap();
+        let ln2 = 2f64.ln();
+        assert_close(
+            &[loss.item().unwrap()],
+            &[(6.0 * ln2 + 2.0 * ln2) / 2.0],
+            1e-15,
+        );
+        loss.backward().unwrap();
+        // w · (σ(x)(1 − y + p·y) − p·y) / 2 at σ = 1/2.
+        assert_close(
+            &x.grad().unwrap().to_f64_vec().unwrap(),
+            &[2.0 * (0.5 * 3.0 - 3.0) / 2.0, 2.0 * 0.5 / 2.0],
+            1e-15,
+        );
+        let bad = BceOptions {
+            pos_weight: Some(t64(&[1.0, 2.0, 3.0], [3])),
+            ..Default::default()
+        };
+        let err = bce_with_logits(&x, &y, &bad).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::BroadcastIncompatible {
+                    op: "bce_with_logits",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let wide = BceOptions {
+            weight: Some(t64(&[1.0, 2.0, 3.0, 4.0], [2, 2])),
+            ..Default::default()
+        };
+        let err = bce_with_logits(&x, &y, &wide).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::ExpandIncompatible {
+                    op: "bce_with_logits",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bce_gradient_passes_gradcheck() {
+        let x = Generator::new(23)
+            .randn([3, 2], DType::F64, DEV)
+            .unwrap()
+            .mul_scalar(3.0)
+            .unwrap();
+        let y = Generator::new(24).rand([3, 2], DType::F64, DEV).unwrap();
+        let opts = BceOptions {
+            pos_weight: Some(t64(&[0.5, 2.0], [2])),
+            ..Default::default()
+        };
+        check_grad(|xs| bce_with_logits(&xs[0], &y, &opts), &[x]);
+    }
+
+    #[test]
+    fn accuracy_counts_argmax_hits() {
+        // A tie goes to the lowest class.
+        let logits = t64(&[1.0, 1.0, 0.0, 2.0], [2, 2]);
+        assert_eq!(accuracy(&logits, &ti(&[0, 1], [2])).unwrap(), 1.0);
+        assert_eq!(accuracy(&logits, &ti(&[1, 0], [2])).unwrap(), 0.0);
+        let err = accuracy(&t64(&[], [0, 2]), &ti(&[], [0])).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument { op: "accuracy", .. }),
+            "{err}"
+        );
+        let err = accuracy(&logits, &ti(&[0], [1])).unwrap_err();
+        assert!(
+            matches!(err, Error::ShapeMismatch { op: "accuracy", .. }),
+            "{err}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Label smoothing is cross-entropy against the smoothed one-hot
+        /// distribution, and without smoothing cross-entropy is NLL of the
+        /// log-softmax.
+        #[test]
+        fn smoothing_is_a_soft_target(
+            n in 1usize..4,
+            c in 2usize..5,
+            eps in 0.0f64..1.0,
+            seed in any::<u64>(),
+        ) {
+            let mut rng = Generator::new(seed);
+            let logits = rng.randn([n, c], DType::F64, DEV).unwrap().mul_scalar(2.0).unwrap();
+            let y = rng.randint([n], 0, c as i64, DType::I64, DEV).unwrap();
+            let hard = cross_entropy(&logits, &y, &CrossEntropyOptions {
+                label_smoothing: eps,
+                ..Default::default()
+            }).unwrap().item().unwrap();
+            let q = y.one_hot(c).unwrap().to_dtype(DType::F64).unwrap();
+            let soft = cross_entropy(&logits, &q, &CrossEntropyOptions {
+                label_smoothing: eps,
+                ..Default::default()
+            }).unwrap().item().unwrap();
+            prop_assert!((hard - soft).abs() <= 1e-12 * (1.0 + hard.abs()), "{hard} vs {soft}");
+            let plain = cross_entropy(&logits, &y, &CrossEntropyOptions::default()).unwrap().item().unwrap();
+            let via_nll = nll(&logits.log_softmax(1).unwrap(), &y, &NllOptions::default()).unwrap().item().unwrap();
+            prop_assert_eq!(plain, via_nll);
+        }
+    }
+}
