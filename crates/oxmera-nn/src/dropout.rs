@@ -116,3 +116,90 @@ impl Module for Dropout {
         self.training
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+    use oxmera_core::DType;
+
+    const N: usize = 4000;
+
+    fn ones() -> Tensor {
+        Tensor::ones([N], DType::F64, DEV).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_masks_and_calls_differ() {
+        let a = Dropout::new(0.3, Generator::new(5)).unwrap();
+        let b = Dropout::new(0.3, Generator::new(5)).unwrap();
+        let a1 = a.forward(&ones()).unwrap().to_f64_vec().unwrap();
+        let b1 = b.forward(&ones()).unwrap().to_f64_vec().unwrap();
+        assert_eq!(a1, b1);
+        let a2 = a.forward(&ones()).unwrap().to_f64_vec().unwrap();
+        assert_ne!(a1, a2);
+        assert_eq!(a.generator().offset(), 2 * N as u64);
+        // Restoring a saved state replays the masks.
+        let replay = Dropout::new(0.3, Generator::new(0)).unwrap();
+        replay.set_generator(Generator::from_state(5, N as u64));
+        assert_eq!(replay.forward(&ones()).unwrap().to_f64_vec().unwrap(), a2);
+    }
+
+    #[test]
+    fn survivors_are_scaled_and_the_drop_rate_is_p() {
+        let p = 0.25;
+        let d = Dropout::new(p, Generator::new(6)).unwrap();
+        let x = ones().with_requires_grad(true).unwrap();
+        let y = d.forward(&x).unwrap();
+        let v = y.to_f64_vec().unwrap();
+        assert!(v.iter().all(|&e| e == 0.0 || e == 1.0 / (1.0 - p)));
+        let dropped = v.iter().filter(|&&e| e == 0.0).count() as f64 / N as f64;
+        // The dropped fraction has standard deviation √(p(1−p)/N) ≈ 0.0068;
+        // five of them bound a seeded draw that is correct.
+        let sd = (p * (1.0 - p) / N as f64).sqrt();
+        assert!((dropped - p).abs() < 5.0 * sd, "dropped {dropped}");
+        // The gradient is the same mask: y / x with x = 1.
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(x.grad().unwrap().to_f64_vec().unwrap(), v);
+    }
+
+    #[test]
+    fn identity_in_eval_and_at_p_zero_zeros_at_p_one() {
+        let x = t64(&[1.0, -2.0, 3.0], [3]);
+        let mut d = Dropout::new(0.5, Generator::new(7)).unwrap();
+        d.eval();
+        assert!(!d.is_training());
+        assert_eq!(
+            d.forward(&x).unwrap().to_f64_vec().unwrap(),
+            vec![1.0, -2.0, 3.0]
+        );
+        assert_eq!(d.generator().offset(), 0, "evaluation draws nothing");
+        let zero = Dropout::new(0.0, Generator::new(7)).unwrap();
+        assert_eq!(
+            zero.forward(&x).unwrap().to_f64_vec().unwrap(),
+            vec![1.0, -2.0, 3.0]
+        );
+        let all = Dropout::new(1.0, Generator::new(7)).unwrap();
+        assert_eq!(all.forward(&x).unwrap().to_f64_vec().unwrap(), vec![0.0; 3]);
+    }
+
+    #[test]
+    fn bad_probability_and_dtype_are_rejected() {
+        for p in [-0.1, 1.1, f64::NAN] {
+            assert!(matches!(
+                Dropout::new(p, Generator::new(0)),
+                Err(Error::InvalidArgument {
+                    op: "Dropout",
+                    name: "p",
+                    ..
+                })
+            ));
+        }
+        let d = Dropout::new(0.5, Generator::new(0)).unwrap();
+        assert!(matches!(
+            d.forward(&ti(&[1, 2], [2])),
+            Err(Error::UnsupportedDType { op: "Dropout", .. })
+        ));
+        assert_eq!(d.p(), 0.5);
+    }
+}

@@ -118,3 +118,62 @@ impl Module for Embedding {
         out.push((join_name(prefix, "weight"), self.weight.clone()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+
+    #[test]
+    fn repeated_indices_accumulate_gradient() {
+        let emb = Embedding::new(4, 2, &mut Generator::new(0), DType::F64, DEV).unwrap();
+        let ids = ti(&[1, 3, 1, 1], [2, 2]);
+        emb.forward(&ids)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let g = emb.weight().grad().unwrap().to_f64_vec().unwrap();
+        assert_eq!(g, vec![0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 1.0, 1.0]);
+    }
+
+    #[test]
+    fn init_is_standard_normal_from_the_generator() {
+        let emb = Embedding::new(3, 5, &mut Generator::new(8), DType::F64, DEV).unwrap();
+        let hand = Generator::new(8).randn([3, 5], DType::F64, DEV).unwrap();
+        assert_eq!(
+            emb.weight().tensor().to_f64_vec().unwrap(),
+            hand.to_f64_vec().unwrap()
+        );
+        assert_eq!((emb.num_embeddings(), emb.dim()), (3, 5));
+    }
+
+    #[test]
+    fn bad_indices_are_named() {
+        let emb = Embedding::new(3, 2, &mut Generator::new(0), DType::F32, DEV).unwrap();
+        assert_eq!(
+            emb.forward(&ti(&[0, 3], [2])).unwrap_err(),
+            Error::IndexOutOfBounds {
+                op: "Embedding",
+                index: 3,
+                dim: 0,
+                size: 3
+            }
+        );
+        assert!(matches!(
+            emb.forward(&t32(&[0.0], [1])),
+            Err(Error::UnsupportedDType {
+                op: "Embedding",
+                ..
+            })
+        ));
+        assert!(matches!(
+            Embedding::from_weight(t32(&[0.0; 3], [3])),
+            Err(Error::RankMismatch {
+                op: "Embedding",
+                ..
+            })
+        ));
+    }
+}

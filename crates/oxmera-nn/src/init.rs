@@ -269,3 +269,147 @@ fn rename(e: Error, op: &'static str) -> Error {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+
+    /// Sample mean and standard deviation.
+    fn moments(t: &Tensor) -> (f64, f64) {
+        let v = t.to_f64_vec().unwrap();
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var.sqrt())
+    }
+
+    /// Checks mean and standard deviation against `std` for `n` draws of
+    /// a distribution with kurtosis `kurtosis` (1.8 uniform, 3 normal).
+    ///
+    /// The sample mean has standard error `σ/√n`; the sample variance has
+    /// relative standard error `√((κ − 1)/n)`, so the standard deviation
+    /// about half that. Five standard errors bound a correct seeded draw;
+    /// a wrong fan or gain (a factor of √2 or more) lands far outside.
+    fn check_moments(t: &Tensor, std: f64, kurtosis: f64) {
+        let n = t.numel() as f64;
+        let (mean, sd) = moments(t);
+        assert!(mean.abs() < 5.0 * std / n.sqrt(), "mean {mean}, std {std}");
+        let rel = 0.5 * ((kurtosis - 1.0) / n).sqrt();
+        assert!(
+            (sd / std - 1.0).abs() < 5.0 * rel,
+            "sample std {sd}, expected {std} (relative bound {})",
+            5.0 * rel
+        );
+    }
+
+    #[test]
+    fn fans_follow_pytorch() {
+        assert_eq!(fans(&[6, 4]).unwrap(), (4, 6));
+        assert_eq!(fans(&[16, 3, 5, 5]).unwrap(), (75, 400));
+        assert!(matches!(
+            fans(&[5]),
+            Err(Error::RankMismatch {
+                op: "init::fans",
+                expected: 2,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn gains_follow_pytorch() {
+        assert_eq!(Nonlinearity::Linear.gain().unwrap(), 1.0);
+        assert_eq!(Nonlinearity::Tanh.gain().unwrap(), 5.0 / 3.0);
+        assert_eq!(Nonlinearity::Relu.gain().unwrap(), 2f64.sqrt());
+        // The PyTorch default layer init: gain √(2/6), so b = 1/√fan_in.
+        let g = Nonlinearity::LeakyRelu(5f64.sqrt()).gain().unwrap();
+        assert!((g * 3f64.sqrt() - 1.0).abs() < 1e-15);
+        assert!(Nonlinearity::LeakyRelu(f64::INFINITY).gain().is_err());
+    }
+
+    #[test]
+    fn kaiming_statistics() {
+        let mut rng = Generator::new(41);
+        let relu = Nonlinearity::Relu.gain().unwrap();
+        // fan_in 64: std √(2/64), uniform bound √3 times that.
+        let std = (2.0f64 / 64.0).sqrt();
+        let u =
+            kaiming_uniform([256, 64], relu, FanMode::FanIn, &mut rng, DType::F64, DEV).unwrap();
+        assert!(
+            u.to_f64_vec()
+                .unwrap()
+                .iter()
+                .all(|v| v.abs() <= 3f64.sqrt() * std)
+        );
+        check_moments(&u, std, 1.8);
+        let nrm =
+            kaiming_normal([256, 64], relu, FanMode::FanIn, &mut rng, DType::F64, DEV).unwrap();
+        check_moments(&nrm, std, 3.0);
+        // Fan-out of a conv weight [32, 8, 3, 3]: 32 · 9 = 288.
+        let out = kaiming_normal(
+            [32, 8, 3, 3],
+            1.0,
+            FanMode::FanOut,
+            &mut rng,
+            DType::F64,
+            DEV,
+        )
+        .unwrap();
+        check_moments(&out, 1.0 / 288f64.sqrt(), 3.0);
+    }
+
+    #[test]
+    fn xavier_statistics() {
+        let mut rng = Generator::new(42);
+        // fan_in 100 + fan_out 60: std √(2/160).
+        let std = (2.0f64 / 160.0).sqrt();
+        let u = xavier_uniform([60, 100], 1.0, &mut rng, DType::F64, DEV).unwrap();
+        assert!(
+            u.to_f64_vec()
+                .unwrap()
+                .iter()
+                .all(|v| v.abs() <= 3f64.sqrt() * std)
+        );
+        check_moments(&u, std, 1.8);
+        let nrm = xavier_normal([60, 100], 1.0, &mut rng, DType::F64, DEV).unwrap();
+        check_moments(&nrm, std, 3.0);
+    }
+
+    #[test]
+    fn initializers_are_seeded() {
+        let draw = |seed| {
+            xavier_uniform([4, 4], 1.0, &mut Generator::new(seed), DType::F32, DEV)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap()
+        };
+        assert_eq!(draw(1), draw(1));
+        assert_ne!(draw(1), draw(2));
+    }
+
+    #[test]
+    fn empty_tensors_and_bad_gains() {
+        let mut rng = Generator::new(0);
+        let e = kaiming_uniform([0, 5], 1.0, FanMode::FanIn, &mut rng, DType::F32, DEV).unwrap();
+        assert_eq!(e.dims(), &[0, 5]);
+        assert!(matches!(
+            xavier_normal([2, 2], f64::NAN, &mut rng, DType::F32, DEV),
+            Err(Error::InvalidArgument {
+                op: "xavier_normal",
+                name: "gain",
+                ..
+            })
+        ));
+        assert!(matches!(
+            kaiming_uniform([3], 1.0, FanMode::FanIn, &mut rng, DType::F32, DEV),
+            Err(Error::RankMismatch {
+                op: "kaiming_uniform",
+                ..
+            })
+        ));
+        assert!(uniform_symmetric([2], -1.0, &mut rng, DType::F32, DEV).is_err());
+        let z = uniform_symmetric([2], 0.0, &mut rng, DType::F32, DEV).unwrap();
+        assert_eq!(z.to_vec::<f32>().unwrap(), vec![0.0, 0.0]);
+    }
+}

@@ -459,3 +459,205 @@ batch_norm!(
     &[4],
     "[N, C, H, W]"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+    use oxmera_tensor::Generator;
+
+    fn bn1(c: usize) -> BatchNorm1d {
+        BatchNorm1d::new(c, DType::F64, DEV)
+            .unwrap()
+            .eps(0.0)
+            .unwrap()
+    }
+
+    fn values(p: Option<&Param>) -> Vec<f64> {
+        p.unwrap().tensor().to_f64_vec().unwrap()
+    }
+
+    #[test]
+    fn layer_norm_gradient_passes_gradcheck_with_affine() {
+        let ln = LayerNorm::new([2, 3], DType::F64, DEV).unwrap();
+        ln.weight()
+            .unwrap()
+            .set(t64(&[2.0, -1.0, 0.5, 1.0, 3.0, -2.0], [2, 3]))
+            .unwrap();
+        ln.bias()
+            .unwrap()
+            .set(t64(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [2, 3]))
+            .unwrap();
+        let x = Generator::new(31)
+            .randn([2, 2, 3], DType::F64, DEV)
+            .unwrap();
+        check_grad(|xs| ln.forward(&xs[0]), &[x]);
+    }
+
+    #[test]
+    fn layer_norm_checks_its_shape_and_eps() {
+        let ln = LayerNorm::new([3], DType::F32, DEV).unwrap();
+        let x = Tensor::zeros([2, 4], DType::F32, DEV).unwrap();
+        assert!(matches!(
+            ln.forward(&x),
+            Err(Error::ShapeMismatch {
+                op: "LayerNorm",
+                ..
+            })
+        ));
+        assert!(LayerNorm::new((), DType::F32, DEV).is_err());
+        assert!(matches!(
+            LayerNorm::new([3], DType::F32, DEV).unwrap().eps(-1.0),
+            Err(Error::InvalidArgument { name: "eps", .. })
+        ));
+        let bare = ln.without_affine();
+        assert!(bare.named_parameters().is_empty());
+        let x = t32(&[1.0, 2.0, 3.0], [1, 3]);
+        let y = bare.forward(&x).unwrap().to_vec::<f32>().unwrap();
+        // Mean 2, biased variance 2/3: ±1/√(2/3 + 1e-5).
+        let s = (2.0f64 / 3.0 + 1e-5).sqrt();
+        assert_close(
+            &y.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            &[-1.0 / s, 0.0, 1.0 / s],
+            1e-6,
+        );
+    }
+
+    #[test]
+    fn running_statistics_follow_the_momentum_rule() {
+        let bn = bn1(1);
+        bn.forward(&t64(&[1.0, 3.0], [2, 1])).unwrap();
+        // Second batch: mean 6, unbiased variance 2.
+        bn.forward(&t64(&[5.0, 7.0], [2, 1])).unwrap();
+        assert_close(&values(bn.running_mean()), &[0.9 * 0.2 + 0.1 * 6.0], 1e-15);
+        assert_close(&values(bn.running_var()), &[0.9 * 1.1 + 0.1 * 2.0], 1e-15);
+        assert_eq!(
+            bn.num_batches_tracked()
+                .unwrap()
+                .tensor()
+                .to_vec::<i64>()
+                .unwrap(),
+            vec![2]
+        );
+    }
+
+    #[test]
+    fn no_momentum_is_a_cumulative_average_and_eval_uses_it() {
+        let mut bn = bn1(1).momentum(None).unwrap();
+        bn.forward(&t64(&[1.0, 3.0], [2, 1])).unwrap();
+        bn.forward(&t64(&[5.0, 7.0], [2, 1])).unwrap();
+        // Means 2 and 6 average to 4; unbiased variances 2 and 2 to 2.
+        assert_close(&values(bn.running_mean()), &[4.0], 1e-15);
+        assert_close(&values(bn.running_var()), &[2.0], 1e-15);
+        bn.eval();
+        let y = bn.forward(&t64(&[4.0, 6.0], [2, 1])).unwrap();
+        assert_close(&y.to_f64_vec().unwrap(), &[0.0, 2.0 / 2f64.sqrt()], 1e-15);
+        // Evaluation changes nothing.
+        assert_close(&values(bn.running_mean()), &[4.0], 1e-15);
+        assert_eq!(
+            bn.num_batches_tracked()
+                .unwrap()
+                .tensor()
+                .to_vec::<i64>()
+                .unwrap(),
+            vec![2]
+        );
+    }
+
+    #[test]
+    fn batch_norm_2d_normalizes_each_channel_over_n_h_w() {
+        let bn = BatchNorm2d::new(2, DType::F64, DEV)
+            .unwrap()
+            .eps(0.0)
+            .unwrap();
+        bn.weight().unwrap().set(t64(&[1.0, 2.0], [2])).unwrap();
+        bn.bias().unwrap().set(t64(&[0.0, 10.0], [2])).unwrap();
+        // Channel 0 holds 1, 2, 3, 4 (mean 2.5, biased var 1.25); channel 1
+        // holds 10 everywhere but one 14 (mean 11, biased var 3).
+        let x = t64(&[1.0, 2.0, 10.0, 10.0, 3.0, 4.0, 10.0, 14.0], [2, 2, 1, 2]);
+        let y = bn.forward(&x).unwrap().to_f64_vec().unwrap();
+        let s0 = 1.25f64.sqrt();
+        let s1 = 3f64.sqrt();
+        let want = [
+            -1.5 / s0,
+            -0.5 / s0,
+            10.0 - 2.0 / s1,
+            10.0 - 2.0 / s1,
+            0.5 / s0,
+            1.5 / s0,
+            10.0 - 2.0 / s1,
+            10.0 + 6.0 / s1,
+        ];
+        assert_close(&y, &want, 1e-14);
+        // Unbiased variances: 1.25 · 4/3 and 3 · 4/3.
+        assert_close(&values(bn.running_mean()), &[0.25, 1.1], 1e-15);
+        assert_close(
+            &values(bn.running_var()),
+            &[0.9 + 0.1 * 5.0 / 3.0, 0.9 + 0.1 * 4.0],
+            1e-15,
+        );
+    }
+
+    #[test]
+    fn batch_norm_gradient_passes_gradcheck() {
+        let bn = BatchNorm1d::new(2, DType::F64, DEV).unwrap();
+        bn.weight().unwrap().set(t64(&[1.5, -0.5], [2])).unwrap();
+        let x = Generator::new(32)
+            .randn([3, 2, 2], DType::F64, DEV)
+            .unwrap();
+        check_grad(|xs| bn.forward(&xs[0]), &[x]);
+    }
+
+    #[test]
+    fn batch_norm_input_errors_are_named() {
+        let bn = bn1(2);
+        let err = bn.forward(&t64(&[1.0, 2.0], [1, 2])).unwrap_err();
+        assert!(
+            err.to_string().contains("more than one value per channel"),
+            "{err}"
+        );
+        let err = bn.forward(&t64(&[1.0; 6], [2, 3])).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidArgument {
+                    op: "BatchNorm1d",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = bn.forward(&t64(&[1.0; 8], [2, 2, 1, 2])).unwrap_err();
+        assert!(err.to_string().contains("[N, C] or [N, C, L]"), "{err}");
+        assert!(bn1(1).momentum(Some(1.5)).is_err());
+        // In evaluation a single sample is fine.
+        let mut bn = bn1(2);
+        bn.eval();
+        assert!(bn.forward(&t64(&[1.0, 2.0], [1, 2])).is_ok());
+    }
+
+    #[test]
+    fn buffers_are_named_like_pytorch_and_optional() {
+        let names: Vec<String> = BatchNorm2d::new(3, DType::F32, DEV)
+            .unwrap()
+            .state_dict()
+            .into_keys()
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "bias",
+                "num_batches_tracked",
+                "running_mean",
+                "running_var",
+                "weight"
+            ]
+        );
+        let mut bare = bn1(1).without_running_stats().without_affine();
+        assert!(bare.state_dict().is_empty());
+        // Without running statistics, evaluation uses the batch's.
+        bare.eval();
+        let y = bare.forward(&t64(&[1.0, 3.0], [2, 1])).unwrap();
+        assert_close(&y.to_f64_vec().unwrap(), &[-1.0, 1.0], 1e-15);
+    }
+}

@@ -110,3 +110,47 @@ impl Module for Sequential {
         self.training
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+    use crate::{Linear, ReLU};
+    use oxmera_core::DType;
+    use oxmera_tensor::Generator;
+
+    #[test]
+    fn nested_children_get_dotted_names() {
+        let mut rng = Generator::new(0);
+        let inner = Sequential::new()
+            .push(ReLU)
+            .push(Linear::new(2, 2, true, &mut rng, DType::F32, DEV).unwrap());
+        let net = Sequential::new()
+            .push(inner)
+            .push(Linear::new(2, 1, false, &mut rng, DType::F32, DEV).unwrap());
+        let names: Vec<String> = net.named_parameters().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["0.1.weight", "0.1.bias", "1.weight"]);
+        assert_eq!(net.len(), 2);
+        assert!(net.get(2).is_none());
+        assert_eq!(net.get(1).unwrap().num_parameters(), 2);
+    }
+
+    #[test]
+    fn empty_chain_is_the_identity() {
+        let net = Sequential::default();
+        assert!(net.is_empty());
+        let x = t64(&[1.0, 2.0], [2]);
+        assert_eq!(
+            net.forward(&x).unwrap().to_f64_vec().unwrap(),
+            vec![1.0, 2.0]
+        );
+    }
+
+    #[test]
+    fn a_child_added_to_an_eval_chain_is_put_in_eval() {
+        let mut net = Sequential::new();
+        net.eval();
+        net.add(crate::Dropout::new(0.5, Generator::new(0)).unwrap());
+        assert!(!net.get(0).unwrap().is_training());
+    }
+}
