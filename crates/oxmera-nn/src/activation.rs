@@ -256,7 +256,7 @@ mod tests {
             &Softmax::new(1),
         ];
         for m in modules {
-            check_grad(|xs| m.forward(&xs[0]), &[x.clone()]);
+            check_grad(|xs| m.forward(&xs[0]), std::slice::from_ref(&x));
         }
     }
 }

@@ -240,7 +240,7 @@ impl BatchNorm {
                 v.tensor().reshape(stat_shape.clone())?,
             ),
             _ => {
-                let n = if c == 0 { 0 } else { x.numel() / c };
+                let n = x.numel().checked_div(c).unwrap_or(0);
                 if self.training && n <= 1 {
                     return Err(Error::invalid(
                         op,
