@@ -30,6 +30,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("index.toml", include_str!("../corpus/index.toml")),
     ("conv.toml", include_str!("../corpus/conv.toml")),
     ("cast.toml", include_str!("../corpus/cast.toml")),
+    ("large.toml", include_str!("../corpus/large.toml")),
 ];
 
 /// One input of a case.
