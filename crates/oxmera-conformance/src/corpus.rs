@@ -337,9 +337,9 @@ impl RawCase {
                 .into_iter()
                 .filter(|class| {
                     *class == LayoutClass::Contiguous
-                        || inputs.iter().any(|inp| {
-                            inp.layout.is_none() && class.applies_to(inp.shape.rank())
-                        })
+                        || inputs
+                            .iter()
+                            .any(|inp| inp.layout.is_none() && class.applies_to(inp.shape.rank()))
                 })
                 .collect(),
         };
@@ -370,9 +370,9 @@ fn check_values(spec: &ValueSpec) -> Result<(), String> {
         {
             Err(format!("a range needs finite low < high, got [{lo}, {hi}]"))
         }
-        ValueSpec::Int([lo, hi]) if lo >= hi => {
-            Err(format!("an integer range needs low < high, got [{lo}, {hi}]"))
-        }
+        ValueSpec::Int([lo, hi]) if lo >= hi => Err(format!(
+            "an integer range needs low < high, got [{lo}, {hi}]"
+        )),
         ValueSpec::List(list) if list.is_empty() => Err("an empty value list".into()),
         ValueSpec::List(list) => {
             for s in list {
@@ -436,13 +436,11 @@ inputs = [
 
     #[test]
     fn default_layouts_skip_classes_that_apply_to_nothing() {
-        let c = one(
-            r#"[[case]]
+        let c = one(r#"[[case]]
 id = "a"
 op = "exp"
 dtypes = ["f32"]
-inputs = [{ shape = [5] }]"#,
-        )
+inputs = [{ shape = [5] }]"#)
         .unwrap();
         assert_eq!(
             c.cases()[0].layouts,
@@ -453,18 +451,27 @@ inputs = [{ shape = [5] }]"#,
                 LayoutClass::Offset
             ]
         );
-        assert_eq!(c.cases()[0].input_layout(0, LayoutClass::Permuted), LayoutClass::Contiguous);
+        assert_eq!(
+            c.cases()[0].input_layout(0, LayoutClass::Permuted),
+            LayoutClass::Contiguous
+        );
     }
 
     #[test]
     fn mistakes_name_the_case_and_field() {
         let cases = [
             (r#"op = "exq""#, "unknown op `exq`"),
-            (r#"op = "exp"
-slope = 1.0"#, "`slope`"),
+            (
+                r#"op = "exp"
+slope = 1.0"#,
+                "`slope`",
+            ),
             (r#"op = "add""#, "takes 2 inputs"),
-            (r#"op = "exp"
-layouts = ["permuted"]"#, "applies to none"),
+            (
+                r#"op = "exp"
+layouts = ["permuted"]"#,
+                "applies to none",
+            ),
         ];
         for (body, needle) in cases {
             let text = format!(
@@ -491,6 +498,9 @@ layouts = ["permuted"]"#, "applies to none"),
     fn duplicate_ids_are_refused() {
         let mut c = one(EXAMPLE).unwrap();
         let err = c.add_file("u.toml", EXAMPLE).unwrap_err().to_string();
-        assert!(err.contains("exp/example") && err.contains("used by another"), "{err}");
+        assert!(
+            err.contains("exp/example") && err.contains("used by another"),
+            "{err}"
+        );
     }
 }

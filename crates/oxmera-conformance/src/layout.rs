@@ -240,7 +240,10 @@ mod tests {
     #[test]
     fn gaps_hold_the_sentinel() {
         let s = built(LayoutClass::Sliced, &[2]);
-        assert_eq!(s.leaf.to_f64_vec().unwrap(), vec![-999.0, 0.0, -999.0, 1.0, -999.0]);
+        assert_eq!(
+            s.leaf.to_f64_vec().unwrap(),
+            vec![-999.0, 0.0, -999.0, 1.0, -999.0]
+        );
     }
 
     #[test]

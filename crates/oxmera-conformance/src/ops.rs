@@ -135,9 +135,33 @@ pub(crate) fn all_unary() -> Vec<UnaryOp> {
     // is added to the list above (and so to the coverage test).
     for op in &ops {
         match op {
-            Neg | Abs | Sign | Exp | Log | Log1p | Sqrt | Rsqrt | Recip | Square | Sin | Cos
-            | Tanh | Sigmoid | Relu | LeakyRelu(_) | GeluErf | GeluTanh | Silu | Softplus
-            | Erf | Floor | Ceil | Round | Clamp { .. } | Powf(_) | Not => {}
+            Neg
+            | Abs
+            | Sign
+            | Exp
+            | Log
+            | Log1p
+            | Sqrt
+            | Rsqrt
+            | Recip
+            | Square
+            | Sin
+            | Cos
+            | Tanh
+            | Sigmoid
+            | Relu
+            | LeakyRelu(_)
+            | GeluErf
+            | GeluTanh
+            | Silu
+            | Softplus
+            | Erf
+            | Floor
+            | Ceil
+            | Round
+            | Clamp { .. }
+            | Powf(_)
+            | Not => {}
         }
     }
     ops
@@ -186,8 +210,18 @@ pub(crate) fn all_reduce() -> Vec<ReduceOp> {
     ];
     for op in &ops {
         match op {
-            Sum | Mean | Prod | Max | Min | ArgMax | ArgMin | Var { .. } | Std { .. }
-            | LogSumExp | All | Any => {}
+            Sum
+            | Mean
+            | Prod
+            | Max
+            | Min
+            | ArgMax
+            | ArgMin
+            | Var { .. }
+            | Std { .. }
+            | LogSumExp
+            | All
+            | Any => {}
         }
     }
     ops
@@ -314,7 +348,9 @@ impl Op {
     fn parse_taking(name: &str, p: &mut Params) -> std::result::Result<Op, String> {
         if let Some(u) = all_unary().into_iter().find(|u| u.name() == name) {
             let u = match u {
-                UnaryOp::LeakyRelu(_) => UnaryOp::LeakyRelu(required(p.slope.take(), name, "slope")?),
+                UnaryOp::LeakyRelu(_) => {
+                    UnaryOp::LeakyRelu(required(p.slope.take(), name, "slope")?)
+                }
                 UnaryOp::Clamp { .. } => UnaryOp::Clamp {
                     min: p.min.take(),
                     max: p.max.take(),
@@ -354,7 +390,11 @@ impl Op {
                     "op `{name}` over every dim (no `dims`) has no `keepdim`"
                 ));
             }
-            return Ok(Op::Reduce { op: r, dims, keepdim });
+            return Ok(Op::Reduce {
+                op: r,
+                dims,
+                keepdim,
+            });
         }
         let dim = |p: &mut Params| required(p.dim.take(), name, "dim").map(|d| d as isize);
         Ok(match name {
@@ -656,7 +696,11 @@ mod tests {
         assert!(err.contains("`slope`"), "{err}");
         let err = Op::parse("powf", Params::default()).unwrap_err();
         assert!(err.contains("`exponent`"), "{err}");
-        assert!(Op::parse("expp", Params::default()).unwrap_err().contains("unknown op"));
+        assert!(
+            Op::parse("expp", Params::default())
+                .unwrap_err()
+                .contains("unknown op")
+        );
         let p = Params {
             dims: Some(vec![0]),
             ..Params::default()

@@ -279,8 +279,8 @@ impl fmt::Display for Report {
             .max(2);
         writeln!(
             f,
-            "{:<op_width$}  {:<5}  {:<10}  {:>4}  {:<18}  {}",
-            "op", "dtype", "layout", "runs", "forward", "backward"
+            "{:<op_width$}  {:<5}  {:<10}  {:>4}  {:<18}  backward",
+            "op", "dtype", "layout", "runs", "forward"
         )?;
         for r in &self.rows {
             let back = match &r.backward {
@@ -346,7 +346,10 @@ mod tests {
         let text = r.to_string();
         assert!(text.contains("1 of 2 rows failed"), "{text}");
         assert!(text.contains("FAIL 1/1"), "{text}");
-        assert!(text.contains("add/x [add f16 sliced] forward: element 0"), "{text}");
+        assert!(
+            text.contains("add/x [add f16 sliced] forward: element 0"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -32,15 +32,14 @@ pub fn run_corpus(corpus: &Corpus, device: Device, filter: Option<&str>) -> Repo
         report.case();
         for &dtype in &case.dtypes {
             for &class in &case.layouts {
-                let outcome = match catch_unwind(AssertUnwindSafe(|| {
-                    run_one(case, dtype, class, device)
-                })) {
-                    Ok(o) => o,
-                    Err(panic) => Outcome {
-                        forward: Err(format!("panicked: {}", panic_message(&panic))),
-                        backward: Vec::new(),
-                    },
-                };
+                let outcome =
+                    match catch_unwind(AssertUnwindSafe(|| run_one(case, dtype, class, device))) {
+                        Ok(o) => o,
+                        Err(panic) => Outcome {
+                            forward: Err(format!("panicked: {}", panic_message(&panic))),
+                            backward: Vec::new(),
+                        },
+                    };
                 record(&mut report, case, dtype, class, outcome);
             }
         }
@@ -63,18 +62,16 @@ fn record(report: &mut Builder, case: &Case, dtype: DType, class: LayoutClass, o
     let op = case.op.name();
     let mut failures = Vec::new();
     let row = report.row(op, dtype, class);
-    let mut note = |tally: &mut Tally, phase, result: &Checked| {
-        match result {
-            Ok((c, shape)) => {
-                tally.add(c.ratio, c.passed());
-                if !c.passed() {
-                    failures.push((phase, describe(c, shape)));
-                }
+    let mut note = |tally: &mut Tally, phase, result: &Checked| match result {
+        Ok((c, shape)) => {
+            tally.add(c.ratio, c.passed());
+            if !c.passed() {
+                failures.push((phase, describe(c, shape)));
             }
-            Err(message) => {
-                tally.add(f64::INFINITY, false);
-                failures.push((phase, message.clone()));
-            }
+        }
+        Err(message) => {
+            tally.add(f64::INFINITY, false);
+            failures.push((phase, message.clone()));
         }
     };
     note(&mut row.forward, Phase::Forward, &o.forward);
@@ -220,7 +217,10 @@ fn compare_forward(
     let tol = tolerance::forward(&case.op, n);
     let s = tolerance::scale(&tol, &case.op, ref_inputs, &w, n)
         .map_err(|e| format!("cannot form the tolerance scale: {e}"))?;
-    Ok((tolerance::compare_forward(&g, &w, want.dtype(), &tol, &s), shape))
+    Ok((
+        tolerance::compare_forward(&g, &w, want.dtype(), &tol, &s),
+        shape,
+    ))
 }
 
 fn floats(b: &HostBuffer) -> Vec<f64> {
@@ -302,7 +302,10 @@ fn compare_backward(
         }
         // How many outputs one stored element feeds, on average: the
         // broadcast and index fan-in the gradient accumulates over.
-        let source = case.input_layout(i, class).source_shape(&spec.shape).numel();
+        let source = case
+            .input_layout(i, class)
+            .source_shape(&spec.shape)
+            .numel();
         let fan_in = out.numel().div_ceil(source.max(1)).max(1);
         let tol = tolerance::backward(&case.op, dtype, n * fan_in, kappa);
         let result = match (got.inputs[i].leaf.grad(), leaf_ref.grad()) {
@@ -323,8 +326,12 @@ fn compare_grads(
     g_norm: f64,
 ) -> Checked {
     same_kind(got, want)?;
-    let g = got.to_f64_vec().map_err(|e| format!("cannot read the gradient: {e}"))?;
-    let w = want.to_f64_vec().map_err(|e| format!("cannot read the gradient: {e}"))?;
+    let g = got
+        .to_f64_vec()
+        .map_err(|e| format!("cannot read the gradient: {e}"))?;
+    let w = want
+        .to_f64_vec()
+        .map_err(|e| format!("cannot read the gradient: {e}"))?;
     Ok((
         tolerance::compare_backward(&g, &w, tol, g_norm),
         want.shape().clone(),

@@ -140,7 +140,11 @@ pub(crate) fn terms(op: &Op, inputs: &[Tensor]) -> usize {
                 .product(),
         },
         Op::Softmax { dim, .. } => {
-            let d = if *dim < 0 { *dim + x.rank() as isize } else { *dim };
+            let d = if *dim < 0 {
+                *dim + x.rank() as isize
+            } else {
+                *dim
+            };
             x.dims().get(d as usize).copied().unwrap_or(1)
         }
         // The contracted extent: the last dim of `a` (1 for a vector
@@ -153,7 +157,11 @@ pub(crate) fn terms(op: &Op, inputs: &[Tensor]) -> usize {
         Op::AvgPool2d(p) | Op::MaxPool2d(p) => p.kernel.0 * p.kernel.1,
         Op::Scatter { dim, .. } => {
             let src = &inputs[2];
-            let d = if *dim < 0 { *dim + src.rank() as isize } else { *dim };
+            let d = if *dim < 0 {
+                *dim + src.rank() as isize
+            } else {
+                *dim
+            };
             src.dims().get(d as usize).copied().unwrap_or(1) + 1
         }
         _ => 1,
@@ -451,9 +459,14 @@ pub(crate) fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
                 op: ReduceOp::LogSumExp,
                 ..
             } => 2.0 * finite_max(wide(&inputs[0])?.abs()?.to_f64_vec()?),
-            Op::Unary(UnaryOp::Powf(p)) => {
-                finite_max(wide(&inputs[0])?.abs()?.log()?.mul_scalar(*p)?.abs()?.to_f64_vec()?)
-            }
+            Op::Unary(UnaryOp::Powf(p)) => finite_max(
+                wide(&inputs[0])?
+                    .abs()?
+                    .log()?
+                    .mul_scalar(*p)?
+                    .abs()?
+                    .to_f64_vec()?,
+            ),
             Op::Binary(oxmera_tensor::BinaryOp::Pow) => finite_max(
                 wide(&inputs[0])?
                     .abs()?
@@ -560,7 +573,12 @@ fn scale_inner(
         }
         Scale::AbsSum | Scale::AbsMean | Scale::Moment2 | Scale::Lse => {
             let x = wide(&inputs[0])?;
-            let Op::Reduce { op: rop, dims, keepdim } = op else {
+            let Op::Reduce {
+                op: rop,
+                dims,
+                keepdim,
+            } = op
+            else {
                 unreachable!("reduction scales belong to reductions")
             };
             let over = |t: &Tensor, max: bool| -> Result<Tensor> {
@@ -578,9 +596,7 @@ fn scale_inner(
                     .to_f64_vec()?,
                 Scale::Moment2 => {
                     let c = match rop {
-                        ReduceOp::Var { correction } | ReduceOp::Std { correction } => {
-                            *correction
-                        }
+                        ReduceOp::Var { correction } | ReduceOp::Std { correction } => *correction,
                         _ => 0.0,
                     };
                     over(&x.square()?, false)?
@@ -705,8 +721,7 @@ fn element(got: f64, want: f64, allowed: f64, zero_sign: bool) -> (f64, Option<&
             (f64::INFINITY, Some("infinity mismatch"))
         };
     }
-    if zero_sign && got == 0.0 && want == 0.0 && got.is_sign_negative() != want.is_sign_negative()
-    {
+    if zero_sign && got == 0.0 && want == 0.0 && got.is_sign_negative() != want.is_sign_negative() {
         return (f64::INFINITY, Some("sign of zero"));
     }
     (ratio((got - want).abs(), allowed), None)
@@ -733,7 +748,8 @@ pub(crate) fn compare_forward(
     let mut max = 0.0;
     let mut worst = None;
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let allowed = tol.out * eo * w.abs().max(t) + tol.acc * ea * s.get(i).copied().unwrap_or(0.0);
+        let allowed =
+            tol.out * eo * w.abs().max(t) + tol.acc * ea * s.get(i).copied().unwrap_or(0.0);
         let (r, reason) = element(g, w, allowed, tol.zero_sign);
         consider(
             &mut worst,
@@ -874,7 +890,13 @@ mod tests {
     fn exact_means_exact() {
         let c = compare_forward(&[1.0, 2.0], &[1.0, 2.0], DType::F64, &Tolerance::EXACT, &[]);
         assert_eq!(c.ratio, 0.0);
-        let c = compare_forward(&[1.0, 2.0 + 1e-15], &[1.0, 2.0], DType::F64, &Tolerance::EXACT, &[]);
+        let c = compare_forward(
+            &[1.0, 2.0 + 1e-15],
+            &[1.0, 2.0],
+            DType::F64,
+            &Tolerance::EXACT,
+            &[],
+        );
         assert!(c.ratio.is_infinite());
         assert_eq!(c.worst.unwrap().index, 1);
         let a = HostBuffer::I64(vec![1, 2, 3]);

@@ -144,7 +144,19 @@ pub fn specials(dtype: DType) -> Vec<f64> {
             // i64's extremes: MIN is exact in f64, MAX saturates from 2^63.
             _ => (i64::MIN as f64, i64::MAX as f64),
         };
-        return vec![0.0, 1.0, -1.0, 2.0, -2.0, lo, hi, lo + 1.0, hi - 1.0, 7.0, -7.0];
+        return vec![
+            0.0,
+            1.0,
+            -1.0,
+            2.0,
+            -2.0,
+            lo,
+            hi,
+            lo + 1.0,
+            hi - 1.0,
+            7.0,
+            -7.0,
+        ];
     }
     let c = FloatConsts::of(dtype);
     vec![
@@ -181,7 +193,12 @@ pub fn specials(dtype: DType) -> Vec<f64> {
 /// Only from the generator (which cannot fail for the ranges used here)
 /// and for a malformed range in the spec, reported by the generator as
 /// [`oxmera_core::Error::InvalidArgument`].
-pub(crate) fn generate(spec: &ValueSpec, shape: &Shape, dtype: DType, seed: u64) -> Result<Vec<f64>> {
+pub(crate) fn generate(
+    spec: &ValueSpec,
+    shape: &Shape,
+    dtype: DType,
+    seed: u64,
+) -> Result<Vec<f64>> {
     let n = shape.numel();
     let mut rng = Generator::new(seed);
     let draw_normal = |rng: &mut Generator, n: usize| -> Result<Vec<f64>> {
@@ -233,7 +250,13 @@ pub(crate) fn generate(spec: &ValueSpec, shape: &Shape, dtype: DType, seed: u64)
             let signs = draw_int(&mut rng, n, 0, 2)?;
             exps.into_iter()
                 .zip(signs)
-                .map(|(e, s)| if s == 0.0 { -(10f64.powf(e)) } else { 10f64.powf(e) })
+                .map(|(e, s)| {
+                    if s == 0.0 {
+                        -(10f64.powf(e))
+                    } else {
+                        10f64.powf(e)
+                    }
+                })
                 .collect()
         }
         ValueSpec::Int([lo, hi]) => draw_int(&mut rng, n, *lo, *hi)?,
@@ -284,7 +307,10 @@ mod tests {
             Scalar::Name("-subnormal".into()).resolve(DType::F32),
             Some(-(f32::from_bits(1) as f64))
         );
-        assert_eq!(Scalar::Name("eps".into()).resolve(DType::BF16), Some(2f64.powi(-7)));
+        assert_eq!(
+            Scalar::Name("eps".into()).resolve(DType::BF16),
+            Some(2f64.powi(-7))
+        );
         assert_eq!(Scalar::Name("nope".into()).resolve(DType::F32), None);
     }
 

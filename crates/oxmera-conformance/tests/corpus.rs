@@ -28,18 +28,24 @@ fn the_corpus_parses_and_covers_every_backend_op() {
 #[test]
 fn the_corpus_reaches_every_dtype_and_layout_class() {
     let corpus = Corpus::builtin().unwrap();
-    let dtypes: BTreeSet<DType> = corpus.cases().iter().flat_map(|c| c.dtypes.clone()).collect();
+    let dtypes: BTreeSet<DType> = corpus
+        .cases()
+        .iter()
+        .flat_map(|c| c.dtypes.clone())
+        .collect();
     assert_eq!(dtypes.len(), DType::ALL.len(), "{dtypes:?}");
-    let classes: BTreeSet<LayoutClass> =
-        corpus.cases().iter().flat_map(|c| c.layouts.clone()).collect();
+    let classes: BTreeSet<LayoutClass> = corpus
+        .cases()
+        .iter()
+        .flat_map(|c| c.layouts.clone())
+        .collect();
     assert_eq!(classes.len(), LayoutClass::ALL.len(), "{classes:?}");
     // Every float op that has a case has one in every float dtype except
     // where a case says otherwise; at least f32 must be there for each.
     for op in corpus.op_names() {
-        let has_f32 = corpus
-            .cases()
-            .iter()
-            .any(|c| c.op.name() == op && c.dtypes.iter().any(|d| !d.is_float() || *d == DType::F32));
+        let has_f32 = corpus.cases().iter().any(|c| {
+            c.op.name() == op && c.dtypes.iter().any(|d| !d.is_float() || *d == DType::F32)
+        });
         assert!(has_f32, "{op} has no f32 (or non-float) case");
     }
 }

@@ -14,5 +14,12 @@ fn the_cpu_backend_conforms() {
     assert!(report.passed(), "{report}");
     assert!(report.runs() > 500, "only {} runs", report.runs());
     // Gradients were compared, not skipped.
-    assert!(report.rows().iter().filter(|r| r.backward.is_some()).count() > 100);
+    assert!(
+        report
+            .rows()
+            .iter()
+            .filter(|r| r.backward.is_some())
+            .count()
+            > 100
+    );
 }

@@ -35,7 +35,10 @@ struct Faulty {
 impl Faulty {
     /// Re-tags the reference's storage as this device's.
     fn own(&self, s: Storage) -> Storage {
-        Storage::host(self.device, s.into_host().expect("the reference stores on the host"))
+        Storage::host(
+            self.device,
+            s.into_host().expect("the reference stores on the host"),
+        )
     }
 
     fn scaled(&self, s: Storage, factor: f64) -> Storage {
@@ -191,12 +194,25 @@ fn a_few_ulps_too_many_in_one_op_is_caught_and_named() {
             .filter(|r| r.op == "log1p" && r.dtype == dtype && !r.passed())
             .map(|r| r.layout)
             .collect();
-        assert_eq!(failing.len(), LayoutClass::ALL.len(), "{dtype}: {failing:?}");
+        assert_eq!(
+            failing.len(),
+            LayoutClass::ALL.len(),
+            "{dtype}: {failing:?}"
+        );
     }
     let text = report.to_string();
-    assert!(text.contains("log1p/ordinary [log1p f32 contiguous] forward"), "{text}");
+    assert!(
+        text.contains("log1p/ordinary [log1p f32 contiguous] forward"),
+        "{text}"
+    );
     // Everything else still passes, so the fault is pinned to its op.
-    assert!(report.rows().iter().filter(|r| r.op != "log1p").all(|r| r.passed()));
+    assert!(
+        report
+            .rows()
+            .iter()
+            .filter(|r| r.op != "log1p")
+            .all(|r| r.passed())
+    );
 }
 
 #[test]
@@ -208,7 +224,11 @@ fn a_wrong_backward_kernel_fails_the_gradient_only() {
     for f in report.failures() {
         assert_eq!(f.phase, Phase::Backward { input: 0 }, "{f}");
     }
-    let pool_rows: Vec<_> = report.rows().iter().filter(|r| r.op == "avg_pool2d").collect();
+    let pool_rows: Vec<_> = report
+        .rows()
+        .iter()
+        .filter(|r| r.op == "avg_pool2d")
+        .collect();
     assert!(pool_rows.iter().all(|r| r.forward.passed()));
     // 1% is caught in f16, f32 and f64. In bf16 it is about one ulp,
     // which any two correct backends may differ by, so it cannot be.
@@ -220,7 +240,11 @@ fn a_wrong_backward_kernel_fails_the_gradient_only() {
 
 #[test]
 fn a_backend_that_ignores_offsets_fails_in_the_offset_classes_only() {
-    let report = run_faulty(Device::Cuda(92), Fault::UnaryIgnoresOffset, Some("exp/ordinary"));
+    let report = run_faulty(
+        Device::Cuda(92),
+        Fault::UnaryIgnoresOffset,
+        Some("exp/ordinary"),
+    );
     assert!(!report.passed());
     for row in report.rows() {
         let offset = matches!(row.layout, LayoutClass::Sliced | LayoutClass::Offset);
