@@ -365,6 +365,9 @@ impl RawCase {
 /// Rejects value specs that cannot be meant.
 fn check_values(spec: &ValueSpec) -> Result<(), String> {
     match spec {
+        ValueSpec::Spike([big, small]) if !(big.is_finite() && small.is_finite()) => {
+            Err(format!("a spike needs finite values, got [{big}, {small}]"))
+        }
         ValueSpec::Uniform([lo, hi]) | ValueSpec::LogUniform([lo, hi])
             if !(lo.is_finite() && hi.is_finite() && lo < hi) =>
         {

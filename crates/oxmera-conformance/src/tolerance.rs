@@ -71,9 +71,10 @@ pub enum Scale {
     Moment2,
     /// `max|x|` over the reduced elements plus `|want|` (logsumexp).
     Lse,
-    /// `|want| · (n + 4 + |x - max|)` per element (softmax).
+    /// `|want| · (s + 4 + |x - max|)` per element, `s` the [`summation`]
+    /// count of the dim (softmax).
     Softmax,
-    /// `|want| + |x - max| + n + 4` per element (log_softmax).
+    /// `|want| + |x - max| + s + 4` per element (log_softmax).
     LogSoftmax,
     /// `(|A| · |B|)` (matmul).
     AbsMatmul,
@@ -182,6 +183,7 @@ pub(crate) fn terms(op: &Op, inputs: &[Tensor]) -> usize {
 pub fn forward(op: &Op, n: usize) -> Tolerance {
     use Scale::*;
     use UnaryOp::*;
+    let s = summation(n);
     let n = n as f64;
     let moved = Tolerance {
         zero_sign: true,
@@ -248,18 +250,22 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Unary(GeluErf | GeluTanh) => Tolerance::new(1.0, 4.0, WantPlusInput),
         Op::Unary(Powf(_)) => pow_tolerance(),
         Op::Unary(Not) => Tolerance::EXACT,
-        // Recursive summation of n terms: |error| ≤ γ_{n-1} Σ|x| with
-        // γ_k = k·u/(1 - k·u) ≤ k·ε for the sizes here; pairwise or
-        // blocked orders only do better. Then one rounding into the
-        // output dtype.
+        // An accurate summation of n terms (the backends' contract asks for
+        // pairwise or blocked accumulation): sequential leaves of at most
+        // LEAF terms combined as a tree, so every term meets at most
+        // LEAF - 1 + ⌈log2(n/LEAF)⌉ additions and |error| ≤ γ_that·Σ|x|
+        // (γ_k = k·u/(1 - k·u) ≤ k·ε here); see [`summation`]. A plain
+        // running sum stays within this for n ≤ LEAF and fails beyond it
+        // where it loses terms (the corpus's absorption case). Then one
+        // rounding into the output dtype.
         Op::Reduce {
             op: ReduceOp::Sum, ..
-        } => Tolerance::new(1.0, n, AbsSum),
+        } => Tolerance::new(1.0, s, AbsSum),
         // The sum's bound scaled by 1/n, plus the division's rounding.
         Op::Reduce {
             op: ReduceOp::Mean,
             ..
-        } => Tolerance::new(2.0, n + 1.0, AbsMean),
+        } => Tolerance::new(2.0, s + 1.0, AbsMean),
         // n multiplications, each a relative rounding.
         Op::Reduce {
             op: ReduceOp::Prod,
@@ -272,7 +278,7 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Reduce {
             op: ReduceOp::Var { .. } | ReduceOp::Std { .. },
             ..
-        } => Tolerance::new(1.0, 4.0 * n + 4.0, Moment2),
+        } => Tolerance::new(1.0, 4.0 * s + 4.0, Moment2),
         // m + log Σ exp(x - m): the final addition rounds relative to |m|
         // and |want|, each subtraction x - m relative to |x - m| ≤ 2·max|x|
         // (absorbed in the 4), and the sum of n positive terms is relative
@@ -280,7 +286,7 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Reduce {
             op: ReduceOp::LogSumExp,
             ..
-        } => Tolerance::new(1.0, n + 4.0, Lse),
+        } => Tolerance::new(1.0, s + 4.0, Lse),
         // exp(x - m) / Σ: the subtraction's relative rounding becomes a
         // relative error |x - m|·u after exp; exp's few ulps; a sum of n
         // positive terms (γ_n, relative); one division. The output term
@@ -308,6 +314,22 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             mode: oxmera_tensor::ScatterMode::Add,
             ..
         } => Tolerance::new(1.0, n, AbsScatter),
+    }
+}
+
+/// The longest sequential run of an accurate summation's leaves.
+pub const LEAF: usize = 512;
+
+/// The number of additions a term of an accurate `n`-term summation can
+/// meet: all `n - 1` up to [`LEAF`] terms; beyond, at most `LEAF - 1`
+/// within its leaf and one per level of the tree over `⌈n / LEAF⌉`
+/// leaves. (Counted as `n`, and as `LEAF + levels`, for a little slack.)
+pub fn summation(n: usize) -> f64 {
+    if n <= LEAF {
+        n as f64
+    } else {
+        let leaves = n.div_ceil(LEAF);
+        (LEAF + leaves.next_power_of_two().trailing_zeros() as usize) as f64
     }
 }
 
@@ -625,8 +647,8 @@ fn scale_inner(
             want.iter()
                 .zip(d)
                 .map(|(w, d)| match tol.scale {
-                    Scale::Softmax => w.abs() * (nf + 4.0 + d),
-                    _ => w.abs() + d + nf + 4.0,
+                    Scale::Softmax => w.abs() * (summation(n) + 4.0 + d),
+                    _ => w.abs() + d + summation(n) + 4.0,
                 })
                 .collect()
         }
@@ -918,6 +940,31 @@ mod tests {
         let c = compare_backward(&[0.0 + slack * 2.0, 4.0], &[0.0, 4.0], &tol, 1.0);
         assert!(!c.passed());
         assert_eq!(c.worst.unwrap().index, 0);
+    }
+
+    #[test]
+    fn a_running_sum_fails_absorption_and_an_accurate_one_does_not() {
+        // 2^24 then 69999 ones, in f32. Exact: 16847215, which f32 rounds
+        // to 16847216. A running f32 sum never leaves 2^24.
+        let n = 70000;
+        let sum = Op::Reduce {
+            op: ReduceOp::Sum,
+            dims: None,
+            keepdim: false,
+        };
+        let tol = forward(&sum, n);
+        // 512 sequential terms plus ⌈log2 ⌈70000/512⌉⌉ = 8 tree levels.
+        assert_eq!(tol.acc, 520.0);
+        let exact = 16_777_216.0 + 69_999.0;
+        let want = exact as f32 as f64;
+        let running = 16_777_216.0f32 as f64;
+        let c = compare_forward(&[running], &[want], DType::F32, &tol, &[exact]);
+        assert!(!c.passed(), "{c:?}");
+        // One leaf of 512 absorbed whole (the worst an accurate sum does
+        // here) stays inside.
+        let blocked = (16_777_216.0f32 + 69_488.0f32) as f64;
+        let c = compare_forward(&[blocked], &[want], DType::F32, &tol, &[exact]);
+        assert!(c.passed(), "{c:?}");
     }
 
     #[test]

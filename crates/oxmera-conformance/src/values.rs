@@ -41,6 +41,9 @@ pub enum ValueSpec {
     LogUniform([f64; 2]),
     /// Integers uniform in `[low, high)`, as for indices.
     Int([i64; 2]),
+    /// `big` first, then `small` everywhere else: absorption, where a
+    /// running sum loses every small term to the big one.
+    Spike([f64; 2]),
     /// These values, repeated in order to fill the tensor. Entries are
     /// numbers (TOML writes `nan`, `inf`, `-inf`, `-0.0`) or names of
     /// dtype-dependent constants: `max`, `min_normal`, `subnormal`,
@@ -260,6 +263,9 @@ pub(crate) fn generate(
                 .collect()
         }
         ValueSpec::Int([lo, hi]) => draw_int(&mut rng, n, *lo, *hi)?,
+        ValueSpec::Spike([big, small]) => {
+            (0..n).map(|i| if i == 0 { *big } else { *small }).collect()
+        }
         ValueSpec::List(list) => {
             let resolved: Vec<f64> = list
                 .iter()
@@ -337,6 +343,18 @@ mod tests {
         assert_eq!(v.len(), 40);
         let short = generate(&ValueSpec::Specials, &Shape::from([2]), DType::I32, 1).unwrap();
         assert_eq!(short, vec![0.0, 1.0]);
+    }
+
+    #[test]
+    fn a_spike_leads_and_the_rest_is_small() {
+        let v = generate(
+            &ValueSpec::Spike([8.0, 1.0]),
+            &Shape::from([4]),
+            DType::F32,
+            0,
+        )
+        .unwrap();
+        assert_eq!(v, vec![8.0, 1.0, 1.0, 1.0]);
     }
 
     #[test]
