@@ -127,7 +127,7 @@ impl Tolerance {
 
 /// The number of input elements that meet in one output element of a
 /// reduction-like op (1 for elementwise ops).
-pub(crate) fn terms(op: &Op, inputs: &[Tensor]) -> usize {
+pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
     let x = &inputs[0];
     match op {
         Op::Reduce { dims, .. } => match dims {
@@ -472,7 +472,7 @@ fn reuses_output(op: &Op) -> bool {
 /// (softmax, log-softmax, logsumexp: `exp(x - c)` with `c` of the order of
 /// `max|x|`) twice the largest finite input magnitude; for powers the
 /// largest finite `|b · ln|a||`; otherwise 0.
-pub(crate) fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
+pub fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
     no_grad(|| {
         let finite_max = |v: Vec<f64>| v.into_iter().filter(|x| x.is_finite()).fold(0.0, f64::max);
         Ok(match op {

@@ -1,9 +1,10 @@
 //! The values a case's inputs hold: seeded random draws and special values.
 //!
 //! Random draws come from [`oxmera_tensor::Generator`] (Philox, counter
-//! based), seeded from the case's id, the input's position and the shape
-//! set, so a case's values never change when other cases are added or
-//! reordered, and every layout class and device sees the same numbers.
+//! based), seeded from the case's id and the input's position only, so a
+//! case's values never change when other cases are added or reordered,
+//! and every dtype, layout class and device sees the same numbers (a
+//! broadcast input draws fewer of them: only its size-1 source).
 //! Draws are made in `f64` and rounded once into the input's dtype, with
 //! the same rules as every other conversion in oxmera.
 
