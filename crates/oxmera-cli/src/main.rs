@@ -13,6 +13,7 @@ mod kernel;
 mod ladder;
 mod style;
 mod tour;
+mod train;
 
 /// oxmera: a Rust-native machine-learning and GPU-computing framework built
 /// from first principles.
@@ -25,6 +26,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Train a classifier (an MLP on the embedded digits by default).
+    Train(train::TrainArgs),
     /// A guided tour of tensors, views, broadcasting, matmul and errors.
     Tour(tour::TourArgs),
     /// Kernels: list, print the IR, check a launch, simulate, explain a rule.
@@ -38,6 +41,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Train(args) => train::run(args),
         Command::Tour(args) => tour::run(args),
         Command::Kernel(args) => kernel::run(args),
         Command::Ladder(args) => ladder::run(args),

@@ -32,6 +32,7 @@ pub const LAYERS: &[&str] = &[
     "oxmera-ladder",
     "oxmera",
     "oxmera-cli",
+    "oxmera-bench",
 ];
 
 /// Workspace members that are tooling, outside the layering.

@@ -1,0 +1,305 @@
+//! The training loop: epochs of steps, evaluation, checkpoints, resuming.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use oxmera::{Device, Generator};
+use oxmera_checkpoint::{Checkpoint, CheckpointError};
+use oxmera_data::{DataError, DataLoader, Dataset, LoaderConfig};
+use oxmera_nn::Module;
+use oxmera_nn::loss::{CrossEntropyOptions, cross_entropy};
+use oxmera_optim::Optimizer;
+
+use super::report::{EpochMetrics, Metrics, RunConfig, Table};
+use super::{TrainArgs, data, model, plot};
+
+/// Why training stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    /// The arguments do not make sense together.
+    #[error("{0}")]
+    Usage(String),
+    /// The loss became NaN or infinite; the message names the step.
+    #[error("{0}")]
+    Diverged(String),
+    /// Loading or batching the data failed.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// Saving or loading a checkpoint failed.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// A tensor operation failed.
+    #[error(transparent)]
+    Tensor(#[from] oxmera::Error),
+    /// Writing an output file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// The name of the checkpoint file in the output directory.
+pub const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
+/// Metadata keys this loop adds to a checkpoint.
+const CONFIG_KEY: &str = "train_config";
+const HISTORY_KEY: &str = "train_history";
+/// Samples per batch when evaluating (no gradients, so larger is fine).
+const EVAL_BATCH: usize = 256;
+
+/// Trains as `args` say, on `device`; returns the figures of every epoch.
+pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
+    if args.batch_size == 0 {
+        return Err(TrainError::Usage("--batch-size must be at least 1".into()));
+    }
+    if !(args.lr.is_finite() && args.lr > 0.0) {
+        return Err(TrainError::Usage(format!(
+            "--lr must be a positive number, got {}",
+            args.lr
+        )));
+    }
+    let started = Instant::now();
+    let parts = data::load(args)?;
+    let config = RunConfig::from_args(args, device);
+    let mut rng = Generator::new(args.seed);
+    let mut net = model::build(
+        args.model,
+        &parts.feature_shape,
+        parts.num_classes,
+        &mut rng,
+        device,
+    )?;
+    let mut optimizer = model::optimizer(args, net.named_parameters())?;
+
+    let mut metrics = Metrics::new(
+        config.clone(),
+        parts.description.clone(),
+        net.num_parameters(),
+    );
+    let mut step: u64 = 0;
+    if let Some(path) = &args.resume {
+        let ckpt = oxmera_checkpoint::load(path, device)?;
+        restore(
+            &ckpt,
+            path,
+            &config,
+            net.as_ref(),
+            optimizer.as_mut(),
+            &mut metrics,
+        )?;
+        step = ckpt.metadata_value(oxmera_checkpoint::STEP_KEY)?;
+    }
+    let first_epoch = metrics.epochs.len() as u64;
+
+    std::fs::create_dir_all(&args.out).map_err(|source| TrainError::Io {
+        path: args.out.clone(),
+        source,
+    })?;
+    let ckpt_path = args.out.join(CHECKPOINT_FILE);
+    let train_loader = DataLoader::new(
+        &parts.train,
+        LoaderConfig::new(args.batch_size)
+            .shuffled(args.seed)
+            .on(device),
+    )?;
+    let train_eval = DataLoader::new(&parts.train, LoaderConfig::new(EVAL_BATCH).on(device))?;
+    let test_eval = DataLoader::new(&parts.test, LoaderConfig::new(EVAL_BATCH).on(device))?;
+
+    let table = Table::new(args.quiet);
+    table.header(&metrics, first_epoch, args.epochs);
+    for epoch in first_epoch..args.epochs {
+        let epoch_start = Instant::now();
+        net.train();
+        let bar = progress_bar(args.quiet, train_loader.num_batches(), epoch, args.epochs);
+        let (mut loss_sum, mut seen) = (0.0, 0usize);
+        for (b, batch) in train_loader.epoch(epoch).enumerate() {
+            let batch = batch?;
+            let logits = net.forward(&batch.x)?;
+            let loss = cross_entropy(&logits, &batch.y, &CrossEntropyOptions::default())?;
+            let value = loss.item()?;
+            if !value.is_finite() {
+                bar.abandon();
+                return Err(TrainError::Diverged(diverged_message(
+                    value,
+                    step,
+                    epoch,
+                    b,
+                    &ckpt_path,
+                    first_epoch,
+                    &metrics,
+                )));
+            }
+            loss.backward()?;
+            optimizer.step()?;
+            optimizer.zero_grad();
+            step += 1;
+            let n = batch.indices.len();
+            loss_sum += value * n as f64;
+            seen += n;
+            let rate = seen as f64 / epoch_start.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "loss {:.4} · {rate:.0} samples/s",
+                loss_sum / seen as f64
+            ));
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        let train_seconds = epoch_start.elapsed().as_secs_f64();
+        net.eval();
+        let train_accuracy = accuracy(net.as_ref(), &train_eval)?;
+        let test_accuracy = accuracy(net.as_ref(), &test_eval)?;
+        let row = EpochMetrics {
+            epoch: epoch + 1,
+            loss: loss_sum / seen.max(1) as f64,
+            train_accuracy,
+            test_accuracy,
+            seconds: epoch_start.elapsed().as_secs_f64(),
+            samples_per_second: seen as f64 / train_seconds.max(1e-9),
+        };
+        table.row(&row);
+        metrics.push(row);
+        save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
+        metrics.total_seconds += epoch_start.elapsed().as_secs_f64();
+        write_outputs(&args.out, &metrics)?;
+    }
+    if first_epoch >= args.epochs {
+        write_outputs(&args.out, &metrics)?;
+    }
+    table.summary(&metrics, &args.out, started.elapsed().as_secs_f64());
+    Ok(metrics)
+}
+
+fn progress_bar(quiet: bool, batches: usize, epoch: u64, epochs: u64) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(batches as u64);
+    let style = ProgressStyle::with_template(
+        "epoch {prefix} [{bar:30}] {pos}/{len} batches · {msg} · eta {eta}",
+    )
+    .expect("the template is valid")
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(format!("{}/{epochs}", epoch + 1));
+    bar
+}
+
+/// The fraction of samples whose highest logit is their label.
+fn accuracy<D: Dataset>(net: &dyn Module, loader: &DataLoader<D>) -> Result<f64, TrainError> {
+    let _no_grad = oxmera::tensor::NoGradGuard::new();
+    let (mut correct, mut total) = (0.0, 0usize);
+    for batch in loader.epoch(0) {
+        let batch = batch?;
+        let logits = net.forward(&batch.x)?;
+        let n = batch.indices.len();
+        correct += oxmera_nn::loss::accuracy(&logits, &batch.y)? * n as f64;
+        total += n;
+    }
+    Ok(if total == 0 {
+        0.0
+    } else {
+        correct / total as f64
+    })
+}
+
+fn diverged_message(
+    value: f64,
+    step: u64,
+    epoch: u64,
+    batch: usize,
+    ckpt_path: &Path,
+    first_epoch: u64,
+    metrics: &Metrics,
+) -> String {
+    let kept = if metrics.epochs.len() as u64 > first_epoch || first_epoch > 0 {
+        format!(
+            "the last good checkpoint (after epoch {}) is kept at {}",
+            metrics.epochs.len(),
+            ckpt_path.display()
+        )
+    } else {
+        "no epoch had finished, so no checkpoint was written".to_string()
+    };
+    format!(
+        "training stopped: the loss became {value} at step {} (epoch {}, batch {}); {kept}. \
+         Try a smaller --lr.",
+        step + 1,
+        epoch + 1,
+        batch + 1
+    )
+}
+
+fn save(
+    path: &Path,
+    net: &dyn Module,
+    optimizer: &dyn Optimizer,
+    step: u64,
+    metrics: &Metrics,
+) -> Result<(), TrainError> {
+    let mut tensors =
+        oxmera_checkpoint::prefixed(oxmera_checkpoint::MODEL_PREFIX, &net.state_dict());
+    tensors.extend(oxmera_checkpoint::prefixed(
+        oxmera_checkpoint::OPTIM_PREFIX,
+        &optimizer.state_dict()?,
+    ));
+    let metadata = BTreeMap::from([
+        (oxmera_checkpoint::STEP_KEY.to_string(), step.to_string()),
+        (
+            oxmera_checkpoint::EPOCH_KEY.to_string(),
+            metrics.epochs.len().to_string(),
+        ),
+        (CONFIG_KEY.to_string(), metrics.config.fingerprint()),
+        (HISTORY_KEY.to_string(), metrics.history_json()),
+    ]);
+    oxmera_checkpoint::save(path, &tensors, &metadata)?;
+    Ok(())
+}
+
+/// Loads model and optimizer state and the figures of the finished epochs
+/// from `ckpt`, after checking it was written by a run with the same
+/// settings (anything else could not continue bit-identically).
+fn restore(
+    ckpt: &Checkpoint,
+    path: &Path,
+    config: &super::report::RunConfig,
+    net: &dyn Module,
+    optimizer: &mut dyn Optimizer,
+    metrics: &mut Metrics,
+) -> Result<(), TrainError> {
+    let saved: String = ckpt.metadata_value(CONFIG_KEY)?;
+    if saved != config.fingerprint() {
+        return Err(TrainError::Usage(format!(
+            "{} was written by a run with other settings ({saved}); this run has {}. \
+             Resume with the same --model, --dataset, --batch-size, --lr, --optimizer and --seed.",
+            path.display(),
+            config.fingerprint()
+        )));
+    }
+    net.load_state_dict(&ckpt.with_prefix(oxmera_checkpoint::MODEL_PREFIX))?;
+    optimizer.load_state_dict(&ckpt.with_prefix(oxmera_checkpoint::OPTIM_PREFIX))?;
+    let history: String = ckpt.metadata_value(HISTORY_KEY)?;
+    metrics.restore_history(&history).map_err(|e| {
+        TrainError::Usage(format!(
+            "{}: unreadable training history: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(())
+}
+
+fn write_outputs(out: &Path, metrics: &Metrics) -> Result<(), TrainError> {
+    let json_path = out.join("metrics.json");
+    std::fs::write(&json_path, metrics.to_json()).map_err(|source| TrainError::Io {
+        path: json_path,
+        source,
+    })?;
+    let png_path = out.join("curves.png");
+    plot::curves(&png_path, metrics).map_err(|e| TrainError::Io {
+        path: png_path,
+        source: std::io::Error::other(e),
+    })
+}

@@ -1,0 +1,82 @@
+//! The networks and optimizers `oxmera train` builds.
+
+use oxmera::{DType, Device, Generator};
+use oxmera_nn::{Conv2d, Flatten, Linear, MaxPool2d, Module, Param, ReLU, Sequential};
+use oxmera_optim::{Adam, AdamConfig, AdamW, AdamWConfig, Optimizer, Sgd, SgdConfig};
+
+use super::{ModelKind, OptimizerKind, TrainArgs};
+
+/// Width of the MLP's hidden layers.
+const HIDDEN: usize = 128;
+
+/// Builds the network for samples of `feature_shape` and `classes` classes.
+pub fn build(
+    kind: ModelKind,
+    feature_shape: &[usize],
+    classes: usize,
+    rng: &mut Generator,
+    device: Device,
+) -> oxmera::Result<Box<dyn Module>> {
+    let dt = DType::F32;
+    let net = match kind {
+        ModelKind::Mlp => {
+            let inputs: usize = feature_shape.iter().product();
+            Sequential::new()
+                .push(Flatten::new())
+                .push(Linear::new(inputs, HIDDEN, true, rng, dt, device)?)
+                .push(ReLU)
+                .push(Linear::new(HIDDEN, HIDDEN, true, rng, dt, device)?)
+                .push(ReLU)
+                .push(Linear::new(HIDDEN, classes, true, rng, dt, device)?)
+        }
+        ModelKind::Cnn => {
+            // Two 3x3 "same" convolutions, each followed by 2x2 max pooling,
+            // so an h x w image leaves 32 maps of (h/4) x (w/4).
+            let (c, h, w) = (feature_shape[0], feature_shape[1], feature_shape[2]);
+            let flat = 32 * (h / 4) * (w / 4);
+            Sequential::new()
+                .push(Conv2d::new(c, 16, (3, 3), rng, dt, device)?.padding((1, 1)))
+                .push(ReLU)
+                .push(MaxPool2d::new((2, 2)))
+                .push(Conv2d::new(16, 32, (3, 3), rng, dt, device)?.padding((1, 1)))
+                .push(ReLU)
+                .push(MaxPool2d::new((2, 2)))
+                .push(Flatten::new())
+                .push(Linear::new(flat, 64, true, rng, dt, device)?)
+                .push(ReLU)
+                .push(Linear::new(64, classes, true, rng, dt, device)?)
+        }
+    };
+    Ok(Box::new(net))
+}
+
+/// Builds the optimizer `args` asks for over `params`.
+pub fn optimizer(
+    args: &TrainArgs,
+    params: Vec<(String, Param)>,
+) -> oxmera::Result<Box<dyn Optimizer>> {
+    Ok(match args.optimizer {
+        OptimizerKind::Sgd => Box::new(Sgd::new(
+            params,
+            SgdConfig {
+                lr: args.lr,
+                momentum: 0.9,
+                ..SgdConfig::default()
+            },
+        )?),
+        OptimizerKind::Adam => Box::new(Adam::new(
+            params,
+            AdamConfig {
+                lr: args.lr,
+                ..AdamConfig::default()
+            },
+        )?),
+        OptimizerKind::Adamw => Box::new(AdamW::new(
+            params,
+            AdamWConfig {
+                lr: args.lr,
+                ..AdamWConfig::default()
+            },
+        )?),
+    })
+}

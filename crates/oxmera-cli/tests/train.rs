@@ -1,0 +1,220 @@
+//! `oxmera train` end to end: the files it writes, resuming to the same
+//! bits as an uninterrupted run, and stopping on a non-finite loss.
+//!
+//! The runs are short (a few epochs of the procedural moons, or of digits)
+//! so the suite stays fast in a debug build; what they check does not
+//! depend on the length of the run.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use oxmera::{DType, Device};
+use serde_json::Value;
+
+fn train(args: &[&str], out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .arg("train")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .output()
+        .expect("the oxmera binary runs")
+}
+
+fn succeed(args: &[&str], out: &Path) -> Output {
+    let o = train(args, out);
+    assert!(
+        o.status.success(),
+        "oxmera train {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn metrics(out: &Path) -> Value {
+    let text = std::fs::read_to_string(out.join("metrics.json")).expect("metrics.json written");
+    serde_json::from_str(&text).expect("metrics.json is JSON")
+}
+
+/// The figures of every epoch that do not depend on the wall clock.
+fn figures(m: &Value) -> Vec<(u64, u64, u64, u64)> {
+    m["epochs"]
+        .as_array()
+        .expect("an epochs list")
+        .iter()
+        .map(|e| {
+            let bits = |k: &str| e[k].as_f64().expect("a number").to_bits();
+            (
+                e["epoch"].as_u64().unwrap(),
+                bits("loss"),
+                bits("train_accuracy"),
+                bits("test_accuracy"),
+            )
+        })
+        .collect()
+}
+
+/// Every model tensor of the checkpoint in `out`, as raw bits.
+fn model_bits(out: &Path) -> Vec<(String, Vec<u64>)> {
+    let ckpt = oxmera::checkpoint::load(out.join("checkpoint.safetensors"), Device::Reference)
+        .expect("the checkpoint loads");
+    ckpt.with_prefix(oxmera::checkpoint::MODEL_PREFIX)
+        .into_iter()
+        .map(|(name, t)| {
+            assert_eq!(t.dtype(), DType::F32);
+            let bits = t
+                .to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_bits() as u64)
+                .collect();
+            (name, bits)
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_writes_checkpoint_metrics_and_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = succeed(&["--dataset", "digits", "--epochs", "2"], &out);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("test accuracy"), "summary line: {stdout}");
+
+    let m = metrics(&out);
+    assert_eq!(m["epochs"].as_array().unwrap().len(), 2);
+    let acc = m["final_test_accuracy"]
+        .as_f64()
+        .expect("final test accuracy");
+    // Two epochs of Adam on digits are far above chance (10%).
+    assert!(acc > 0.5, "test accuracy after 2 epochs: {acc}");
+    assert_eq!(m["config"]["dataset"], "digits");
+
+    let png = std::fs::read(out.join("curves.png")).expect("curves.png written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(!model_bits(&out).is_empty());
+}
+
+#[test]
+fn the_same_seed_gives_the_same_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let args = ["--dataset", "moons", "--epochs", "2", "--seed", "3"];
+    succeed(&args, &a);
+    succeed(&args, &b);
+    assert_eq!(figures(&metrics(&a)), figures(&metrics(&b)));
+    assert_eq!(model_bits(&a), model_bits(&b));
+}
+
+#[test]
+fn resuming_ends_bit_identical_to_the_uninterrupted_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, halves) = (dir.path().join("whole"), dir.path().join("halves"));
+    for optimizer in ["adam", "sgd"] {
+        let common = [
+            "--dataset",
+            "moons",
+            "--optimizer",
+            optimizer,
+            "--lr",
+            "0.01",
+        ];
+        succeed(&[&common[..], &["--epochs", "4"]].concat(), &whole);
+        succeed(&[&common[..], &["--epochs", "2"]].concat(), &halves);
+        let ckpt = halves.join("checkpoint.safetensors");
+        let ckpt = ckpt.to_str().unwrap();
+        succeed(
+            &[&common[..], &["--epochs", "4", "--resume", ckpt]].concat(),
+            &halves,
+        );
+
+        let (w, h) = (metrics(&whole), metrics(&halves));
+        assert_eq!(figures(&w).len(), 4);
+        assert_eq!(
+            figures(&w),
+            figures(&h),
+            "{optimizer}: per-epoch figures differ"
+        );
+        assert_eq!(
+            model_bits(&whole),
+            model_bits(&halves),
+            "{optimizer}: weights differ"
+        );
+    }
+}
+
+#[test]
+fn resuming_with_other_settings_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    succeed(&["--dataset", "moons", "--epochs", "1"], &out);
+    let ckpt = out.join("checkpoint.safetensors");
+    let o = train(
+        &[
+            "--dataset",
+            "moons",
+            "--epochs",
+            "2",
+            "--lr",
+            "0.5",
+            "--resume",
+            ckpt.to_str().unwrap(),
+        ],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("other settings"), "{stderr}");
+}
+
+#[test]
+fn a_non_finite_loss_stops_training_and_names_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = train(
+        &[
+            "--dataset",
+            "moons",
+            "--optimizer",
+            "sgd",
+            "--lr",
+            "1e30",
+            "--epochs",
+            "3",
+        ],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(1), "exit code 1 on divergence");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("training stopped: the loss became"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("at step "), "{stderr}");
+    assert!(stderr.contains("--lr"), "suggests a remedy: {stderr}");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    for args in [
+        &["--batch-size", "0"][..],
+        &["--lr", "-1"][..],
+        &["--dataset", "mnist"][..],
+        &["--device", "tpu"][..],
+        &["--model", "cnn", "--dataset", "moons"][..],
+    ] {
+        let o = train(args, &out);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
+}
