@@ -188,7 +188,7 @@ fn run_one(case: &Case, dtype: DType, class: LayoutClass, device: Device) -> Out
     };
     let views: Vec<Tensor> = want.inputs.iter().map(|b| b.view.clone()).collect();
     let n = tolerance::terms(&case.op, &views);
-    let forward = compare_forward(case, &views, &got.out, &want.out, n);
+    let forward = compare_forward(case, device, &views, &got.out, &want.out, n);
     let backward = if grad && forward.is_ok() {
         compare_backward(case, class, &got, &want, n)
     } else {
@@ -200,12 +200,13 @@ fn run_one(case: &Case, dtype: DType, class: LayoutClass, device: Device) -> Out
 /// Checks shape, dtype and device of an output, then its values.
 fn compare_forward(
     case: &Case,
+    device: Device,
     ref_inputs: &[Tensor],
     got: &Tensor,
     want: &Tensor,
     n: usize,
 ) -> Checked {
-    same_kind(got, want)?;
+    same_kind(got, want, device)?;
     let shape = want.shape().clone();
     let err = |e: oxmera_core::Error| format!("cannot read the output: {e}");
     let g = got.to_host().map_err(err)?;
@@ -227,7 +228,16 @@ fn floats(b: &HostBuffer) -> Vec<f64> {
     (0..b.len()).map(|i| b.get_f64(i)).collect()
 }
 
-fn same_kind(got: &Tensor, want: &Tensor) -> std::result::Result<(), String> {
+/// Checks that a device's result has the reference's shape and dtype,
+/// and lives on the device (a backend that hands back another device's
+/// storage breaks the next op).
+fn same_kind(got: &Tensor, want: &Tensor, device: Device) -> std::result::Result<(), String> {
+    if got.device() != device {
+        return Err(format!(
+            "the result is stored on {} instead of {device}",
+            got.device()
+        ));
+    }
     if got.shape() != want.shape() {
         return Err(format!(
             "shape {} where the reference has {}",
@@ -312,7 +322,7 @@ fn compare_backward(
             (None, None) => continue,
             (Some(_), None) => Err("a gradient where the reference has none".to_string()),
             (None, Some(_)) => Err("no gradient where the reference has one".to_string()),
-            (Some(g), Some(w)) => compare_grads(&g, &w, &tol, g_norm),
+            (Some(g), Some(w)) => compare_grads(&g, &w, device, &tol, g_norm),
         };
         results.push((i, result));
     }
@@ -322,10 +332,11 @@ fn compare_backward(
 fn compare_grads(
     got: &Tensor,
     want: &Tensor,
+    device: Device,
     tol: &tolerance::BackwardTolerance,
     g_norm: f64,
 ) -> Checked {
-    same_kind(got, want)?;
+    same_kind(got, want, device)?;
     let g = got
         .to_f64_vec()
         .map_err(|e| format!("cannot read the gradient: {e}"))?;
