@@ -138,9 +138,13 @@ impl<const N: usize> Walk<N> {
 }
 
 /// A vector of `n` zeros of any element type (allocated zeroed by the
-/// operating system for the primitive types, so it costs no pass).
+/// operating system for the primitive types, so it costs no pass; and, when
+/// large, hinted onto huge pages before anything touches it — see
+/// `pages`).
 pub(crate) fn zeros<T: oxmera_tensor::Element>(n: usize) -> Vec<T> {
-    vec![T::from_f64(0.0); n]
+    let mut v = vec![T::from_f64(0.0); n];
+    crate::pages::advise_huge(&mut v);
+    v
 }
 
 /// Fills `out` by calling `f(start, chunk)` on consecutive chunks, in
