@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod conformance;
 mod doctor;
 mod kernel;
 mod ladder;
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Train a classifier (an MLP on the embedded digits by default).
     Train(train::TrainArgs),
+    /// Run the conformance corpus on a device against the reference and print the matrix.
+    Conformance(conformance::ConformanceArgs),
     /// A guided tour of tensors, views, broadcasting, matmul and errors.
     Tour(tour::TourArgs),
     /// Kernels: list, print the IR, check a launch, simulate, explain a rule.
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Train(args) => train::run(args),
         Command::Tour(args) => tour::run(args),
+        Command::Conformance(args) => conformance::run(args),
         Command::Kernel(args) => kernel::run(args),
         Command::Ladder(args) => ladder::run(args),
         Command::Doctor(args) => doctor::run(args),

@@ -88,7 +88,7 @@ fn a_run_writes_checkpoint_metrics_and_curves() {
     let acc = m["final_test_accuracy"]
         .as_f64()
         .expect("final test accuracy");
-    // Two epochs of Adam on digits are far above chance (10%).
+    // Two epochs on digits are far above chance (10%).
     assert!(acc > 0.5, "test accuracy after 2 epochs: {acc}");
     assert_eq!(m["config"]["dataset"], "digits");
 
@@ -109,40 +109,66 @@ fn the_same_seed_gives_the_same_numbers() {
 }
 
 #[test]
-fn resuming_ends_bit_identical_to_the_uninterrupted_run() {
+fn resuming_from_an_epoch_checkpoint_ends_bit_identical() {
+    // The uninterrupted run keeps its last three epochs' checkpoints;
+    // resuming from the one after epoch 2 must retrace epochs 3 and 4 to
+    // the same bits, under the default cosine schedule (whose rate at each
+    // step comes from the restored step count) and with each optimizer.
     let dir = tempfile::tempdir().unwrap();
-    let (whole, halves) = (dir.path().join("whole"), dir.path().join("halves"));
-    for optimizer in ["adam", "sgd"] {
-        let common = [
+    for optimizer in ["sgd", "adam"] {
+        let (whole, resumed) = (dir.path().join("whole"), dir.path().join("resumed"));
+        let args = [
             "--dataset",
             "moons",
             "--optimizer",
             optimizer,
-            "--lr",
-            "0.01",
+            "--epochs",
+            "4",
         ];
-        succeed(&[&common[..], &["--epochs", "4"]].concat(), &whole);
-        succeed(&[&common[..], &["--epochs", "2"]].concat(), &halves);
-        let ckpt = halves.join("checkpoint.safetensors");
-        let ckpt = ckpt.to_str().unwrap();
-        succeed(
-            &[&common[..], &["--epochs", "4", "--resume", ckpt]].concat(),
-            &halves,
-        );
+        succeed(&args, &whole);
+        let ckpt = whole.join("epoch-2.safetensors");
+        let resume = ["--resume", ckpt.to_str().unwrap()];
+        let o = succeed(&[&args[..], &resume[..]].concat(), &resumed);
+        assert!(String::from_utf8_lossy(&o.stdout).contains("test accuracy"));
 
-        let (w, h) = (metrics(&whole), metrics(&halves));
+        let (w, r) = (metrics(&whole), metrics(&resumed));
         assert_eq!(figures(&w).len(), 4);
         assert_eq!(
             figures(&w),
-            figures(&h),
+            figures(&r),
             "{optimizer}: per-epoch figures differ"
         );
         assert_eq!(
             model_bits(&whole),
-            model_bits(&halves),
+            model_bits(&resumed),
             "{optimizer}: weights differ"
         );
+        // Only the last three epochs' checkpoints are kept.
+        assert!(!whole.join("epoch-1.safetensors").exists());
+        assert!(whole.join("epoch-4.safetensors").exists());
     }
+}
+
+#[test]
+fn resuming_with_a_constant_rate_can_train_longer() {
+    // Two epochs, then two more from the checkpoint, equal four at once.
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, halves) = (dir.path().join("whole"), dir.path().join("halves"));
+    let common = [
+        "--dataset",
+        "moons",
+        "--schedule",
+        "constant",
+        "--lr",
+        "0.05",
+    ];
+    succeed(&[&common[..], &["--epochs", "4"]].concat(), &whole);
+    succeed(&[&common[..], &["--epochs", "2"]].concat(), &halves);
+    let ckpt = halves.join("checkpoint.safetensors");
+    let resume = ["--epochs", "4", "--resume", ckpt.to_str().unwrap()];
+    succeed(&[&common[..], &resume[..]].concat(), &halves);
+    assert_eq!(figures(&metrics(&whole)), figures(&metrics(&halves)));
+    assert_eq!(model_bits(&whole), model_bits(&halves));
 }
 
 #[test]
@@ -151,22 +177,21 @@ fn resuming_with_other_settings_is_refused() {
     let out = dir.path().join("run");
     succeed(&["--dataset", "moons", "--epochs", "1"], &out);
     let ckpt = out.join("checkpoint.safetensors");
-    let o = train(
-        &[
-            "--dataset",
-            "moons",
-            "--epochs",
-            "2",
-            "--lr",
-            "0.5",
-            "--resume",
-            ckpt.to_str().unwrap(),
-        ],
-        &out,
-    );
-    assert_eq!(o.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.contains("other settings"), "{stderr}");
+    // Another learning rate; and, under the cosine schedule, another
+    // epoch count (it sets every step's rate).
+    for other in [
+        ["--epochs", "1", "--lr", "0.5"],
+        ["--epochs", "2", "--lr", "0.1"],
+    ] {
+        let resume = ["--resume", ckpt.to_str().unwrap()];
+        let o = train(
+            &[&["--dataset", "moons"][..], &other[..], &resume[..]].concat(),
+            &out,
+        );
+        assert_eq!(o.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains("other settings"), "{stderr}");
+    }
 }
 
 #[test]

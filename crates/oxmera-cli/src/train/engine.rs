@@ -10,10 +10,10 @@ use oxmera_checkpoint::{Checkpoint, CheckpointError};
 use oxmera_data::{DataError, DataLoader, Dataset, LoaderConfig};
 use oxmera_nn::Module;
 use oxmera_nn::loss::{CrossEntropyOptions, cross_entropy};
-use oxmera_optim::Optimizer;
+use oxmera_optim::{ConstantLr, CosineAnnealing, LrSchedule, Optimizer, apply_schedule};
 
 use super::report::{EpochMetrics, Metrics, RunConfig, Table};
-use super::{TrainArgs, data, model, plot};
+use super::{ScheduleKind, TrainArgs, data, model, plot};
 
 /// Why training stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +43,9 @@ pub enum TrainError {
     },
 }
 
-/// The name of the checkpoint file in the output directory.
+/// The name of the checkpoint file in the output directory: the state
+/// after the latest finished epoch. Each epoch's state is also kept, as
+/// `epoch-N.safetensors`, so a run can be resumed from any epoch.
 pub const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 /// Metadata keys this loop adds to a checkpoint.
 const CONFIG_KEY: &str = "train_config";
@@ -56,10 +58,10 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     if args.batch_size == 0 {
         return Err(TrainError::Usage("--batch-size must be at least 1".into()));
     }
-    if !(args.lr.is_finite() && args.lr > 0.0) {
+    if !(args.lr().is_finite() && args.lr() > 0.0) {
         return Err(TrainError::Usage(format!(
             "--lr must be a positive number, got {}",
-            args.lr
+            args.lr()
         )));
     }
     let started = Instant::now();
@@ -108,6 +110,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     )?;
     let train_eval = DataLoader::new(&parts.train, LoaderConfig::new(EVAL_BATCH).on(device))?;
     let test_eval = DataLoader::new(&parts.test, LoaderConfig::new(EVAL_BATCH).on(device))?;
+    let schedule = schedule(args, train_loader.num_batches())?;
 
     let table = Table::new(args.quiet);
     table.header(&metrics, first_epoch, args.epochs);
@@ -134,6 +137,9 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
                 )));
             }
             loss.backward()?;
+            // The rate is a function of the optimizer's step count, which
+            // a checkpoint restores, so a resumed run continues the curve.
+            apply_schedule(schedule.as_ref(), optimizer.as_mut());
             optimizer.step()?;
             optimizer.zero_grad();
             step += 1;
@@ -163,6 +169,20 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         table.row(&row);
         metrics.push(row);
         save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
+        if args.keep_epochs > 0 {
+            let epoch_path = args.out.join(epoch_file(epoch + 1));
+            save(
+                &epoch_path,
+                net.as_ref(),
+                optimizer.as_ref(),
+                step,
+                &metrics,
+            )?;
+        }
+        if let Some(old) = (epoch + 1).checked_sub(args.keep_epochs).filter(|&e| e > 0) {
+            // Gone already (a first run with a smaller --keep-epochs) is fine.
+            let _ = std::fs::remove_file(args.out.join(epoch_file(old)));
+        }
         metrics.total_seconds += epoch_start.elapsed().as_secs_f64();
         write_outputs(&args.out, &metrics)?;
     }
@@ -171,6 +191,23 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     }
     table.summary(&metrics, &args.out, started.elapsed().as_secs_f64());
     Ok(metrics)
+}
+
+/// The file name of the checkpoint written after `epoch` (1-based).
+pub fn epoch_file(epoch: u64) -> String {
+    format!("epoch-{epoch}.safetensors")
+}
+
+/// The learning-rate schedule `args` ask for, over `batches` steps per
+/// epoch.
+fn schedule(args: &TrainArgs, batches: usize) -> Result<Box<dyn LrSchedule>, TrainError> {
+    Ok(match args.schedule {
+        ScheduleKind::Constant => Box::new(ConstantLr::new(args.lr())?),
+        ScheduleKind::Cosine => {
+            let steps = (args.epochs * batches as u64).max(1);
+            Box::new(CosineAnnealing::new(args.lr(), steps, 0.0)?)
+        }
+    })
 }
 
 fn progress_bar(quiet: bool, batches: usize, epoch: u64, epochs: u64) -> ProgressBar {

@@ -46,6 +46,17 @@ pub enum DatasetKind {
     Mnist,
 }
 
+impl TrainArgs {
+    /// The learning rate: `--lr`, or the optimizer's default (SGD with
+    /// momentum tolerates, and needs, a rate about a hundred times Adam's).
+    pub fn lr(&self) -> f64 {
+        self.lr.unwrap_or(match self.optimizer {
+            OptimizerKind::Sgd => 0.1,
+            OptimizerKind::Adam | OptimizerKind::Adamw => 1e-3,
+        })
+    }
+}
+
 /// Which optimizer updates the weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OptimizerKind {
@@ -55,6 +66,16 @@ pub enum OptimizerKind {
     Adam,
     /// AdamW (decoupled weight decay 0.01).
     Adamw,
+}
+
+/// How the learning rate moves over the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScheduleKind {
+    /// `--lr` throughout.
+    Constant,
+    /// From `--lr` down to zero along a half cosine over all the steps of
+    /// `--epochs` epochs.
+    Cosine,
 }
 
 /// Arguments of `oxmera train`. With none, it trains an MLP on digits.
@@ -75,12 +96,16 @@ pub struct TrainArgs {
     /// Samples per optimizer step.
     #[arg(long, default_value_t = 32)]
     pub batch_size: usize,
-    /// Learning rate.
-    #[arg(long, default_value_t = 1e-3)]
-    pub lr: f64,
+    /// Learning rate (the peak, under a schedule). Default: 0.1 for SGD,
+    /// 0.001 for Adam and AdamW.
+    #[arg(long)]
+    pub lr: Option<f64>,
     /// The optimizer.
-    #[arg(long, value_enum, default_value_t = OptimizerKind::Adam)]
+    #[arg(long, value_enum, default_value_t = OptimizerKind::Sgd)]
     pub optimizer: OptimizerKind,
+    /// The learning-rate schedule.
+    #[arg(long, value_enum, default_value_t = ScheduleKind::Cosine)]
+    pub schedule: ScheduleKind,
     /// The seed for the split, the initial weights and the shuffling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -90,10 +115,18 @@ pub struct TrainArgs {
     /// Where the checkpoint, metrics.json and curves.png go.
     #[arg(long, value_name = "DIR", default_value = "runs/latest")]
     pub out: PathBuf,
-    /// Continue from a checkpoint written by an earlier run (its epoch
-    /// count is where this run starts; `--epochs` is the total).
+    /// Continue from a checkpoint written by an earlier run with the same
+    /// settings (`DIR/checkpoint.safetensors`, or an epoch's
+    /// `DIR/epoch-N.safetensors`): its epoch count is where this run
+    /// starts, `--epochs` the total. With `--schedule constant` the total
+    /// may differ from the earlier run's, to train longer.
     #[arg(long, value_name = "CHECKPOINT")]
     pub resume: Option<PathBuf>,
+    /// How many per-epoch checkpoints (`epoch-N.safetensors`) to keep, the
+    /// latest ones; `checkpoint.safetensors` (the latest state) is always
+    /// written.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub keep_epochs: u64,
     /// Print only the final summary (no progress bar, no table).
     #[arg(long)]
     pub quiet: bool,

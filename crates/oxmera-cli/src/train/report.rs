@@ -17,6 +17,7 @@ pub struct RunConfig {
     pub batch_size: usize,
     pub lr: f64,
     pub optimizer: String,
+    pub schedule: String,
     pub seed: u64,
     pub device: String,
 }
@@ -29,22 +30,36 @@ impl RunConfig {
             dataset: name(&args.dataset),
             epochs: args.epochs,
             batch_size: args.batch_size,
-            lr: args.lr,
+            lr: args.lr(),
             optimizer: name(&args.optimizer),
+            schedule: name(&args.schedule),
             seed: args.seed,
             device: device.to_string(),
         }
     }
 
     /// The settings a resumed run must share with the run that wrote the
-    /// checkpoint. The epoch count is not among them (resuming to train
-    /// longer is the point), nor is the device: the reference and the CPU
-    /// backend agree within tolerance, not bit for bit, so a resumed run on
-    /// another device continues correctly but not identically.
+    /// checkpoint. Under a constant rate the epoch count is not among them
+    /// (resuming to train longer is the point); under cosine decay it is,
+    /// because it sets the rate of every step. The device is not either:
+    /// the reference and the CPU backend agree within tolerance, not bit
+    /// for bit, so a resumed run on another device continues correctly but
+    /// not identically.
     pub fn fingerprint(&self) -> String {
+        let horizon = if self.schedule == "constant" {
+            String::new()
+        } else {
+            format!(" epochs={}", self.epochs)
+        };
         format!(
-            "model={} dataset={} batch_size={} lr={} optimizer={} seed={}",
-            self.model, self.dataset, self.batch_size, self.lr, self.optimizer, self.seed
+            "model={} dataset={} batch_size={} lr={} optimizer={} schedule={}{horizon} seed={}",
+            self.model,
+            self.dataset,
+            self.batch_size,
+            self.lr,
+            self.optimizer,
+            self.schedule,
+            self.seed
         )
     }
 }
@@ -130,12 +145,13 @@ impl Table {
         }
         let c = &metrics.config;
         println!(
-            "training {} on {} · {} parameters · {} (lr {}, batch {}) · seed {} · device {}",
+            "training {} on {} · {} parameters · {} (lr {}, {}, batch {}) · seed {} · device {}",
             c.model,
             metrics.data,
             metrics.parameters,
             c.optimizer,
             c.lr,
+            c.schedule,
             c.batch_size,
             c.seed,
             c.device
