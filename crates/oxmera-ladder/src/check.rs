@@ -36,9 +36,19 @@ impl Outcome {
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         let log = TestLog::parse(&stdout);
-        if !log.ran && !output.status.success() {
+        let ran = log.ran || !log.passed.is_empty();
+        if !ran && !output.status.success() {
             return Outcome::BuildFailed {
                 errors: compiler_errors(&stderr),
+            };
+        }
+        if !output.status.success() && log.failed.is_empty() {
+            // Tests ran, none was reported failed, yet cargo failed: a test
+            // binary died (a stack overflow, an abort) before libtest could
+            // report it. That is red, never green.
+            return Outcome::Red {
+                passed: log.passed.len(),
+                failures: vec![crashed(&stderr)],
             };
         }
         Outcome::from_log(log)
@@ -58,6 +68,18 @@ impl Outcome {
                 failures: log.failed,
             }
         }
+    }
+}
+
+/// The failure of a test binary that died without reporting, with the last
+/// lines it wrote to stderr (where the runtime says why it stopped).
+fn crashed(stderr: &str) -> Failure {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(6)..].join("\n");
+    Failure {
+        test: "(the test binary crashed)".to_string(),
+        location: None,
+        message: format!("the spec stopped before reporting every test:\n{tail}"),
     }
 }
 
@@ -128,6 +150,44 @@ mod tests {
         assert!(matches!(
             Outcome::from_log(red),
             Outcome::Red { passed: 1, ref failures } if failures[0].test == "b"
+        ));
+    }
+
+    #[cfg(unix)]
+    fn output(code: i32, stdout: &str, stderr: &str) -> Output {
+        use std::os::unix::process::ExitStatusExt;
+        Output {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_crash_after_some_passes_is_red() {
+        // libtest printed two passes, then the process died of a stack
+        // overflow: no FAILED line, no result line, a failed exit.
+        let out = output(
+            101,
+            "running 3 tests\ntest a ... ok\ntest b ... ok\n",
+            "thread 'c' has overflowed its stack\nfatal runtime error: stack overflow\n",
+        );
+        match Outcome::from_output(&out) {
+            Outcome::Red { passed, failures } => {
+                assert_eq!(passed, 2);
+                assert!(failures[0].message.contains("stack overflow"));
+            }
+            other => panic!("a crashed spec must be red, got {other:?}"),
+        }
+        // The same log with a successful exit is green.
+        let ok = output(0, "test a ... ok\ntest b ... ok\ntest result: ok.\n", "");
+        assert_eq!(Outcome::from_output(&ok), Outcome::Green { tests: 2 });
+        // No test ran and the build failed: a build failure.
+        let build = output(101, "", "error[E0425]: cannot find value `x`\n");
+        assert!(matches!(
+            Outcome::from_output(&build),
+            Outcome::BuildFailed { .. }
         ));
     }
 
