@@ -152,8 +152,12 @@ fn conv_values<T: Scalar + Element>(
             }
         }
     };
-    if g.n > 1 && flops_per_image < 1 << 21 {
-        // Small images: one per thread, each product single-threaded.
+    if g.n > 1 && (flops_per_image < 1 << 21 || g.n >= threads::num_threads()) {
+        // Small images, or at least one image per thread: one image per
+        // task, each product single-threaded, so that im2col (a serial
+        // copy) runs on every thread at once instead of stalling all but
+        // one between products. (The GEMM's result does not depend on
+        // whether it is split, so neither path changes the values.)
         threads::run(|| {
             out.par_chunks_mut(per_image)
                 .enumerate()
