@@ -14,9 +14,12 @@
 //! # Ok::<(), oxmera::Error>(())
 //! ```
 
+pub use oxmera_checkpoint as checkpoint;
 pub use oxmera_core as core;
 pub use oxmera_core::{DType, Device, Error, Layout, Result, Shape};
+pub use oxmera_data as data;
 pub use oxmera_nn as nn;
+pub use oxmera_optim as optim;
 // Naming the backend crates also makes the linker keep their link-time
 // backend providers, which is what registers them by default.
 pub use oxmera_cpu as cpu;
