@@ -26,7 +26,7 @@ pub use engine::TrainError;
 /// Which network to train.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ModelKind {
-    /// A multi-layer perceptron: two hidden layers of 128 ReLU units.
+    /// A multi-layer perceptron: two hidden layers of 512 ReLU units.
     Mlp,
     /// A small convolutional network (two conv + pool stages, then two
     /// linear layers); needs image data (digits or mnist).
