@@ -12,6 +12,7 @@
 use half::{bf16, f16};
 use oxmera_core::{DType, Result};
 use oxmera_reference::Reference;
+use oxmera_reference::scalar::{clamp, gelu_tanh, rem, sigmoid, silu, softplus};
 use oxmera_tensor::{Backend, BinaryOp, CmpOp, Element, Storage, Tensor, UnaryOp};
 
 use crate::strided::{map1, map1_runs, map2, map3};
@@ -110,7 +111,7 @@ fn transcendental(op: UnaryOp) -> Option<fn(f64) -> f64> {
         Cos => f64::cos,
         Tanh => f64::tanh,
         Sigmoid => sigmoid,
-        Silu => |v| times_gate(v, sigmoid(v)),
+        Silu => silu,
         GeluTanh => gelu_tanh,
         Softplus => softplus,
         _ => return None,
@@ -123,56 +124,6 @@ fn powf_op(op: UnaryOp) -> Option<f64> {
         UnaryOp::Powf(e) => Some(e),
         _ => None,
     }
-}
-
-/// `1 / (1 + e^-x)` without forming `e^t` for large positive `t`.
-fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
-}
-
-/// `x * gate`, with the limit 0 at `x = -inf` (where the product is NaN).
-fn times_gate(x: f64, gate: f64) -> f64 {
-    if x == f64::NEG_INFINITY {
-        -0.0
-    } else {
-        x * gate
-    }
-}
-
-/// GELU's tanh form, as `x * sigmoid(2z)`, `z = √(2/π)(x + 0.044715 x³)`.
-fn gelu_tanh(x: f64) -> f64 {
-    const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
-    let z = SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x);
-    times_gate(x, sigmoid(2.0 * z))
-}
-
-/// `ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|)`, which cannot overflow.
-fn softplus(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    x.max(0.0) + (-x.abs()).exp().ln_1p()
-}
-
-/// `min(max(x, min), max)`, keeping NaN.
-fn clamp(x: f64, min: Option<f64>, max: Option<f64>) -> f64 {
-    let mut y = x;
-    if let Some(lo) = min {
-        if y < lo {
-            y = lo;
-        }
-    }
-    if let Some(hi) = max {
-        if y > hi {
-            y = hi;
-        }
-    }
-    y
 }
 
 pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
@@ -256,18 +207,6 @@ fn binary_float<T: Float>(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Option
         Rem => map2(a, b, |x: T, y: T| T::from_f64(rem(x.to_f64(), y.to_f64()))),
         And | Or | Xor => return Ok(None),
     }))
-}
-
-/// The remainder with the divisor's sign (Python's `%`).
-fn rem(a: f64, b: f64) -> f64 {
-    let r = a % b;
-    if r == 0.0 {
-        0.0f64.copysign(b)
-    } else if (r < 0.0) != (b < 0.0) {
-        r + b
-    } else {
-        r
-    }
 }
 
 pub(crate) fn compare(op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {

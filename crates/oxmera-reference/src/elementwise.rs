@@ -130,7 +130,7 @@ fn float_unary(op: UnaryOp) -> Option<Box<dyn Fn(f64) -> f64>> {
         LeakyRelu(slope) => Box::new(move |x: f64| if x > 0.0 { x } else { slope * x }),
         GeluErf => Box::new(gelu_erf),
         GeluTanh => Box::new(gelu_tanh),
-        Silu => Box::new(|x: f64| times_gate(x, sigmoid(x))),
+        Silu => Box::new(silu),
         Softplus => Box::new(softplus),
         Erf => Box::new(erf::erf),
         Floor => Box::new(f64::floor),
@@ -161,13 +161,18 @@ fn relu(x: f64) -> f64 {
 }
 
 /// `1 / (1 + e^-x)`, never forming `e^t` for a large positive `t`.
-fn sigmoid(x: f64) -> f64 {
+pub fn sigmoid(x: f64) -> f64 {
     if x >= 0.0 {
         1.0 / (1.0 + (-x).exp())
     } else {
         let e = x.exp();
         e / (1.0 + e)
     }
+}
+
+/// `x · sigmoid(x)`, with the limit 0 at `x = -inf`.
+pub fn silu(x: f64) -> f64 {
+    times_gate(x, sigmoid(x))
 }
 
 /// `x * gate` for a gate in [0, 1] that tends to 0 as `x` tends to -inf:
@@ -207,14 +212,14 @@ fn gelu_erf(x: f64) -> f64 {
 /// `x/2 (1 + tanh(z))` with `z = √(2/π)(x + 0.044715 x³)`, evaluated as
 /// `x · sigmoid(2z)` — the same function, without the cancellation in
 /// `1 + tanh(z)` for negative `z`.
-fn gelu_tanh(x: f64) -> f64 {
+pub fn gelu_tanh(x: f64) -> f64 {
     const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
     let z = SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x);
     times_gate(x, sigmoid(2.0 * z))
 }
 
 /// `ln(1 + e^x)` as `max(x, 0) + ln(1 + e^-|x|)`, which cannot overflow.
-fn softplus(x: f64) -> f64 {
+pub fn softplus(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
@@ -222,7 +227,7 @@ fn softplus(x: f64) -> f64 {
 }
 
 /// `min(max(x, min), max)` with NaN kept (so `min > max` gives `max`).
-fn clamp_f64(x: f64, min: Option<f64>, max: Option<f64>) -> f64 {
+pub fn clamp_f64(x: f64, min: Option<f64>, max: Option<f64>) -> f64 {
     let mut y = x;
     if let Some(lo) = min {
         if y < lo {
@@ -282,7 +287,7 @@ fn minimum_f64(a: f64, b: f64) -> f64 {
 
 /// The remainder with the divisor's sign (Python's `%`): the exact `fmod`
 /// (Rust's `%`), moved into the divisor's half-line when the signs differ.
-fn rem_f64(a: f64, b: f64) -> f64 {
+pub fn rem_f64(a: f64, b: f64) -> f64 {
     let r = a % b;
     if r == 0.0 {
         0.0f64.copysign(b)

@@ -31,6 +31,17 @@ mod matmul;
 mod read;
 mod reduce;
 
+/// The reference's definitions of the element functions whose evaluation
+/// needs care (overflow, cancellation, limits at infinity, the sign of a
+/// remainder), each on one `f64`. A faster backend that evaluates these
+/// ops in `f64` calls them rather than restating them, so it agrees with
+/// the reference to the last bit by construction.
+pub mod scalar {
+    pub use crate::elementwise::{
+        clamp_f64 as clamp, gelu_tanh, rem_f64 as rem, sigmoid, silu, softplus,
+    };
+}
+
 /// The reference backend (a unit value; it has no state).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Reference;
