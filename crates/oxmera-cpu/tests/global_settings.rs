@@ -42,44 +42,16 @@ fn every_instruction_set_matches_the_reference() {
             for &(k, n) in &[(1usize, 17usize), (65, 7), (129, 129), (7, 65)] {
                 let a = operand(m as u64, &[m, k], "contiguous", DType::F32).unwrap();
                 let b = operand(n as u64 + 1, &[k, n], "permuted", DType::F32).unwrap();
-                let (ra, rb) = (on_reference(&a), on_reference(&b));
-                let bound = ra
-                    .abs()
-                    .unwrap()
-                    .matmul(&rb.abs().unwrap())
-                    .unwrap()
-                    .to_f64_vec()
-                    .unwrap();
                 // The dot-product bound k·u·Σ|a·b| (1% margin), plus the
                 // reference's final rounding.
-                assert_close(
-                    &format!("{isa} matmul {m}x{k}@{k}x{n}"),
-                    &a.matmul(&b).unwrap(),
-                    &ra.matmul(&rb).unwrap(),
-                    |i, w| {
-                        1.01 * k as f64 * unit_roundoff(DType::F32) * bound[i] + ulp(w, DType::F32)
-                    },
-                );
+                check_matmul(&format!("{isa} matmul {m}x{k}@{k}x{n}"), &a, &b);
             }
         }
         // A product large enough to be cut into several cache blocks and
         // thread tasks.
         let a = operand(3, &[300, 700], "contiguous", DType::F32).unwrap();
         let b = operand(4, &[700, 1100], "contiguous", DType::F32).unwrap();
-        let (ra, rb) = (on_reference(&a), on_reference(&b));
-        let bound = ra
-            .abs()
-            .unwrap()
-            .matmul(&rb.abs().unwrap())
-            .unwrap()
-            .to_f64_vec()
-            .unwrap();
-        assert_close(
-            &format!("{isa} blocked matmul"),
-            &a.matmul(&b).unwrap(),
-            &ra.matmul(&rb).unwrap(),
-            |i, w| 1.01 * 700.0 * unit_roundoff(DType::F32) * bound[i] + ulp(w, DType::F32),
-        );
+        check_matmul(&format!("{isa} blocked matmul"), &a, &b);
         // Lengths around every vector width (4, 8, 16 lanes).
         for len in [1usize, 3, 8, 15, 16, 17, 31, 33, 100, 1025] {
             let x = operand(len as u64, &[3, len], "contiguous", DType::F32)

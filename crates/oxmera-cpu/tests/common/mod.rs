@@ -160,3 +160,36 @@ pub fn assert_exact(what: &str, got: &Tensor, want: &Tensor) {
         assert!(same, "{what}[{i}]: got {g:e}, want {w:e}");
     }
 }
+
+/// The forward error bound of a dot product of length `k` accumulated in
+/// precision `u` in any order (FMA or not): `k·u·Σ|a_p·b_p|`, with a 1%
+/// margin for the `1/(1 - k·u)` factor; plus the reference's own final
+/// rounding, half an ulp, counted as one.
+pub fn dot_tolerance(k: usize, dtype: DType, abs_product: f64, w: f64) -> f64 {
+    let u = match dtype {
+        DType::F64 => unit_roundoff(DType::F64),
+        // f32, and f16/bf16, which multiply in f32.
+        _ => unit_roundoff(DType::F32),
+    };
+    1.01 * k as f64 * u * abs_product + ulp(w, dtype)
+}
+
+/// Asserts `a @ b` on the CPU equals the reference's product within
+/// [`dot_tolerance`] of the inner length.
+pub fn check_matmul(what: &str, a: &Tensor, b: &Tensor) {
+    let (ra, rb) = (on_reference(a), on_reference(b));
+    let got = a.matmul(b).unwrap();
+    let want = ra.matmul(&rb).unwrap();
+    let k = *a.dims().last().unwrap();
+    let bound = ra
+        .abs()
+        .unwrap()
+        .matmul(&rb.abs().unwrap())
+        .unwrap()
+        .to_f64_vec()
+        .unwrap();
+    let dtype = a.dtype();
+    assert_close(what, &got, &want, |i, w| {
+        dot_tolerance(k, dtype, bound[i], w)
+    });
+}
