@@ -44,27 +44,34 @@
 //! The loops around the kernel choose what stays in which cache:
 //!
 //! ```text
-//! for jc in 0..n step NC:               B block columns
-//!   for pc in 0..k step KC:             depth block
-//!     pack B[pc..+KC, jc..+NC]          KC × NC, shared by all threads (L2/L3)
-//!     for each row block (in parallel): MR-row panels, one task per thread
-//!       for ir in block step MR:
-//!         pack A[ir..+MR, pc..+KC]      one A panel, KC·MR values (L1)
-//!         for jr in 0..NC step NR:
-//!           kernel(A panel, B panel jr) → C[ir..+MR, jc+jr..+NR]
+//! pack all of B (up to 32 MiB at a time)    in parallel, once (L3)
+//! for each row block of C (in parallel):    whole MR-row panels, one task
+//!   for pc in 0..k step KC:                 depth block
+//!     pack A[block rows, pc..+KC]           the task's A panels (L2)
+//!     for jc in 0..n step NC:               B block KC × NC (L2)
+//!       for ir in block step MR:            one A panel, KC·MR values (L1)
+//!         for jr in jc..+NC step NR:
+//!           kernel(A panel, B panel jr) → C[ir..+MR, jr..+NR]
 //! ```
 //!
 //! The A panel (12 × 256 floats = 12 KiB) stays in L1 while the kernel
-//! sweeps every B panel of the block; the packed B block (256 × 1024
-//! floats = 1 MiB) stays in L2 for the sweep and is reused by every A
-//! panel; `KC` is large enough that each trip of `C` through memory is
-//! amortized over `KC` outer products.
+//! sweeps every B panel of the block; the B block (256 × 1024 floats =
+//! 1 MiB) stays in L2 for the sweeps of all the task's A panels; `KC` is
+//! large enough that each trip of `C` through memory is amortized over
+//! `KC` outer products. Packing is a transpose or a fixed-size copy per
+//! step (see `pack`), a few percent of the time from 512 up.
 //!
 //! # Level 4 — threads
 //!
 //! Threads split `C` by rows: each task owns a block of whole `MR`-row
-//! panels, so tasks write disjoint slices of `C` (plain safe Rust) and
-//! share the read-only packed B block. Packing B is itself split by panel.
+//! panels, so tasks write disjoint slices of `C` (plain safe Rust), pack
+//! their own A and share the read-only packed B. After B is packed, tasks
+//! never wait for one another: there is one join, at the end. There are
+//! several tasks per thread, of even size, so that a thread slowed by
+//! other work on the machine (a shared 2-vCPU machine loses a sixth of
+//! its time to the host under load) leaves its tail to the other.
+//! Packing buffers come from a per-thread pool, so a product allocates
+//! nothing once the pool is warm.
 //!
 //! # Precision
 //!
@@ -162,9 +169,27 @@ pub trait Scalar:
     /// The micro-kernel for `isa` (the portable one where `isa` has none
     /// for this type, or the processor cannot run it).
     fn kernel(isa: Isa) -> Kernel<Self>;
+
+    /// Runs `f` on this thread's pool of packing buffers for this type.
+    fn with_pool<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> R;
+}
+
+/// Implements [`Scalar::with_pool`] with a thread-local pool.
+macro_rules! buffer_pool {
+    ($t:ty) => {
+        fn with_pool<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> R {
+            thread_local! {
+                static POOL: std::cell::RefCell<Vec<Vec<$t>>> =
+                    const { std::cell::RefCell::new(Vec::new()) };
+            }
+            POOL.with_borrow_mut(f)
+        }
+    };
 }
 
 impl Scalar for f32 {
+    buffer_pool!(f32);
+
     fn kernel(isa: Isa) -> Kernel<f32> {
         match isa {
             #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
@@ -179,6 +204,8 @@ impl Scalar for f32 {
 }
 
 impl Scalar for f64 {
+    buffer_pool!(f64);
+
     fn kernel(isa: Isa) -> Kernel<f64> {
         match isa {
             #[cfg(target_arch = "x86_64")]
@@ -192,6 +219,14 @@ impl Scalar for f64 {
 const KC: usize = 256;
 /// Bytes of packed B per block, sized to sit in a 2 MiB L2 with room.
 const B_BLOCK_BYTES: usize = 1 << 20;
+/// Bytes of B packed in one go (larger products pack column slabs of
+/// this size in turn).
+const PACKED_B_BYTES: usize = 32 << 20;
+/// Row blocks per thread: several, so that a thread slowed by other work
+/// on the machine leaves its share to the others.
+const TASKS_PER_THREAD: usize = 4;
+/// The most `MR`-row panels in one task's row block.
+const MC_PANELS_MAX: usize = 16;
 /// Below this many multiply-adds, one thread does the whole product.
 const PARALLEL_MIN_FLOPS: usize = 1 << 18;
 
@@ -228,11 +263,7 @@ pub fn gemm<T: Scalar>(
     }
     let kernel = T::kernel(isa);
     let parallel = parallel && m * n * k >= PARALLEL_MIN_FLOPS;
-    if parallel {
-        threads::run(|| blocked(&kernel, m, n, k, a, b, c, true));
-    } else {
-        blocked(&kernel, m, n, k, a, b, c, false);
-    }
+    blocked(&kernel, m, n, k, a, b, c, parallel);
 }
 
 /// The blocked loops of the module docs.
@@ -251,64 +282,126 @@ fn blocked<T: Scalar>(
     let kc_max = KC.min(k);
     let nc_max = (B_BLOCK_BYTES / (kc_max * size_of::<T>()))
         .max(nr)
+        .next_multiple_of(nr);
+    // Columns of B packed at once: all of them unless the copy would pass
+    // PACKED_B_BYTES.
+    let slab_max = (PACKED_B_BYTES / (k * size_of::<T>()))
+        .max(nc_max)
         .next_multiple_of(nr)
         .min(n.next_multiple_of(nr));
+    let threads = if parallel { threads::num_threads() } else { 1 };
     let panels_m = m.div_ceil(mr);
-    let tasks = if parallel {
-        (threads::num_threads() * 2).min(panels_m)
-    } else {
-        1
-    };
-    let rows_per_task = panels_m.div_ceil(tasks) * mr;
-    let mut bpack = pack::Buffer::new(kc_max * nc_max);
-    for jc in (0..n).step_by(nc_max) {
-        let nc = nc_max.min(n - jc);
-        for pc in (0..k).step_by(kc_max) {
+    // Row blocks: several per thread, a multiple of the thread count,
+    // at most MC_PANELS_MAX panels each, their sizes differing by at most
+    // one panel so no thread is left with the odd large one.
+    let tasks = (threads * TASKS_PER_THREAD)
+        .max(panels_m.div_ceil(MC_PANELS_MAX).next_multiple_of(threads))
+        .min(panels_m);
+    let mut bpack = pack::Buffer::new(k * slab_max);
+    for j0 in (0..n).step_by(slab_max) {
+        let w = slab_max.min(n - j0);
+        let wpad = w.next_multiple_of(nr);
+        let bp = bpack.slice(k * wpad);
+        // Depth block `pc` of the slab is `bp[pc * wpad..]`: `kc × nr`
+        // panels side by side.
+        let pack_block = |(i, out): (usize, &mut [T])| {
+            let pc = i * kc_max;
             let kc = kc_max.min(k - pc);
-            let bp = bpack.slice(kc * nc.next_multiple_of(nr));
-            pack::b_block(b, pc, kc, jc, nc, nr, bp, parallel);
-            let bp: &[T] = bp;
-            let task = |(t, c_rows): (usize, &mut [T])| {
-                let row0 = t * rows_per_task;
-                let rows = c_rows.len() / n;
-                let mut apack = pack::Buffer::new(mr * kc);
-                let ap = apack.slice(mr * kc);
-                let mut edge = vec![T::default(); mr * nr];
-                for ir in (0..rows).step_by(mr) {
-                    let mr_eff = mr.min(rows - ir);
-                    pack::a_panel(a, row0 + ir, mr_eff, pc, kc, mr, ap);
-                    for (jp, jr) in (0..nc).step_by(nr).enumerate() {
-                        let nr_eff = nr.min(nc - jr);
-                        let panel = &bp[jp * kc * nr..(jp + 1) * kc * nr];
-                        let at = ir * n + jc + jr;
-                        if mr_eff == mr && nr_eff == nr {
-                            (kernel.run)(kc, ap, panel, &mut c_rows[at..], n);
-                        } else {
-                            // An edge tile: compute the full tile aside (the
-                            // packed panels are zero-padded) and add its
-                            // valid part.
-                            edge.fill(T::default());
-                            (kernel.run)(kc, ap, panel, &mut edge, nr);
-                            for i in 0..mr_eff {
-                                let dst = &mut c_rows[at + i * n..at + i * n + nr_eff];
-                                for (d, &e) in dst.iter_mut().zip(&edge[i * nr..]) {
-                                    *d = *d + e;
+            pack::b_block(b, pc, kc, j0, w, nr, out, parallel);
+        };
+        if parallel {
+            threads::run(|| {
+                bp.par_chunks_mut(kc_max * wpad)
+                    .enumerate()
+                    .for_each(pack_block)
+            });
+        } else {
+            bp.chunks_mut(kc_max * wpad)
+                .enumerate()
+                .for_each(pack_block);
+        }
+        let bp: &[T] = bp;
+        // One task per block of rows of C: it owns those rows, packs its
+        // own A panels and reads the shared packed B, so tasks never wait
+        // for one another.
+        let task = |(row0, c_rows): (usize, &mut [T])| {
+            let rows = c_rows.len() / n;
+            let panels = rows.div_ceil(mr);
+            let mut apack = pack::Buffer::new(panels * mr * kc_max);
+            let mut edge = vec![T::default(); mr * nr];
+            for pc in (0..k).step_by(kc_max) {
+                let kc = kc_max.min(k - pc);
+                let ap = apack.slice(panels * mr * kc);
+                for (ip, panel) in ap.chunks_mut(mr * kc).enumerate() {
+                    let ir = ip * mr;
+                    pack::a_panel(a, row0 + ir, mr.min(rows - ir), pc, kc, mr, panel);
+                }
+                let ap: &[T] = ap;
+                let block = &bp[pc * wpad..pc * wpad + kc * wpad];
+                for jc in (0..w).step_by(nc_max) {
+                    let nc = nc_max.min(w - jc);
+                    for (ip, a_panel) in ap.chunks(mr * kc).enumerate() {
+                        let ir = ip * mr;
+                        let mr_eff = mr.min(rows - ir);
+                        for jr in (jc..jc + nc).step_by(nr) {
+                            let nr_eff = nr.min(w - jr);
+                            let b_panel = &block[jr * kc..(jr + nr) * kc];
+                            let at = ir * n + j0 + jr;
+                            if mr_eff == mr && nr_eff == nr {
+                                (kernel.run)(kc, a_panel, b_panel, &mut c_rows[at..], n);
+                            } else {
+                                // An edge tile: compute the full tile aside
+                                // (the packed panels are zero-padded) and
+                                // add its valid part.
+                                edge.fill(T::default());
+                                (kernel.run)(kc, a_panel, b_panel, &mut edge, nr);
+                                for i in 0..mr_eff {
+                                    let dst = &mut c_rows[at + i * n..at + i * n + nr_eff];
+                                    for (d, &e) in dst.iter_mut().zip(&edge[i * nr..]) {
+                                        *d = *d + e;
+                                    }
                                 }
                             }
                         }
                     }
                 }
-            };
-            if tasks > 1 {
-                c.par_chunks_mut(rows_per_task * n)
-                    .enumerate()
-                    .for_each(task);
-            } else {
-                task((0, &mut *c));
             }
+        };
+        if parallel {
+            let blocks = row_blocks(c, m, n, mr, tasks);
+            threads::run(|| blocks.into_par_iter().for_each(task));
+        } else {
+            task((0, &mut *c));
         }
     }
 }
 
+/// `c` (`m` rows of `n`) cut into `tasks` blocks of whole `mr`-row
+/// panels, as even as panels allow, each with its first row.
+fn row_blocks<T>(
+    mut c: &mut [T],
+    m: usize,
+    n: usize,
+    mr: usize,
+    tasks: usize,
+) -> Vec<(usize, &mut [T])> {
+    let panels = m.div_ceil(mr);
+    let mut blocks = Vec::with_capacity(tasks);
+    for t in 0..tasks {
+        let (r0, r1) = (
+            t * panels / tasks * mr,
+            ((t + 1) * panels / tasks * mr).min(m),
+        );
+        let (block, rest) = std::mem::take(&mut c).split_at_mut((r1 - r0) * n);
+        blocks.push((r0, block));
+        c = rest;
+    }
+    blocks
+}
+
 #[cfg(test)]
 mod tests;
+#[doc(hidden)]
+pub fn xkernel(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
+    (f32::kernel(crate::isa()).run)(kc, a, b, c, ldc)
+}

@@ -9,18 +9,40 @@ use super::{MatRef, Scalar};
 /// A scratch buffer whose slices start on a 64-byte boundary (one cache
 /// line, one AVX-512 vector), so that no vector load of a packed panel
 /// straddles two lines.
-pub(crate) struct Buffer<T> {
+///
+/// The storage is borrowed from a per-thread pool and returned to it on
+/// drop: a packed B block is up to 32 MiB, and asking the allocator for
+/// it afresh on every product means the operating system must map and
+/// zero those pages each time — measured at a sixth of the time of a
+/// 512 × 512 product. The pool keeps at most [`POOL_BUFFERS`] buffers per
+/// thread; their contents are stale, which is harmless because packing
+/// writes every element the kernel reads.
+pub(crate) struct Buffer<T: Scalar> {
     data: Vec<T>,
 }
 
 const ALIGN: usize = 64;
 
+/// Buffers kept per thread (a thread holds at most two at once: a B
+/// slab and, when it also runs tasks, an A block).
+pub(crate) const POOL_BUFFERS: usize = 2;
+
 impl<T: Scalar> Buffer<T> {
     /// Room for a slice of `len` elements.
     pub(crate) fn new(len: usize) -> Self {
-        Buffer {
-            data: vec![T::default(); len + ALIGN / size_of::<T>()],
+        let need = len + ALIGN / size_of::<T>();
+        let mut data = T::with_pool(|pool| {
+            // The smallest buffer that is large enough, else the largest.
+            let fits = (0..pool.len())
+                .filter(|&i| pool[i].len() >= need)
+                .min_by_key(|&i| pool[i].len());
+            let pick = fits.or_else(|| (0..pool.len()).max_by_key(|&i| pool[i].len()));
+            pick.map(|i| pool.swap_remove(i)).unwrap_or_default()
+        });
+        if data.len() < need {
+            data.resize(need, T::default());
         }
+        Buffer { data }
     }
 
     /// An aligned slice of `len` elements (at most the `len` of `new`).
@@ -28,6 +50,17 @@ impl<T: Scalar> Buffer<T> {
         let off = self.data.as_ptr().align_offset(ALIGN);
         let off = if off + len <= self.data.len() { off } else { 0 };
         &mut self.data[off..off + len]
+    }
+}
+
+impl<T: Scalar> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        let data = std::mem::take(&mut self.data);
+        T::with_pool(|pool| {
+            if pool.len() < POOL_BUFFERS {
+                pool.push(data);
+            }
+        });
     }
 }
 
@@ -43,31 +76,14 @@ pub(crate) fn a_panel<T: Scalar>(
     mr: usize,
     out: &mut [T],
 ) {
-    let at = |i: usize, p: usize| a.offset + (row0 + i) * a.row_stride + (col0 + p) * a.col_stride;
-    if rows < mr {
-        out[..kc * mr].fill(T::default());
-    }
-    if a.row_stride == 1 {
-        // Column-major A (a transposed view): each step's MR values are
-        // adjacent in the source.
-        for p in 0..kc {
-            let src = &a.data[at(0, p)..at(0, p) + rows];
-            out[p * mr..p * mr + rows].copy_from_slice(src);
-        }
-    } else if a.col_stride == 1 {
-        for i in 0..rows {
-            let src = &a.data[at(i, 0)..at(i, 0) + kc];
-            for (p, &v) in src.iter().enumerate() {
-                out[p * mr + i] = v;
-            }
-        }
-    } else {
-        for p in 0..kc {
-            for i in 0..rows {
-                out[p * mr + i] = a.data[at(i, p)];
-            }
-        }
-    }
+    let first = a.offset + row0 * a.row_stride + col0 * a.col_stride;
+    let lines = Lines {
+        first,
+        across: a.row_stride,
+        along: a.col_stride,
+        count: rows,
+    };
+    panel(a.data, lines, kc, mr, out);
 }
 
 /// Packs the B block of rows `row0..row0 + kc` and columns
@@ -85,43 +101,101 @@ pub(crate) fn b_block<T: Scalar>(
     out: &mut [T],
     parallel: bool,
 ) {
-    let panel = |(jp, dst): (usize, &mut [T])| {
+    let one = |(jp, dst): (usize, &mut [T])| {
         let c0 = col0 + jp * nr;
-        let cols = nr.min(col0 + nc - c0);
-        let at =
-            |p: usize, j: usize| b.offset + (row0 + p) * b.row_stride + (c0 + j) * b.col_stride;
-        if cols < nr {
-            dst.fill(T::default());
-        }
-        if b.col_stride == 1 {
-            for p in 0..kc {
-                dst[p * nr..p * nr + cols].copy_from_slice(&b.data[at(p, 0)..at(p, 0) + cols]);
-            }
-        } else if b.row_stride == 1 {
-            // Column-major B: walk each source column contiguously.
-            for j in 0..cols {
-                let src = &b.data[at(0, j)..at(0, j) + kc];
-                for (p, &v) in src.iter().enumerate() {
-                    dst[p * nr + j] = v;
-                }
-            }
-        } else {
-            for p in 0..kc {
-                for j in 0..cols {
-                    dst[p * nr + j] = b.data[at(p, j)];
-                }
-            }
-        }
+        let lines = Lines {
+            first: b.offset + row0 * b.row_stride + c0 * b.col_stride,
+            across: b.col_stride,
+            along: b.row_stride,
+            count: nr.min(col0 + nc - c0),
+        };
+        panel(b.data, lines, kc, nr, dst);
     };
     if parallel && kc * nc >= 1 << 15 {
         out.par_chunks_mut(kc * nr)
             .take(nc.div_ceil(nr))
             .enumerate()
-            .for_each(panel);
+            .for_each(one);
     } else {
         out.chunks_mut(kc * nr)
             .take(nc.div_ceil(nr))
             .enumerate()
-            .for_each(panel);
+            .for_each(one);
+    }
+}
+
+/// `count` lines of an operand that a panel interleaves: rows of A or
+/// columns of B. Element `p` of line `i` is
+/// `data[first + i * across + p * along]`.
+#[derive(Clone, Copy)]
+struct Lines {
+    first: usize,
+    across: usize,
+    along: usize,
+    count: usize,
+}
+
+/// The one packing routine both operands share:
+/// `out[p * w + i] = line i, element p` for `p < kc`, `i < count`, and
+/// zero for `count <= i < w`.
+///
+/// Two layouts are common enough to earn a fast path with the panel
+/// width `w` fixed at compile time (so the copies unroll and the bounds
+/// checks go): each step's `w` values adjacent in the source (a
+/// row-major B, a transposed A) is one fixed-size copy per step; lines
+/// contiguous along `p` (a row-major A, a transposed B) is a transpose,
+/// done in strips of [`STRIP`] steps so each line is read as a short
+/// contiguous run.
+fn panel<T: Scalar>(data: &[T], l: Lines, kc: usize, w: usize, out: &mut [T]) {
+    let out = &mut out[..kc * w];
+    if l.count == w {
+        macro_rules! fixed {
+            ($($w:literal)*) => {
+                match w {
+                    $($w if l.across == 1 => return adjacent::<T, $w>(data, l, out),
+                    $w if l.along == 1 => return transpose::<T, $w>(data, l, kc, out),)*
+                    _ => {}
+                }
+            };
+        }
+        fixed!(4 6 8 12 16 32);
+    } else {
+        out.fill(T::default());
+    }
+    for p in 0..kc {
+        for i in 0..l.count {
+            out[p * w + i] = data[l.first + i * l.across + p * l.along];
+        }
+    }
+}
+
+/// Steps per strip in [`transpose`].
+const STRIP: usize = 8;
+
+/// `panel` when the `W` values of a step are adjacent in the source.
+fn adjacent<T: Scalar, const W: usize>(data: &[T], l: Lines, out: &mut [T]) {
+    for (p, dst) in out.chunks_exact_mut(W).enumerate() {
+        let at = l.first + p * l.along;
+        dst.copy_from_slice(&data[at..at + W]);
+    }
+}
+
+/// `panel` when each line is contiguous along the steps.
+fn transpose<T: Scalar, const W: usize>(data: &[T], l: Lines, kc: usize, out: &mut [T]) {
+    let whole = kc / STRIP * STRIP;
+    let (body, tail) = out.split_at_mut(whole * W);
+    for (s, dst) in body.chunks_exact_mut(STRIP * W).enumerate() {
+        for i in 0..W {
+            let at = l.first + i * l.across + s * STRIP;
+            let src = &data[at..at + STRIP];
+            for (q, &v) in src.iter().enumerate() {
+                dst[q * W + i] = v;
+            }
+        }
+    }
+    for (q, dst) in tail.chunks_exact_mut(W).enumerate() {
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = data[l.first + i * l.across + whole + q];
+        }
     }
 }

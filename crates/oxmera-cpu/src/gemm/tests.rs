@@ -184,3 +184,30 @@ fn hand_checked_product_and_empty_dims() {
         assert_eq!(c, [1.0; 4]);
     }
 }
+
+/// The row blocks tile C exactly, start on panel boundaries, and differ
+/// in size by at most one panel.
+#[test]
+fn row_blocks_are_even_and_cover_c() {
+    for (m, n, mr, tasks) in [
+        (2048, 3, 12, 12),
+        (1024, 2, 12, 8),
+        (13, 5, 12, 2),
+        (65, 1, 6, 6),
+    ] {
+        let mut c = vec![0u8; m * n];
+        let blocks = row_blocks(&mut c, m, n, mr, tasks);
+        assert_eq!(blocks.len(), tasks);
+        let mut next = 0;
+        let mut sizes = Vec::new();
+        for (row0, block) in &blocks {
+            assert_eq!(*row0, next);
+            assert_eq!(row0 % mr, 0);
+            next += block.len() / n;
+            sizes.push((block.len() / n).div_ceil(mr));
+        }
+        assert_eq!(next, m);
+        let (lo, hi) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+        assert!(hi - lo <= 1, "{sizes:?}");
+    }
+}
