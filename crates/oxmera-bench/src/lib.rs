@@ -333,7 +333,17 @@ fn python_contender<'a>(
         Some(p) => p.run(lib, bench, &args),
         None => Err("python3 is not running".into()),
     })
+    .settling(PYTHON_SETTLE_SECONDS)
 }
+
+/// Idle time after each Python peer's turn. OpenBLAS (under NumPy)
+/// keeps its worker threads spinning after a call returns — 2^28 cycles
+/// by default (`OPENBLAS_THREAD_TIMEOUT`), about 0.1 s: measured here as
+/// 0.13 CPU-seconds burnt during a 0.5 s sleep after one 1024 × 1024
+/// product. Without the pause, whichever contender runs next shares the
+/// cores with those spinning threads. (Setting the timeout lower instead
+/// would change NumPy's own configuration.)
+const PYTHON_SETTLE_SECONDS: f64 = 0.25;
 
 fn randn(seed: u64, shape: &[usize], device: Device) -> Result<Tensor> {
     Generator::new(seed).randn(shape.to_vec(), DType::F32, device)

@@ -17,6 +17,10 @@ pub struct Contender<'a> {
     pub name: String,
     /// One run; an error means the contender cannot run here.
     pub run: Box<dyn FnMut() -> Result<f64, String> + 'a>,
+    /// Seconds to leave the machine idle after this contender's turn in
+    /// a round, for a library whose threads keep the cores busy after it
+    /// returns (so that the next contender is not timed against them).
+    pub settle: f64,
 }
 
 impl<'a> Contender<'a> {
@@ -29,6 +33,7 @@ impl<'a> Contender<'a> {
                 f();
                 Ok(start.elapsed().as_secs_f64())
             }),
+            settle: 0.0,
         }
     }
 
@@ -37,6 +42,16 @@ impl<'a> Contender<'a> {
         Contender {
             name: name.to_string(),
             run: Box::new(f),
+            settle: 0.0,
+        }
+    }
+
+    /// The same contender, followed in each round by `seconds` of idling
+    /// (see [`Contender::settle`]).
+    pub fn settling(self, seconds: f64) -> Self {
+        Contender {
+            settle: seconds,
+            ..self
         }
     }
 }
@@ -84,6 +99,9 @@ pub fn interleave(contenders: &mut [Contender<'_>], plan: Plan) -> Vec<Result<f6
             }
             if failed[i].is_none() {
                 samples[i].push(total / reps[i] as f64);
+            }
+            if contenders[i].settle > 0.0 {
+                std::thread::sleep(std::time::Duration::from_secs_f64(contenders[i].settle));
             }
         }
     }
