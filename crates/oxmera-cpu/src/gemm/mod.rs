@@ -225,6 +225,8 @@ const PACKED_B_BYTES: usize = 32 << 20;
 /// Row blocks per thread: several, so that a thread slowed by other work
 /// on the machine leaves its share to the others.
 const TASKS_PER_THREAD: usize = 4;
+/// Fewest panels in a task before a thread gets more than one.
+const MIN_TASK_PANELS: usize = 8;
 /// The most `MR`-row panels in one task's row block.
 const MC_PANELS_MAX: usize = 16;
 /// Below this many multiply-adds, one thread does the whole product.
@@ -291,10 +293,13 @@ fn blocked<T: Scalar>(
         .min(n.next_multiple_of(nr));
     let threads = if parallel { threads::num_threads() } else { 1 };
     let panels_m = m.div_ceil(mr);
-    // Row blocks: several per thread, a multiple of the thread count,
+    // Row blocks: several per thread where each still has MIN_TASK_PANELS
+    // panels (a task streams all of B once per depth block, so tiny tasks
+    // cost more than they balance), a multiple of the thread count,
     // at most MC_PANELS_MAX panels each, their sizes differing by at most
     // one panel so no thread is left with the odd large one.
-    let tasks = (threads * TASKS_PER_THREAD)
+    let per_thread = (panels_m / (threads * MIN_TASK_PANELS)).clamp(1, TASKS_PER_THREAD);
+    let tasks = (threads * per_thread)
         .max(panels_m.div_ceil(MC_PANELS_MAX).next_multiple_of(threads))
         .min(panels_m);
     let mut bpack = pack::Buffer::new(k * slab_max);
