@@ -11,10 +11,11 @@ use super::{MatRef, Scalar};
 /// straddles two lines.
 ///
 /// The storage is borrowed from a per-thread pool and returned to it on
-/// drop: a packed B block is up to 32 MiB, and asking the allocator for
-/// it afresh on every product means the operating system must map and
-/// zero those pages each time — measured at a sixth of the time of a
-/// 512 × 512 product. The pool keeps at most [`POOL_BUFFERS`] buffers per
+/// drop: a packed B is up to 32 MiB, and asking the allocator for it
+/// afresh on every product means the operating system maps and zeroes
+/// those pages each time (one fault per 4 KiB page). The cost is memory
+/// held: after a large product each thread that ran it keeps its largest
+/// buffers. The pool keeps at most [`POOL_BUFFERS`] buffers per
 /// thread; their contents are stale, which is harmless because packing
 /// writes every element the kernel reads.
 pub(crate) struct Buffer<T: Scalar> {
