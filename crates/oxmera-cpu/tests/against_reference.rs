@@ -523,13 +523,7 @@ fn matmul_on_odd_sizes_and_every_operand_layout() {
             .to_dtype(dtype)
             .unwrap();
         let (ra, rb) = (on_reference(&a), on_reference(&b));
-        let bound = ra
-            .abs()
-            .unwrap()
-            .matmul(&rb.abs().unwrap())
-            .unwrap()
-            .to_f64_vec()
-            .unwrap();
+        let bound = magnitude_product(&ra, &rb);
         assert_close(
             &format!("{dtype} matmul"),
             &a.matmul(&b).unwrap(),

@@ -181,15 +181,20 @@ pub fn check_matmul(what: &str, a: &Tensor, b: &Tensor) {
     let got = a.matmul(b).unwrap();
     let want = ra.matmul(&rb).unwrap();
     let k = *a.dims().last().unwrap();
-    let bound = ra
-        .abs()
-        .unwrap()
-        .matmul(&rb.abs().unwrap())
-        .unwrap()
-        .to_f64_vec()
-        .unwrap();
+    let bound = magnitude_product(&ra, &rb);
     let dtype = a.dtype();
     assert_close(what, &got, &want, |i, w| {
         dot_tolerance(k, dtype, bound[i], w)
     });
+}
+
+/// `|A| · |B|` on the reference: the scale of each entry of a product,
+/// which a dot product's rounding error is bounded against.
+pub fn magnitude_product(ra: &Tensor, rb: &Tensor) -> Vec<f64> {
+    ra.abs()
+        .unwrap()
+        .matmul(&rb.abs().unwrap())
+        .unwrap()
+        .to_f64_vec()
+        .unwrap()
 }
