@@ -26,6 +26,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("compare.toml", include_str!("../corpus/compare.toml")),
     ("reduce.toml", include_str!("../corpus/reduce.toml")),
     ("softmax.toml", include_str!("../corpus/softmax.toml")),
+    ("norm.toml", include_str!("../corpus/norm.toml")),
     ("matmul.toml", include_str!("../corpus/matmul.toml")),
     ("index.toml", include_str!("../corpus/index.toml")),
     ("conv.toml", include_str!("../corpus/conv.toml")),
@@ -207,6 +208,8 @@ struct RawCase {
     dilation: Option<[usize; 2]>,
     groups: Option<usize>,
     kernel: Option<[usize; 2]>,
+    normalized_dims: Option<usize>,
+    eps: Option<f64>,
 }
 
 /// An input as written.
@@ -262,6 +265,8 @@ impl RawCase {
             dilation: self.dilation,
             groups: self.groups,
             kernel: self.kernel,
+            normalized_dims: self.normalized_dims,
+            eps: self.eps,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

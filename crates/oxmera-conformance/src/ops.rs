@@ -41,6 +41,14 @@ pub enum Op {
         /// Log-softmax instead.
         log: bool,
     },
+    /// Layer normalization (no weight or bias) over the last
+    /// `normalized_dims` dims.
+    LayerNorm {
+        /// How many trailing dims each slice spans.
+        normalized_dims: usize,
+        /// Added to the variance before the square root.
+        eps: f64,
+    },
     /// Batched matrix product.
     Matmul,
     /// Concatenation of every input along `dim`.
@@ -242,6 +250,7 @@ pub fn backend_op_names() -> Vec<&'static str> {
         "where",
         "softmax",
         "log_softmax",
+        "layer_norm",
         "matmul",
         "cat",
         "index_select",
@@ -282,6 +291,8 @@ pub(crate) struct Params {
     pub dilation: Option<[usize; 2]>,
     pub groups: Option<usize>,
     pub kernel: Option<[usize; 2]>,
+    pub normalized_dims: Option<usize>,
+    pub eps: Option<f64>,
 }
 
 impl Params {
@@ -310,6 +321,8 @@ impl Params {
         note(self.dilation.is_some(), "dilation");
         note(self.groups.is_some(), "groups");
         note(self.kernel.is_some(), "kernel");
+        note(self.normalized_dims.is_some(), "normalized_dims");
+        note(self.eps.is_some(), "eps");
         left
     }
 }
@@ -403,6 +416,10 @@ impl Op {
                 dim: dim(p)?,
                 log: name == "log_softmax",
             },
+            "layer_norm" => Op::LayerNorm {
+                normalized_dims: required(p.normalized_dims.take(), name, "normalized_dims")?,
+                eps: p.eps.take().unwrap_or(1e-5),
+            },
             "matmul" => Op::Matmul,
             "cat" => Op::Cat { dim: dim(p)? },
             "index_select" => Op::IndexSelect { dim: dim(p)? },
@@ -464,6 +481,7 @@ impl Op {
             Op::Reduce { op, .. } => op.name(),
             Op::Softmax { log: false, .. } => "softmax",
             Op::Softmax { log: true, .. } => "log_softmax",
+            Op::LayerNorm { .. } => "layer_norm",
             Op::Matmul => "matmul",
             Op::Cat { .. } => "cat",
             Op::IndexSelect { .. } => "index_select",
@@ -494,6 +512,7 @@ impl Op {
             Op::Unary(_)
             | Op::Reduce { .. }
             | Op::Softmax { .. }
+            | Op::LayerNorm { .. }
             | Op::Pad { .. }
             | Op::Flip { .. }
             | Op::Triangle { .. }
@@ -534,6 +553,10 @@ impl Op {
             Op::Reduce { op, dims, keepdim } => reduce(*op, &x[0], dims.as_deref(), *keepdim),
             Op::Softmax { dim, log: false } => x[0].softmax(*dim),
             Op::Softmax { dim, log: true } => x[0].log_softmax(*dim),
+            Op::LayerNorm {
+                normalized_dims,
+                eps,
+            } => x[0].layer_norm(*normalized_dims, *eps),
             Op::Matmul => x[0].matmul(&x[1]),
             Op::Cat { dim } => Tensor::cat(x, *dim),
             Op::IndexSelect { dim } => x[0].index_select(*dim, &x[1]),
@@ -678,6 +701,7 @@ mod tests {
                 "pad" => p.pads = Some(vec![[0, 1]]),
                 "flip" => p.dims = Some(vec![0]),
                 "max_pool2d" | "avg_pool2d" => p.kernel = Some([2, 2]),
+                "layer_norm" => p.normalized_dims = Some(1),
                 "cast" => p.to = Some(DType::F32),
                 _ => {}
             }

@@ -76,6 +76,9 @@ pub enum Scale {
     Softmax,
     /// `|want| + |x - max| + s + 4` per element (log_softmax).
     LogSoftmax,
+    /// `rstd · Σ|x|/n  +  |want| · (1 + (Σx²/n) / (var + eps))` per element,
+    /// with the moments of its slice (layer_norm).
+    LayerNorm,
     /// `(|A| · |B|)` (matmul).
     AbsMatmul,
     /// `conv2d(|x|, |w|) + |b|` (conv2d).
@@ -148,6 +151,11 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
             };
             x.dims().get(d as usize).copied().unwrap_or(1)
         }
+        Op::LayerNorm {
+            normalized_dims, ..
+        } => x.dims()[x.rank().saturating_sub(*normalized_dims)..]
+            .iter()
+            .product(),
         // The contracted extent: the last dim of `a` (1 for a vector
         // promoted on the left is still its only dim).
         Op::Matmul => x.dims().last().copied().unwrap_or(1),
@@ -297,6 +305,20 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // u·(n + 4) from the log of a relatively accurate sum, and one
         // final rounding.
         Op::Softmax { log: true, .. } => Tolerance::new(1.0, 1.0, LogSoftmax),
+        // (x - mean) · rstd over a slice of n, with r = rstd, A = Σ|x|/n,
+        // M2 = Σx²/n and v the variance, in units of ε_acc:
+        // - the mean is a sum (s roundings of Σ|x|) and a division, and a
+        //   backend may round it into the dtype once more: r·(s + 2)·A;
+        // - the subtraction rounds relative to |x - mean|: r·|x - mean| = |y|;
+        // - the variance is within (4s + 4)·M2 (the var row), adding eps
+        //   one more relative rounding; the square root halves the relative
+        //   error, and the root, the reciprocal and a rounding of rstd into
+        //   the dtype add three: |y|·((2s + 2)·M2/(v + eps) + 3.5);
+        // - the final product: |y|.
+        // All are within (2s + 6)·(r·A + |y|·(1 + M2/(v + eps))), then one
+        // rounding into the output. The M2/(v + eps) factor is the
+        // conditioning of a slice whose mean is large against its spread.
+        Op::LayerNorm { .. } => Tolerance::new(1.0, 2.0 * s + 6.0, LayerNorm),
         // Inner products of length k: |error| ≤ γ_k (|A|·|B|) (Higham,
         // Accuracy and Stability, §3.5), with or without FMA and in any
         // order or blocking. One more rounding into the output.
@@ -437,6 +459,9 @@ pub fn backward_roundings(op: &Op) -> f64 {
         },
         // y·(g - Σ g·y), or g - exp(y)·Σ g
         Op::Softmax { .. } => 4.0,
+        // var (4, as its own rule counts), + eps, rsqrt (2), mean(g),
+        // g - mean, g·y, its mean, y·that, the difference, ·rstd
+        Op::LayerNorm { .. } => 14.0,
         Op::Matmul | Op::Conv2d(_) | Op::MaxPool2d(_) | Op::AvgPool2d(_) | Op::Cast(_) => 1.0,
         Op::Where
         | Op::Contiguous
@@ -465,13 +490,16 @@ fn reuses_output(op: &Op) -> bool {
                 ..
             }
             | Op::Softmax { .. }
+            | Op::LayerNorm { .. }
     )
 }
 
 /// The `κ` of [`backward`]: for rules that exponentiate a difference
 /// (softmax, log-softmax, logsumexp: `exp(x - c)` with `c` of the order of
 /// `max|x|`) twice the largest finite input magnitude; for powers the
-/// largest finite `|b · ln|a||`; otherwise 0.
+/// largest finite `|b · ln|a||`; for layer normalization a bound on how
+/// its backward amplifies the forward's error (`layer_norm_conditioning`);
+/// otherwise 0.
 pub fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
     no_grad(|| {
         let finite_max = |v: Vec<f64>| v.into_iter().filter(|x| x.is_finite()).fold(0.0, f64::max);
@@ -497,8 +525,57 @@ pub fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
                     .abs()?
                     .to_f64_vec()?,
             ),
+            Op::LayerNorm {
+                normalized_dims,
+                eps,
+            } => layer_norm_conditioning(&inputs[0], *normalized_dims, *eps)?,
             _ => 0.0,
         })
+    })
+}
+
+/// The per-slice quantities of a layer normalization of `x` over its
+/// last `k` dims, in `f64`, broadcast to `x`'s shape: `rstd · Σ|x|/n`,
+/// `(Σx²/n) / (var + eps)` and `rstd`.
+fn layer_norm_moments(x: &Tensor, k: usize, eps: f64) -> Result<[Vec<f64>; 3]> {
+    let x = wide(x)?;
+    let over: Vec<isize> = (-(k as isize)..0).collect();
+    let spread = x.var(&over, 0.0, true)?.add_scalar(eps)?;
+    let rstd = spread.rsqrt()?;
+    let full = |t: Tensor| t.expand(x.shape().clone())?.to_f64_vec();
+    Ok([
+        full(rstd.mul(&x.abs()?.mean(&over, true)?)?)?,
+        full(x.square()?.mean(&over, true)?.div(&spread)?)?,
+        full(rstd)?,
+    ])
+}
+
+/// The `κ` of a layer normalization's backward, in ulps of the dtype.
+///
+/// The rule reuses the forward output `y`, which may differ from the
+/// reference's by the forward bound `(2s + 6)·ε_acc·(r·A + |y|·(1 + q))`
+/// (`q = M2/(v + eps)`, see [`forward`]), and its own `rstd` by
+/// `(2s + 2)·q·ε_acc` relative (a variance within the var row's bound).
+/// In `rstd · (g - mean(g) - y·mean(g·y))` an error in `y` is multiplied
+/// by at most `rstd·‖g‖·(1 + |y|)` twice over, and an error in `rstd` by
+/// `‖g‖·(1 + |y|)²`. Normwise against `M ≥ ‖g‖` (the gradient itself can
+/// vanish, when `g` is proportional to `y`), all of it is within
+/// `2·(2s + 6)·(1 + q + r·A)·(1 + |y|)²·max(1, rstd)` units of ε_acc, taken
+/// at the worst slice.
+fn layer_norm_conditioning(x: &Tensor, k: usize, shift: f64) -> Result<f64> {
+    no_grad(|| {
+        if x.numel() == 0 {
+            return Ok(0.0);
+        }
+        let n: usize = x.dims()[x.rank() - k..].iter().product();
+        let [ra, q, rstd] = layer_norm_moments(x, k, shift)?;
+        let y = wide(x)?.layer_norm(k, shift)?.to_f64_vec()?;
+        let worst = (0..y.len())
+            .map(|i| (1.0 + q[i] + ra[i]) * (1.0 + y[i].abs()).powi(2) * rstd[i].max(1.0))
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        let dtype = x.dtype();
+        Ok(2.0 * (2.0 * summation(n) + 6.0) * worst * eps(acc_dtype(dtype)) / eps(dtype))
     })
 }
 
@@ -650,6 +727,23 @@ fn scale_inner(
                     Scale::Softmax => w.abs() * (summation(n) + 4.0 + d),
                     _ => w.abs() + d + summation(n) + 4.0,
                 })
+                .collect()
+        }
+        Scale::LayerNorm => {
+            let Op::LayerNorm {
+                normalized_dims,
+                eps,
+            } = op
+            else {
+                unreachable!("the layer-norm scale belongs to layer_norm")
+            };
+            if inputs[0].numel() == 0 {
+                return Ok(Vec::new());
+            }
+            let [ra, q, _] = layer_norm_moments(&inputs[0], *normalized_dims, *eps)?;
+            want.iter()
+                .zip(ra.iter().zip(q))
+                .map(|(w, (ra, q))| ra + w.abs() * (1.0 + q))
                 .collect()
         }
         Scale::AbsMatmul => wide(&inputs[0])?

@@ -3,6 +3,10 @@
 //! Each test registers a backend that wraps the reference and breaks one
 //! thing, under a device no real backend uses, runs the corpus on it, and
 //! checks that the report fails exactly where the fault is.
+//!
+//! The wrapper does not override `layer_norm`, so every run here also
+//! holds the trait's composed default body to the corpus: "exactly where
+//! the fault is" includes that body passing.
 
 use std::sync::Arc;
 

@@ -30,7 +30,9 @@
 //!   the writing; large outputs are hinted onto 2 MiB huge pages on Linux
 //!   (see `pages`).
 //! - **Fusion where asked for**: [`fused::zip3`] evaluates a three-operand
-//!   expression in one pass instead of one pass per op.
+//!   expression in one pass instead of one pass per op; softmax,
+//!   log-softmax and layer normalization are one kernel per row each
+//!   (`softmax`, `norm`), the row staying in cache between its passes.
 //!
 //! # Determinism
 //!
@@ -64,9 +66,10 @@
 //!
 //! - `cat`, `pad`, `flip`, `triangle`;
 //! - `erf` and exact-`erf` GELU (the reference owns the `erf` evaluation);
-//! - reductions `prod`, `all`, `any`, and every reduction, elementwise op
-//!   and softmax on `f16`, `bf16` and integer dtypes (comparisons, `where`,
-//!   casts, copies and indexing are native for every dtype);
+//! - reductions `prod`, `all`, `any`, and every reduction, elementwise op,
+//!   softmax and layer normalization on `f16`, `bf16` and integer dtypes
+//!   (comparisons, `where`, casts, copies and indexing are native for
+//!   every dtype);
 //! - integer matmul and convolution; `scatter_add` on integers;
 //! - the backward kernels of convolution and pooling.
 //!
@@ -94,6 +97,7 @@ mod host;
 mod index;
 mod isa;
 mod matmul;
+mod norm;
 mod pages;
 mod reduce;
 mod simd;
@@ -182,6 +186,10 @@ impl Backend for Cpu {
 
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
         softmax::softmax(x, dim, log)
+    }
+
+    fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
+        norm::layer_norm(x, dims, eps)
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {

@@ -53,6 +53,23 @@ pub(crate) fn softmax_row(isa: Isa, x: &[f32], out: &mut [f32], log: bool) {
     }
 }
 
+/// The layer normalization of one row with the kernels of `isa`.
+pub(crate) fn layer_norm_row(isa: Isa, x: &[f32], out: &mut [f32], eps: f64) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2Fma if Isa::Avx2Fma.is_available() => {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            unsafe { avx2::layer_norm_row(x, out, eps) }
+        }
+        #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+        Isa::Avx512 if Isa::Avx512.is_available() => {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA (checked).
+            unsafe { avx512::layer_norm_row(x, out, eps) }
+        }
+        _ => vmath::layer_norm_row(x, out, eps),
+    }
+}
+
 /// The sum of `x` in `f64` with the kernels of `isa`.
 pub(crate) fn sum_f32(isa: Isa, x: &[f32]) -> f64 {
     match isa {
@@ -103,6 +120,11 @@ macro_rules! wrappers {
         }
 
         #[target_feature(enable = $features)]
+        pub(super) unsafe fn layer_norm_row(x: &[f32], out: &mut [f32], eps: f64) {
+            vmath::layer_norm_row(x, out, eps)
+        }
+
+        #[target_feature(enable = $features)]
         pub(super) unsafe fn sum_f32(x: &[f32]) -> f64 {
             vmath::sum_f32(x)
         }
@@ -149,6 +171,11 @@ mod tests {
                 assert!((s - exact).abs() <= 1e-9 * (1.0 + exact.abs()), "{isa} sum");
                 if len > 0 {
                     assert_eq!(max_f32(isa, &x), vmath::max_f32(&x), "{isa} max");
+                    layer_norm_row(isa, &x, &mut got, 1e-5);
+                    vmath::layer_norm_row(&x, &mut want, 1e-5);
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!((g - w).abs() <= 1e-6 * (1.0 + w.abs()), "{isa} layer_norm");
+                    }
                     for log in [false, true] {
                         softmax_row(isa, &x, &mut got, log);
                         vmath::softmax_row::<false>(&x, &mut want, log);

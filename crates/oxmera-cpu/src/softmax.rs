@@ -60,7 +60,11 @@ fn along<T: Element>(
 }
 
 /// Applies `row` to each run of `len` consecutive elements, in parallel.
-fn rows<T: Element>(data: &[T], len: usize, row: &(impl Fn(&[T], &mut [T]) + Sync)) -> Vec<T> {
+pub(crate) fn rows<T: Element>(
+    data: &[T],
+    len: usize,
+    row: &(impl Fn(&[T], &mut [T]) + Sync),
+) -> Vec<T> {
     let mut out = strided::zeros(data.len());
     let per_task = (threads::CHUNK / len).max(1) * len;
     let work = |(t, chunk): (usize, &mut [T])| {

@@ -1,5 +1,5 @@
 //! Loop bodies written to vectorize: the `f32` exponential, the fused
-//! softmax row, and `f32` sums carried in `f64` lanes.
+//! softmax and layer-norm rows, and `f32` sums carried in `f64` lanes.
 //!
 //! Each is `#[inline(always)]` and generic over `FMA`, so that `simd`
 //! can compile it again inside functions built for AVX2+FMA or AVX-512
@@ -172,6 +172,39 @@ pub(crate) fn softmax_row<const FMA: bool>(x: &[f32], out: &mut [f32], log: bool
         for o in out.iter_mut() {
             *o *= inv;
         }
+    }
+}
+
+/// Layer normalization of one row: the mean (an `f64` sum), the variance
+/// as the mean of squared deviations from it (accumulated in `f64` lanes,
+/// so the two passes lose nothing to cancellation that `f64` would not),
+/// then `(x - mean) · rstd` in `f32`. Three passes over a row that stays
+/// in cache between them.
+#[inline(always)]
+pub(crate) fn layer_norm_row(x: &[f32], out: &mut [f32], eps: f64) {
+    if x.is_empty() {
+        return;
+    }
+    let n = x.len() as f64;
+    let mean = sum_f32(x) / n;
+    let mut acc = [0f64; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for j in 0..LANES {
+            let d = c[j] as f64 - mean;
+            acc[j] += d * d;
+        }
+    }
+    for (j, &v) in tail.iter().enumerate() {
+        let d = v as f64 - mean;
+        acc[j] += d * d;
+    }
+    let var = pairwise(acc) / n;
+    let rstd = (1.0 / (var + eps).sqrt()) as f32;
+    let m = mean as f32;
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = (v - m) * rstd;
     }
 }
 

@@ -11,7 +11,9 @@ use crate::{Module, Param, join_name};
 ///
 /// `weight` starts at ones and `bias` at zeros, both of
 /// `normalized_shape`; [`LayerNorm::without_affine`] drops them. The
-/// same computation in training and evaluation.
+/// same computation in training and evaluation: one
+/// [`Tensor::layer_norm`] (a fused kernel on backends that have one),
+/// then the affine part.
 ///
 /// ```
 /// # use oxmera_reference as _;
@@ -94,10 +96,7 @@ impl Module for LayerNorm {
                 rhs: self.normalized_shape.clone(),
             });
         }
-        let dims: Vec<isize> = (-(k as isize)..0).collect();
-        let mean = x.mean(&dims, true)?;
-        let var = x.var(&dims, 0.0, true)?;
-        let y = x.sub(&mean)?.mul(&var.add_scalar(self.eps)?.rsqrt()?)?;
+        let y = x.layer_norm(k, self.eps)?;
         affine(y, self.weight.as_ref(), self.bias.as_ref(), None)
     }
 

@@ -116,6 +116,10 @@ impl Backend for Reference {
         reduce::softmax(x, dim, log)
     }
 
+    fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
+        reduce::layer_norm(x, dims, eps)
+    }
+
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
         matmul::matmul(a, b)
     }

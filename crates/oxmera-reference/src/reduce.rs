@@ -1,10 +1,10 @@
-//! Reductions and softmax.
+//! Reductions, softmax and layer normalization.
 //!
-//! Both start the same way: the input's elements are partitioned into
+//! All three start the same way: the input's elements are partitioned into
 //! *groups*, one per element of the keepdim-shaped output, each listing the
 //! input positions that reduce into it in row-major order. A reduction then
-//! folds each group; a softmax normalises each group and writes the results
-//! back to the positions it came from. Floats are folded in `f64` and
+//! folds each group; a softmax or a layer normalization normalises each
+//! group and writes the results back to the positions it came from. Floats are folded in `f64` and
 //! rounded once at the end; integers in `i64`, wrapping.
 
 use oxmera_core::{DType, Result, Shape};
@@ -42,6 +42,26 @@ pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
             } else {
                 (xs[i] - m).exp() / sum
             };
+        }
+    }
+    Ok(read::store_f64(x.dtype(), out))
+}
+
+/// Layer normalization of each slice of `x` over its last `dims` dims:
+/// the mean, then the variance as the mean of squared deviations from it
+/// (two passes, as the definition reads), then `(x - mean) / sqrt(var + eps)`.
+pub(crate) fn layer_norm(x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
+    let xs = read::f64s(x)?;
+    let mut out = vec![0.0; xs.len()];
+    let rank = x.rank();
+    let over: Vec<usize> = (rank - dims..rank).collect();
+    for group in groups(x.shape(), &over) {
+        let n = group.len() as f64;
+        let mean = group.iter().map(|&i| xs[i]).sum::<f64>() / n;
+        let var = group.iter().map(|&i| (xs[i] - mean).powi(2)).sum::<f64>() / n;
+        let std = (var + eps).sqrt();
+        for &i in &group {
+            out[i] = (xs[i] - mean) / std;
         }
     }
     Ok(read::store_f64(x.dtype(), out))

@@ -495,6 +495,16 @@ fn gradcheck_softmax_and_matmul() {
         &[input(131, &[3, 3], &[])],
     );
     check(
+        "layer_norm last dim",
+        |xs| xs[0].layer_norm(1, 1e-5),
+        &[input(140, &[3, 4], &[])],
+    );
+    check(
+        "layer_norm last two dims",
+        |xs| xs[0].layer_norm(2, 0.5),
+        &[input(141, &[2, 2, 3], &[])],
+    );
+    check(
         "matmul 2d",
         |xs| xs[0].matmul(&xs[1]),
         &[input(132, &[2, 3], &[]), input(133, &[3, 4], &[])],

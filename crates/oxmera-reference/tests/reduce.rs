@@ -543,6 +543,82 @@ fn softmax_is_stable_and_follows_pytorch_on_infinities() {
 }
 
 #[test]
+fn layer_norm_by_hand() {
+    // Row [1, 2, 3, 6]: mean 3, deviations [-2, -1, 0, 3], variance
+    // (4 + 1 + 0 + 9) / 4 = 3.5. With eps = 0.5 the divisor is sqrt(4) = 2.
+    let x = Tensor::from_vec(
+        vec![1.0f64, 2.0, 3.0, 6.0, 7.0, 7.0, 7.0, 7.0],
+        [2, 4],
+        Device::Reference,
+    )
+    .unwrap();
+    let y = x.layer_norm(1, 0.5).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(y[..4], [-1.0, -0.5, 0.0, 1.5]);
+    // A constant row is 0 with eps > 0 and 0 / 0 = NaN without.
+    assert_eq!(y[4..], [0.0; 4]);
+    let y = x.layer_norm(1, 0.0).unwrap().to_vec::<f64>().unwrap();
+    assert!(y[4..].iter().all(|v| v.is_nan()));
+    // Over both dims of a [2, 2] block: values [1, 3, 5, 7], mean 4,
+    // variance (9 + 1 + 1 + 9) / 4 = 5, eps 4 gives a divisor of 3.
+    let x = Tensor::from_vec(vec![1.0f64, 3.0, 5.0, 7.0], [1, 2, 2], Device::Reference).unwrap();
+    let y = x.layer_norm(2, 4.0).unwrap();
+    assert_eq!(y.dims(), &[1, 2, 2]);
+    assert_eq!(
+        y.to_vec::<f64>().unwrap(),
+        [-1.0, -1.0 / 3.0, 1.0 / 3.0, 1.0]
+    );
+    // A strided view normalizes its logical slices: the transpose of
+    // [[1, 3], [5, 7]] has rows [1, 5] and [3, 7], each giving [-1, 1].
+    let t = x.reshape([2, 2]).unwrap().transpose(0, 1).unwrap();
+    assert_eq!(
+        t.layer_norm(1, 0.0).unwrap().to_vec::<f64>().unwrap(),
+        [-1.0, 1.0, -1.0, 1.0]
+    );
+    // Zero-size slices give an empty result.
+    assert_eq!(
+        f32t(&[], &[0, 3]).layer_norm(1, 1e-5).unwrap().dims(),
+        &[0, 3]
+    );
+}
+
+#[test]
+fn layer_norm_rejects_bad_arguments() {
+    let x = f32t(&M23, &[2, 3]);
+    for dims in [0, 3] {
+        match x.layer_norm(dims, 1e-5) {
+            Err(Error::InvalidArgument {
+                op: "layer_norm",
+                name: "normalized_dims",
+                ..
+            }) => {}
+            other => panic!("dims {dims}: {other:?}"),
+        }
+    }
+    for eps in [-1.0, f64::NAN, f64::INFINITY] {
+        match x.layer_norm(1, eps) {
+            Err(Error::InvalidArgument {
+                op: "layer_norm",
+                name: "eps",
+                ..
+            }) => {}
+            other => panic!("eps {eps}: {other:?}"),
+        }
+    }
+    let i = t(&M23, &[2, 3], DType::I32);
+    assert!(matches!(
+        i.layer_norm(1, 1e-5),
+        Err(Error::UnsupportedDType {
+            op: "layer_norm",
+            ..
+        })
+    ));
+    assert_eq!(
+        x.layer_norm(0, 1e-5).unwrap_err().to_string(),
+        "layer_norm: invalid normalized_dims: counts the trailing dims normalized over: 1 to 2 for shape [2, 3], got 0"
+    );
+}
+
+#[test]
 fn every_error_is_typed() {
     let x = f32t(&M23, &[2, 3]);
     let i = t(&M23, &[2, 3], DType::I32);

@@ -314,6 +314,29 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// Softmax (or log-softmax when `log`) along `dim` (shape of `x`).
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage>;
 
+    /// Layer normalization without the affine part: each slice over the
+    /// last `dims` dims (`1 <= dims <= rank`) becomes
+    /// `(x - mean) / sqrt(var + eps)`, the variance dividing by the count
+    /// (shape of `x`). `x` is a float tensor and `eps` finite and `>= 0`.
+    ///
+    /// The default body composes the backend's own `mean`, `var`, `sub`,
+    /// `rsqrt` and `mul`, in `f64` (casting in and out): in the dtype
+    /// itself, the rounding of each intermediate would exceed the op's
+    /// tolerance for `f16` and `bf16`, and the variance of `f32` values
+    /// beyond about 1e19 would overflow. That is five passes, four
+    /// temporaries and two casts; a backend overrides it with one fused
+    /// kernel per slice.
+    fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
+        let y = crate::no_grad(|| {
+            let wide = x.detach().to_dtype(DType::F64)?;
+            let over: Vec<isize> = (-(dims as isize)..0).collect();
+            let mean = wide.mean(&over, true)?;
+            let rstd = wide.var(&over, 0.0, true)?.add_scalar(eps)?.rsqrt()?;
+            wide.sub(&mean)?.mul(&rstd)?.to_dtype(x.dtype())
+        })?;
+        self.contiguous(&y)
+    }
+
     /// Batched matrix product: `a` is `[..., m, k]`, `b` is `[..., k, n]`
     /// with identical batch dims (possibly stride-0 broadcasts); the output
     /// is `[..., m, n]`.

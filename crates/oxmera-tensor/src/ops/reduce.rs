@@ -3,7 +3,9 @@
 //! Every reduction goes through the private chokepoint `reduce_op`, which resolves the
 //! dims, picks the output dtype, rejects what has no meaning, and asks the
 //! backend for the *keepdim-shaped* result; dropping the reduced dims is
-//! then a free view. Every softmax goes through `softmax_op`.
+//! then a free view. Every softmax goes through `softmax_op`; layer
+//! normalization, a fused reduction and elementwise pass like softmax,
+//! lives here too.
 //!
 //! Semantic choices shared by all reductions (each one is tested):
 //!
@@ -28,8 +30,7 @@ use oxmera_core::{DType, Error, Result, Shape, normalize_dim, normalize_dims};
 
 use crate::{ReduceOp, Tensor, keepdim_shape};
 
-/// The hint attached to float-only reductions applied to integers or bool.
-const FLOAT_ONLY_HINT: &str = "cast to a float dtype first";
+use super::unary::FLOAT_ONLY_HINT;
 
 impl Tensor {
     /// The sum over `dims` (see the module docs for an empty `dims`).
@@ -264,6 +265,66 @@ impl Tensor {
     /// [`Tensor::softmax`]. Floats only.
     pub fn log_softmax(&self, dim: isize) -> Result<Tensor> {
         self.softmax_op(dim, true)
+    }
+
+    /// Layer normalization without weight and bias: each slice over the
+    /// last `normalized_dims` dims becomes `(x - mean) / sqrt(var + eps)`,
+    /// with the variance dividing by the count (as PyTorch's
+    /// `layer_norm`). Floats only; the result has `x`'s shape.
+    ///
+    /// One backend call (a fused kernel where the backend has one), and
+    /// one recorded node whose backward is
+    /// `rstd · (g - mean(g) - y · mean(g · y))` over the same dims.
+    ///
+    /// `normalized_dims` must be between 1 and the rank, and `eps` finite
+    /// and `>= 0` ([`Error::InvalidArgument`] otherwise). A slice of equal values gives 0 when
+    /// `eps > 0` and NaN (`0 / 0`) when `eps == 0`.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// // Row [1, 3]: mean 2, variance 1, so (x - 2) / 1.
+    /// let x = Tensor::from_vec(vec![1.0f64, 3.0, 5.0, 5.0], [2, 2], Device::Reference)?;
+    /// assert_eq!(x.layer_norm(1, 0.0)?.to_vec::<f64>()?[..2], [-1.0, 1.0]);
+    /// assert_eq!(x.layer_norm(1, 1e-5)?.to_vec::<f64>()?[2..], [0.0, 0.0]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn layer_norm(&self, normalized_dims: usize, eps: f64) -> Result<Tensor> {
+        const NAME: &str = "layer_norm";
+        if !self.dtype().is_float() {
+            return Err(Error::UnsupportedDType {
+                op: NAME,
+                dtype: self.dtype(),
+                hint: FLOAT_ONLY_HINT,
+            });
+        }
+        if normalized_dims == 0 || normalized_dims > self.rank() {
+            return Err(Error::invalid(
+                NAME,
+                "normalized_dims",
+                format!(
+                    "counts the trailing dims normalized over: 1 to {} for shape {}, got {normalized_dims}",
+                    self.rank(),
+                    self.shape()
+                ),
+            ));
+        }
+        if !(eps.is_finite() && eps >= 0.0) {
+            return Err(Error::invalid(
+                NAME,
+                "eps",
+                format!("must be finite and >= 0, got {eps}"),
+            ));
+        }
+        let storage = self.backend()?.layer_norm(self, normalized_dims, eps)?;
+        let out = Tensor::from_storage(storage, self.shape().clone());
+        Ok(crate::autograd::rules::layer_norm(
+            self,
+            normalized_dims,
+            eps,
+            out,
+        ))
     }
 
     /// A reduction over every dim, giving a rank-0 tensor.

@@ -14,7 +14,7 @@ mod reduce;
 mod structural;
 
 pub(crate) use elementwise::{binary, cast, unary, where_cond};
-pub(crate) use reduce::{matmul, reduce, softmax};
+pub(crate) use reduce::{layer_norm, matmul, reduce, softmax};
 pub(crate) use structural::{
     broadcast, cat, conv2d, flip, gather, identity, index_select, pad, permute, pool2d, reshape,
     scatter, slice, sum_to_shape, triangle,

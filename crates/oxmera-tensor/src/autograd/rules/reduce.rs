@@ -96,6 +96,22 @@ pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool, out: Tensor) -> Tensor 
     })
 }
 
+/// Records layer normalization over the last `dims` dims. With `y` the
+/// normalized output and `rstd = 1 / sqrt(var + eps)`, differentiating
+/// `y = (x - mean) · rstd` through the mean and the variance gives
+/// `rstd · (g - mean(g) - y · mean(g · y))`; `rstd` is recomputed from `x`
+/// rather than kept from the forward, which needs no second output.
+pub(crate) fn layer_norm(x: &Tensor, dims: usize, eps: f64, out: Tensor) -> Tensor {
+    let (xd, y) = (x.detach(), out.detach());
+    let over: Vec<isize> = (-(dims as isize)..0).collect();
+    record_unary(out, "layer_norm", x, move |g| {
+        let rstd = xd.var(&over, 0.0, true)?.add_scalar(eps)?.rsqrt()?;
+        let centered = g.sub(&g.mean(&over, true)?)?;
+        let along_y = y.mul(&g.mul(&y)?.mean(&over, true)?)?;
+        centered.sub(&along_y)?.mul(&rstd)
+    })
+}
+
 /// Records `[..., m, k] @ [..., k, n]` with identical batch dims (the
 /// broadcasting and vector promotion around it are views, recorded there).
 pub(crate) fn matmul(a: &Tensor, b: &Tensor, out: Tensor) -> Tensor {
