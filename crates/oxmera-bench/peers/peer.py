@@ -69,6 +69,17 @@ def np_softmax(rows, cols):
     return run
 
 
+def np_layer_norm(rows, cols):
+    x = np.random.default_rng(8).standard_normal((rows, cols), dtype=np.float32)
+
+    def run():
+        mean = x.mean(axis=1, keepdims=True)
+        var = x.var(axis=1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5)
+
+    return run
+
+
 def np_mlp(batch, d_in, hidden, classes):
     """One SGD step of a ReLU MLP, backward written out by hand."""
     rng = np.random.default_rng(6)
@@ -134,6 +145,11 @@ def t_softmax(rows, cols):
     return lambda: torch.softmax(x, dim=1)
 
 
+def t_layer_norm(rows, cols):
+    x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(8))
+    return lambda: torch.nn.functional.layer_norm(x, (cols,), eps=1e-5)
+
+
 def t_conv(n, c_in, h, w, c_out, k):
     g = torch.Generator().manual_seed(7)
     x = torch.randn(n, c_in, h, w, generator=g)
@@ -176,6 +192,7 @@ BENCHES = {
         "fused": np_fused,
         "sum": np_sum,
         "softmax": np_softmax,
+        "layer_norm": np_layer_norm,
         "mlp": np_mlp,
     },
     "torch": {
@@ -184,6 +201,7 @@ BENCHES = {
         "fused": t_fused,
         "sum": t_sum,
         "softmax": t_softmax,
+        "layer_norm": t_layer_norm,
         "conv": t_conv,
         "mlp": t_mlp,
     },

@@ -208,6 +208,7 @@ pub fn run(config: &Config) -> Result<Vec<Row>> {
     }
     streams(&mut report, &sizes, config, &py, &libs)?;
     softmax(&mut report, &sizes, &py, &libs)?;
+    layer_norm(&mut report, &sizes, &py, &libs)?;
     conv(&mut report, &sizes, &py, &libs)?;
     mlp(&mut report, &sizes, config, &py, &libs)?;
 
@@ -538,24 +539,68 @@ fn softmax(
     py: &RefCell<Option<Python>>,
     libs: &[&'static str],
 ) -> Result<()> {
+    rowwise(
+        report,
+        sizes,
+        py,
+        libs,
+        "softmax",
+        |x| x.softmax(1),
+        Vec::new(),
+    )
+}
+
+/// Layer normalization over rows, against the same normalization written
+/// as five tensor ops (the composed form a framework without the fused
+/// kernel runs), on the same backend in the same run.
+fn layer_norm(
+    report: &mut Report,
+    sizes: &Sizes,
+    py: &RefCell<Option<Python>>,
+    libs: &[&'static str],
+) -> Result<()> {
+    let (r, c) = sizes.softmax;
+    let x = randn(21, &[r, c], Device::Cpu)?;
+    let composed = Contender::timed("composed", move || {
+        let mean = x.mean(&[1], true).expect("mean");
+        let var = x.var(&[1], 0.0, true).expect("var");
+        let rstd = var.add_scalar(1e-5).and_then(|v| v.rsqrt()).expect("rsqrt");
+        x.sub(&mean).and_then(|d| d.mul(&rstd)).expect("normalize");
+    });
+    let f = |x: &Tensor| x.layer_norm(1, 1e-5);
+    rowwise(report, sizes, py, libs, "layer_norm", f, vec![composed])
+}
+
+/// A row-by-row op on the softmax shape: oxmera, the reference on small
+/// sizes, `extra` contenders, and the Python peers' `name`.
+fn rowwise<'a>(
+    report: &mut Report,
+    sizes: &Sizes,
+    py: &'a RefCell<Option<Python>>,
+    libs: &[&'static str],
+    name: &'static str,
+    op: fn(&Tensor) -> Result<Tensor>,
+    extra: Vec<Contender<'a>>,
+) -> Result<()> {
     let (r, c) = sizes.softmax;
     let x = randn(21, &[r, c], Device::Cpu)?;
     let mut cs = vec![Contender::timed("oxmera", || {
-        x.softmax(1).expect("softmax");
+        op(&x).expect(name);
     })];
     let rx = x.to_device(Device::Reference)?;
     if r * c <= 1 << 16 {
         cs.push(Contender::timed("reference", move || {
-            rx.softmax(1).expect("softmax");
+            op(&rx).expect(name);
         }));
     }
+    cs.extend(extra);
     for &lib in libs {
-        cs.push(python_contender(py, lib, "softmax", vec![r, c]));
+        cs.push(python_contender(py, lib, name, vec![r, c]));
     }
     measure_and_record(
         report,
         sizes.plan,
-        &format!("softmax_f32_{r}x{c}"),
+        &format!("{name}_f32_{r}x{c}"),
         Work::Time,
         cs,
     )
@@ -730,6 +775,7 @@ mod tests {
             "fused_relu",
             "sum_f32_",
             "softmax_f32_",
+            "layer_norm_f32_",
             "conv2d_f32_",
             "mlp_step_",
         ] {
