@@ -33,7 +33,6 @@ fn main() {
         let (mut ours, mut peer, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         for r in 0..=rounds {
             let t = Instant::now();
-            c.fill(0.0);
             gemm(
                 oxmera_cpu::isa(),
                 n,

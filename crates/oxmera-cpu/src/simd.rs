@@ -105,6 +105,7 @@ pub(crate) fn max_f32(isa: Isa, x: &[f32]) -> f32 {
 }
 
 /// Generates the target-feature wrappers of one instruction set.
+#[cfg(target_arch = "x86_64")]
 macro_rules! wrappers {
     ($features:literal) => {
         use crate::vmath;

@@ -1,4 +1,4 @@
-//! GEMM — general matrix multiplication, `C += A · B` — from first
+//! GEMM — general matrix multiplication, `C = A · B` — from first
 //! principles.
 //!
 //! # Why the naive loop is slow
@@ -22,9 +22,14 @@
 //! full vector, and does `MR × NR` multiply-adds: an *outer product* added
 //! to the tile. With 12 × 32, each step does 24 vector FMAs for 2 vector
 //! loads and 12 broadcasts: arithmetic, not memory, is now the limit. The
-//! tile is added to `C` in memory only once per `KC` steps. The kernels
-//! are in `x86`, `neon` and `portable`; they are the only code here with
-//! `unsafe` (intrinsics), each behind a run-time feature check.
+//! tile goes to `C` in memory only once per `KC` steps: stored over it
+//! after the first depth block, added to it after the others. (Storing
+//! first means `C` is never read before it is written, which matters
+//! more than it seems: fresh zeroed memory read before it is written is
+//! mapped to the shared zero page first, and the write then faults again
+//! and flushes the other cores' TLBs.) The kernels are in `x86`, `neon`
+//! and `portable`; they are the only code here with `unsafe`
+//! (intrinsics), each behind a run-time feature check.
 //!
 //! # Level 2 — packing (contiguous, aligned streams)
 //!
@@ -141,10 +146,11 @@ impl<'a, T> MatRef<'a, T> {
     }
 }
 
-/// A micro-kernel: `c[i * ldc + j] += Σ_p a[p * mr + i] * b[p * nr + j]`
-/// for `i < mr`, `j < nr`, `p < kc`, with `a` an A panel and `b` a B panel.
-/// `c` must hold at least `(mr - 1) * ldc + nr` elements.
-pub(crate) type KernelFn<T> = fn(kc: usize, a: &[T], b: &[T], c: &mut [T], ldc: usize);
+/// A micro-kernel: `c[i * ldc + j] = Σ_p a[p * mr + i] * b[p * nr + j]`
+/// for `i < mr`, `j < nr`, `p < kc`, with `a` an A panel and `b` a B
+/// panel — added to `c`'s previous values when `add`, stored over them
+/// otherwise. `c` must hold at least `(mr - 1) * ldc + nr` elements.
+pub(crate) type KernelFn<T> = fn(kc: usize, a: &[T], b: &[T], c: &mut [T], ldc: usize, add: bool);
 
 /// A micro-kernel with its tile shape (built only by this crate; see
 /// [`Scalar`]).
@@ -232,9 +238,10 @@ const MC_PANELS_MAX: usize = 16;
 /// Below this many multiply-adds, one thread does the whole product.
 const PARALLEL_MIN_FLOPS: usize = 1 << 18;
 
-/// `C += A · B` for an `m × k` matrix `A` and a `k × n` matrix `B`, into
-/// the row-major `m × n` slice `c`, with the kernels of `isa` and the
-/// crate's thread pool (one thread when `parallel` is false).
+/// `C = A · B` for an `m × k` matrix `A` and a `k × n` matrix `B`, into
+/// the row-major `m × n` slice `c` (whose previous values are ignored),
+/// with the kernels of `isa` and the crate's thread pool (one thread when
+/// `parallel` is false).
 ///
 /// ```
 /// use oxmera_cpu::gemm::{MatRef, gemm};
@@ -260,6 +267,9 @@ pub fn gemm<T: Scalar>(
     parallel: bool,
 ) {
     assert_eq!(c.len(), m * n, "gemm: C must be m × n");
+    if k == 0 {
+        c.fill(T::default());
+    }
     if m == 0 || n == 0 || k == 0 {
         return;
     }
@@ -336,6 +346,7 @@ fn blocked<T: Scalar>(
             let mut edge = vec![T::default(); mr * nr];
             for pc in (0..k).step_by(kc_max) {
                 let kc = kc_max.min(k - pc);
+                let add = pc > 0;
                 let ap = apack.slice(panels * mr * kc);
                 for (ip, panel) in ap.chunks_mut(mr * kc).enumerate() {
                     let ir = ip * mr;
@@ -353,17 +364,16 @@ fn blocked<T: Scalar>(
                             let b_panel = &block[jr * kc..(jr + nr) * kc];
                             let at = ir * n + j0 + jr;
                             if mr_eff == mr && nr_eff == nr {
-                                (kernel.run)(kc, a_panel, b_panel, &mut c_rows[at..], n);
+                                (kernel.run)(kc, a_panel, b_panel, &mut c_rows[at..], n, add);
                             } else {
                                 // An edge tile: compute the full tile aside
                                 // (the packed panels are zero-padded) and
-                                // add its valid part.
-                                edge.fill(T::default());
-                                (kernel.run)(kc, a_panel, b_panel, &mut edge, nr);
+                                // move its valid part.
+                                (kernel.run)(kc, a_panel, b_panel, &mut edge, nr, false);
                                 for i in 0..mr_eff {
                                     let dst = &mut c_rows[at + i * n..at + i * n + nr_eff];
                                     for (d, &e) in dst.iter_mut().zip(&edge[i * nr..]) {
-                                        *d = *d + e;
+                                        *d = if add { *d + e } else { e };
                                     }
                                 }
                             }
@@ -406,7 +416,3 @@ fn row_blocks<T>(
 
 #[cfg(test)]
 mod tests;
-#[doc(hidden)]
-pub fn xkernel(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
-    (f32::kernel(crate::isa()).run)(kc, a, b, c, ldc)
-}

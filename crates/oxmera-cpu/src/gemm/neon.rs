@@ -18,7 +18,7 @@ pub(super) const NEON_F32: Kernel<f32> = Kernel {
     run: neon_f32,
 };
 
-fn neon_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
+fn neon_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize, add: bool) {
     assert!(
         std::arch::is_aarch64_feature_detected!("neon"),
         "the NEON kernel needs NEON"
@@ -30,7 +30,7 @@ fn neon_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
     // SAFETY: NEON is present (asserted), and the lengths asserted cover
     // a[..kc*8], b[..kc*8] and c[i*ldc..i*ldc+8] for i < 8: everything
     // the kernel reads and writes.
-    unsafe { inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc) }
+    unsafe { inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
 }
 
 /// One FMA of B row `b` scaled by lane `L` of `a` into `acc`.
@@ -42,7 +42,7 @@ macro_rules! lane_fma {
 }
 
 #[target_feature(enable = "neon")]
-unsafe fn inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize) {
+unsafe fn inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize, add: bool) {
     // SAFETY: the caller checked NEON and the slice lengths; p < kc and
     // i < 8 keep every offset below within them.
     unsafe {
@@ -63,8 +63,13 @@ unsafe fn inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize
         }
         for (i, row) in acc.iter().enumerate() {
             let ci = c.add(i * ldc);
-            vst1q_f32(ci, vaddq_f32(vld1q_f32(ci), row[0]));
-            vst1q_f32(ci.add(4), vaddq_f32(vld1q_f32(ci.add(4)), row[1]));
+            if add {
+                vst1q_f32(ci, vaddq_f32(vld1q_f32(ci), row[0]));
+                vst1q_f32(ci.add(4), vaddq_f32(vld1q_f32(ci.add(4)), row[1]));
+            } else {
+                vst1q_f32(ci, row[0]);
+                vst1q_f32(ci.add(4), row[1]);
+            }
         }
     }
 }

@@ -19,13 +19,14 @@ pub(super) const F64: Kernel<f64> = Kernel {
     run: kernel::<f64, 4, 4>,
 };
 
-/// `c[i * ldc + j] += Σ_p a[p * MR + i] * b[p * NR + j]`.
+/// `c[i * ldc + j] (+)= Σ_p a[p * MR + i] * b[p * NR + j]`.
 fn kernel<T: Scalar, const MR: usize, const NR: usize>(
     kc: usize,
     a: &[T],
     b: &[T],
     c: &mut [T],
     ldc: usize,
+    add: bool,
 ) {
     let mut acc = [[T::default(); NR]; MR];
     for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)).take(kc) {
@@ -37,7 +38,7 @@ fn kernel<T: Scalar, const MR: usize, const NR: usize>(
     }
     for (i, row) in acc.iter().enumerate() {
         for (d, &v) in c[i * ldc..i * ldc + NR].iter_mut().zip(row) {
-            *d = *d + v;
+            *d = if add { *d + v } else { v };
         }
     }
 }

@@ -76,7 +76,8 @@ fn check_f32(isa: Isa, m: usize, n: usize, k: usize, a_t: bool, b_t: bool, pad: 
         mk(&a64[..], ao, ars, acs),
         mk(&b64[..], bo, brs, bcs),
     );
-    let mut got = vec![0.0f32; m * n];
+    // C's previous contents must be ignored: NaN would survive any read.
+    let mut got = vec![f32::NAN; m * n];
     gemm(
         isa,
         m,
@@ -143,7 +144,7 @@ fn f64_kernels_match_the_loop_closely() {
         let b = fill(k * n, 2);
         let (ra, rb) = (MatRef::row_major(&a[..], k), MatRef::row_major(&b[..], n));
         let want = naive(m, n, k, ra, rb.t().t());
-        let mut got = vec![0.0; m * n];
+        let mut got = vec![f64::NAN; m * n];
         gemm(isa, m, n, k, ra, rb, &mut got, false);
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() < 1e-12, "{isa}: {g} vs {w}");
@@ -169,7 +170,7 @@ fn hand_checked_product_and_empty_dims() {
             true,
         );
         assert_eq!(c, [58.0, 64.0, 139.0, 154.0], "{isa}");
-        // k = 0 leaves C as it was.
+        // k = 0: an empty sum, so C is zero whatever it held.
         let mut c = [1.0f32; 4];
         gemm(
             isa,
@@ -181,7 +182,7 @@ fn hand_checked_product_and_empty_dims() {
             &mut c,
             true,
         );
-        assert_eq!(c, [1.0; 4]);
+        assert_eq!(c, [0.0; 4]);
     }
 }
 

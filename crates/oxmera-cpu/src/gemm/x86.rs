@@ -41,17 +41,24 @@ pub(super) const AVX2_F32: Kernel<f32> = Kernel {
     run: avx2_f32,
 };
 
-fn avx2_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
+fn avx2_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize, add: bool) {
     assert!(has_avx2_fma(), "the AVX2 kernel needs AVX2 and FMA");
     check(kc, 6, 16, a.len(), b.len(), c.len(), ldc);
     // SAFETY: AVX2 and FMA are present (asserted above), and `check`
     // proved that a[..kc*6], b[..kc*16] and c[i*ldc..i*ldc+16] for i < 6
     // are in bounds — exactly the elements the kernel reads and writes.
-    unsafe { avx2_f32_inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc) }
+    unsafe { avx2_f32_inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
 }
 
 #[target_feature(enable = "avx2,fma")]
-unsafe fn avx2_f32_inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize) {
+unsafe fn avx2_f32_inner(
+    kc: usize,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    add: bool,
+) {
     // SAFETY: the caller guarantees the target features (this function
     // is only reached through a wrapper that checked them) and the panel
     // and tile lengths; the comments below say which bound covers each
@@ -77,8 +84,13 @@ unsafe fn avx2_f32_inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, l
             // i < 6, so c[i*ldc..i*ldc+16] is in bounds (checked).
             {
                 let ci = c.add(i * ldc);
-                _mm256_storeu_ps(ci, _mm256_add_ps(_mm256_loadu_ps(ci), row[0]));
-                _mm256_storeu_ps(ci.add(8), _mm256_add_ps(_mm256_loadu_ps(ci.add(8)), row[1]));
+                if add {
+                    _mm256_storeu_ps(ci, _mm256_add_ps(_mm256_loadu_ps(ci), row[0]));
+                    _mm256_storeu_ps(ci.add(8), _mm256_add_ps(_mm256_loadu_ps(ci.add(8)), row[1]));
+                } else {
+                    _mm256_storeu_ps(ci, row[0]);
+                    _mm256_storeu_ps(ci.add(8), row[1]);
+                }
             }
         }
     }
@@ -91,15 +103,22 @@ pub(super) const AVX2_F64: Kernel<f64> = Kernel {
     run: avx2_f64,
 };
 
-fn avx2_f64(kc: usize, a: &[f64], b: &[f64], c: &mut [f64], ldc: usize) {
+fn avx2_f64(kc: usize, a: &[f64], b: &[f64], c: &mut [f64], ldc: usize, add: bool) {
     assert!(has_avx2_fma(), "the AVX2 kernel needs AVX2 and FMA");
     check(kc, 6, 8, a.len(), b.len(), c.len(), ldc);
     // SAFETY: as for `avx2_f32`: features asserted, bounds checked.
-    unsafe { avx2_f64_inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc) }
+    unsafe { avx2_f64_inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
 }
 
 #[target_feature(enable = "avx2,fma")]
-unsafe fn avx2_f64_inner(kc: usize, a: *const f64, b: *const f64, c: *mut f64, ldc: usize) {
+unsafe fn avx2_f64_inner(
+    kc: usize,
+    a: *const f64,
+    b: *const f64,
+    c: *mut f64,
+    ldc: usize,
+    add: bool,
+) {
     // SAFETY: the caller guarantees the target features (this function
     // is only reached through a wrapper that checked them) and the panel
     // and tile lengths; the comments below say which bound covers each
@@ -124,8 +143,13 @@ unsafe fn avx2_f64_inner(kc: usize, a: *const f64, b: *const f64, c: *mut f64, l
             // i < 6, so c[i*ldc..i*ldc+8] is in bounds (checked).
             {
                 let ci = c.add(i * ldc);
-                _mm256_storeu_pd(ci, _mm256_add_pd(_mm256_loadu_pd(ci), row[0]));
-                _mm256_storeu_pd(ci.add(4), _mm256_add_pd(_mm256_loadu_pd(ci.add(4)), row[1]));
+                if add {
+                    _mm256_storeu_pd(ci, _mm256_add_pd(_mm256_loadu_pd(ci), row[0]));
+                    _mm256_storeu_pd(ci.add(4), _mm256_add_pd(_mm256_loadu_pd(ci.add(4)), row[1]));
+                } else {
+                    _mm256_storeu_pd(ci, row[0]);
+                    _mm256_storeu_pd(ci.add(4), row[1]);
+                }
             }
         }
     }
@@ -153,7 +177,7 @@ mod avx512 {
 
     const MR: usize = 12;
 
-    fn avx512_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
+    fn avx512_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize, add: bool) {
         assert!(
             is_x86_feature_detected!("avx512f"),
             "the AVX-512 kernel needs AVX-512F"
@@ -162,11 +186,11 @@ mod avx512 {
         // SAFETY: AVX-512F is present (asserted above), and `check` proved
         // a[..kc*12], b[..kc*32] and c[i*ldc..i*ldc+32] for i < 12 are in
         // bounds — exactly what the kernel reads and writes.
-        unsafe { inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc) }
+        unsafe { inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
     }
 
     #[target_feature(enable = "avx512f")]
-    unsafe fn inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize) {
+    unsafe fn inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize, add: bool) {
         // SAFETY: the caller guarantees the target features (this function
         // is only reached through a wrapper that checked them) and the panel
         // and tile lengths; the comments below say which bound covers each
@@ -190,11 +214,16 @@ mod avx512 {
                 // i < 12, so c[i*ldc..i*ldc+32] is in bounds (checked).
                 {
                     let ci = c.add(i * ldc);
-                    _mm512_storeu_ps(ci, _mm512_add_ps(_mm512_loadu_ps(ci), row[0]));
-                    _mm512_storeu_ps(
-                        ci.add(16),
-                        _mm512_add_ps(_mm512_loadu_ps(ci.add(16)), row[1]),
-                    );
+                    if add {
+                        _mm512_storeu_ps(ci, _mm512_add_ps(_mm512_loadu_ps(ci), row[0]));
+                        _mm512_storeu_ps(
+                            ci.add(16),
+                            _mm512_add_ps(_mm512_loadu_ps(ci.add(16)), row[1]),
+                        );
+                    } else {
+                        _mm512_storeu_ps(ci, row[0]);
+                        _mm512_storeu_ps(ci.add(16), row[1]);
+                    }
                 }
             }
         }
