@@ -28,6 +28,8 @@ use oxmera_tensor::{
 use rayon::prelude::*;
 
 use crate::gemm::{MatRef, Scalar, gemm};
+
+pub(crate) mod grad;
 use crate::{Isa, delegated, host, isa, strided, threads};
 
 pub(crate) fn conv2d(
@@ -89,6 +91,28 @@ impl Geometry {
     /// Output positions per image.
     fn positions(&self) -> usize {
         self.oh * self.ow
+    }
+
+    /// The input row that output row `oi` reads through kernel row `ki`,
+    /// if it is inside the image (`oi·sh + ki·dh - ph` in `[0, h)`).
+    fn input_row(&self, oi: usize, ki: usize) -> Option<usize> {
+        let (sh, dh, ph) = (self.p.stride.0, self.p.dilation.0, self.p.padding.0);
+        (oi * sh + ki * dh).checked_sub(ph).filter(|&i| i < self.h)
+    }
+
+    /// For kernel column `kj`: the output columns `lo..hi` whose input
+    /// column `oj·sw + kj·dw - pw` is inside the image, and the input
+    /// column of `lo` (the others follow every `sw`).
+    fn inside_columns(&self, kj: usize) -> (usize, usize, usize) {
+        let (sw, dw, pw) = (self.p.stride.1, self.p.dilation.1, self.p.padding.1);
+        let shift = kj * dw;
+        let lo = pw.saturating_sub(shift).div_ceil(sw);
+        let hi = (self.w + pw)
+            .checked_sub(shift)
+            .map_or(0, |v| v.div_ceil(sw))
+            .min(self.ow)
+            .max(lo);
+        (lo, hi, (lo * sw + shift).saturating_sub(pw))
     }
 
     fn is_pointwise(&self) -> bool {
@@ -231,35 +255,23 @@ fn conv_image<T: Scalar + Element>(
 /// holds `x[c][oi·sh + ki·dh - ph][oj·sw + kj·dw - pw]`, or 0 in the padding.
 fn im2col<T: Element>(g: &Geometry, x: &[T], cols: &mut [T]) {
     let zero = T::from_f64(0.0);
-    let (sh, sw) = g.p.stride;
-    let (ph, pw) = g.p.padding;
-    let (dh, dw) = g.p.dilation;
+    let sw = g.p.stride.1;
     let pos = g.positions();
     for c in 0..g.c_in_g {
         let plane = &x[c * g.h * g.w..(c + 1) * g.h * g.w];
         for ki in 0..g.kh {
             for kj in 0..g.kw {
                 let row = &mut cols[((c * g.kh + ki) * g.kw + kj) * pos..][..pos];
-                // Output columns whose input column is inside the image:
-                // oj·sw + kj·dw - pw in [0, w).
-                let shift = kj * dw;
-                let lo = pw.saturating_sub(shift).div_ceil(sw);
-                let hi = (g.w + pw)
-                    .checked_sub(shift)
-                    .map_or(0, |v| v.div_ceil(sw))
-                    .min(g.ow)
-                    .max(lo);
+                let (lo, hi, first) = g.inside_columns(kj);
                 for oi in 0..g.oh {
                     let dst = &mut row[oi * g.ow..(oi + 1) * g.ow];
-                    let i = (oi * sh + ki * dh).checked_sub(ph).filter(|&i| i < g.h);
-                    let Some(i) = i else {
+                    let Some(i) = g.input_row(oi, ki) else {
                         dst.fill(zero);
                         continue;
                     };
                     let src = &plane[i * g.w..(i + 1) * g.w];
                     dst[..lo].fill(zero);
                     dst[hi..].fill(zero);
-                    let first = lo * sw + shift - pw;
                     if sw == 1 {
                         dst[lo..hi].copy_from_slice(&src[first..first + (hi - lo)]);
                     } else {
@@ -356,4 +368,97 @@ fn pool<T: Element>(x: &Tensor, p: Pool2dParams, kind: Pool) -> Result<Vec<T>> {
         out.chunks_mut(oh * ow).enumerate().for_each(plane);
     }
     Ok(out)
+}
+
+pub(crate) fn max_pool2d_backward(x: &Tensor, grad: &Tensor, p: Pool2dParams) -> Result<Storage> {
+    match x.dtype() {
+        DType::F32 => Ok(host::store(pool_backward::<f32>(x, grad, p, Pool::Max)?)),
+        DType::F64 => Ok(host::store(pool_backward::<f64>(x, grad, p, Pool::Max)?)),
+        _ => delegated(Reference.max_pool2d_backward(x, grad, p)),
+    }
+}
+
+pub(crate) fn avg_pool2d_backward(x: &Tensor, grad: &Tensor, p: Pool2dParams) -> Result<Storage> {
+    match x.dtype() {
+        DType::F32 => Ok(host::store(pool_backward::<f32>(x, grad, p, Pool::Avg)?)),
+        DType::F64 => Ok(host::store(pool_backward::<f64>(x, grad, p, Pool::Avg)?)),
+        _ => delegated(Reference.avg_pool2d_backward(x, grad, p)),
+    }
+}
+
+/// The gradient of pooling, one plane per task: each window sends its
+/// gradient to the first tap (row-major, padding included) holding its
+/// maximum — NaN counting as the largest — or spreads it over all
+/// `kh·kw` taps; what lands on padding is dropped. Sums in `f64`, rounded
+/// once, as the reference does.
+fn pool_backward<T: Element>(
+    x: &Tensor,
+    grad: &Tensor,
+    p: Pool2dParams,
+    kind: Pool,
+) -> Result<Vec<T>> {
+    let (xs, gs) = (host::read::<T>(x)?, host::read::<T>(grad)?);
+    let d = x.dims();
+    let (planes, h, w) = (d[0] * d[1], d[2], d[3]);
+    let (oh, ow) = (grad.dims()[2], grad.dims()[3]);
+    let mut gx = strided::zeros::<T>(planes * h * w);
+    if gx.is_empty() || oh * ow == 0 {
+        return Ok(gx);
+    }
+    let (kh, kw) = p.kernel;
+    let share = 1.0 / (kh * kw) as f64;
+    let plane = |(pi, out): (usize, &mut [T])| {
+        let src = &xs[pi * h * w..(pi + 1) * h * w];
+        let mut acc = vec![0.0f64; h * w];
+        for oi in 0..oh {
+            for oj in 0..ow {
+                let g = gs[(pi * oh + oi) * ow + oj].to_f64();
+                // The window's taps in row-major order: input position, or
+                // None for padding.
+                let taps = (0..kh).flat_map(|ki| {
+                    let i = (oi * p.stride.0 + ki)
+                        .checked_sub(p.padding.0)
+                        .filter(|&i| i < h);
+                    (0..kw).map(move |kj| {
+                        let j = (oj * p.stride.1 + kj)
+                            .checked_sub(p.padding.1)
+                            .filter(|&j| j < w);
+                        i.zip(j).map(|(i, j)| i * w + j)
+                    })
+                });
+                match kind {
+                    Pool::Avg => {
+                        for at in taps.flatten() {
+                            acc[at] += g * share;
+                        }
+                    }
+                    Pool::Max => {
+                        let value =
+                            |t: Option<usize>| t.map_or(f64::NEG_INFINITY, |at| src[at].to_f64());
+                        let mut best: Option<(Option<usize>, f64)> = None;
+                        for t in taps {
+                            let v = value(t);
+                            best = match best {
+                                Some((_, b)) if b.is_nan() => best,
+                                Some((_, b)) if !(v.is_nan() || v > b) => best,
+                                _ => Some((t, v)),
+                            };
+                        }
+                        if let Some((Some(at), _)) = best {
+                            acc[at] += g;
+                        }
+                    }
+                }
+            }
+        }
+        for (o, a) in out.iter_mut().zip(acc) {
+            *o = T::from_f64(a);
+        }
+    };
+    if threads::worth_splitting(xs.len()) {
+        threads::run(|| gx.par_chunks_mut(h * w).enumerate().for_each(plane));
+    } else {
+        gx.chunks_mut(h * w).enumerate().for_each(plane);
+    }
+    Ok(gx)
 }

@@ -21,7 +21,7 @@
 //!   register-blocked micro-kernel per instruction set (AVX-512, AVX2+FMA,
 //!   NEON, portable), cache blocking, and threads over row blocks. It
 //!   serves matmul, linear layers (which are matmuls) and conv2d
-//!   (im2col, then GEMM).
+//!   (im2col, then GEMM), forward and backward.
 //! - **Threads** from rayon, over output chunks large enough to amortize
 //!   the hand-off. The count follows `RAYON_NUM_THREADS`, or
 //!   [`set_num_threads`].
@@ -70,8 +70,9 @@
 //!   softmax and layer normalization on `f16`, `bf16` and integer dtypes
 //!   (comparisons, `where`, casts, copies and indexing are native for
 //!   every dtype);
-//! - integer matmul and convolution; `scatter_add` on integers;
-//! - the backward kernels of convolution and pooling.
+//! - integer matmul and convolution (forward and backward), and pooling
+//!   and its backward on integer and half-precision dtypes;
+//!   `scatter_add` on integers.
 //!
 //! # What this crate must never know about
 //!
@@ -256,8 +257,7 @@ impl Backend for Cpu {
         grad: &Tensor,
         params: Conv2dParams,
     ) -> Result<(Storage, Storage)> {
-        let (gx, gw) = oxmera_reference::Reference.conv2d_backward(x, weight, grad, params)?;
-        Ok((host::relabel(gx), host::relabel(gw)))
+        conv::grad::conv2d_backward(x, weight, grad, params)
     }
 
     fn max_pool2d_backward(
@@ -266,7 +266,7 @@ impl Backend for Cpu {
         grad: &Tensor,
         params: Pool2dParams,
     ) -> Result<Storage> {
-        delegated(oxmera_reference::Reference.max_pool2d_backward(x, grad, params))
+        conv::max_pool2d_backward(x, grad, params)
     }
 
     fn avg_pool2d_backward(
@@ -275,6 +275,6 @@ impl Backend for Cpu {
         grad: &Tensor,
         params: Pool2dParams,
     ) -> Result<Storage> {
-        delegated(oxmera_reference::Reference.avg_pool2d_backward(x, grad, params))
+        conv::avg_pool2d_backward(x, grad, params)
     }
 }
