@@ -142,16 +142,11 @@ fn conv_via_f32<T: Element>(
     bias: Option<&Tensor>,
     p: Conv2dParams,
 ) -> Result<Vec<T>> {
-    let widen = |t: &Tensor| -> Result<Vec<f32>> {
-        Ok(host::read::<T>(t)?
-            .iter()
-            .map(|v| v.to_f64() as f32)
-            .collect())
-    };
+    let widen = host::widened::<T>;
     let bs = bias.map(widen).transpose()?;
     let g = Geometry::of(x.dims(), weight.dims(), p);
     let out = conv_values(isa, &g, &widen(x)?, &widen(weight)?, bs.as_deref());
-    Ok(out.into_iter().map(|v| T::from_f64(v as f64)).collect())
+    Ok(host::narrowed(out))
 }
 
 /// The convolution of contiguous NCHW `x` with contiguous OIHW `w`.

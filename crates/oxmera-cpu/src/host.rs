@@ -31,6 +31,19 @@ pub(crate) fn read<T: Element>(x: &Tensor) -> Result<Cow<'_, [T]>> {
     }
 }
 
+/// The elements of a half-precision `x` in logical order, widened to
+/// `f32` (exactly: `f16` and `bf16` values are all `f32` values), for the
+/// kernels that compute narrow floats in `f32` and round once at the end
+/// (see [`narrowed`]).
+pub(crate) fn widened<T: Element>(x: &Tensor) -> Result<Vec<f32>> {
+    Ok(read::<T>(x)?.iter().map(|v| v.to_f64() as f32).collect())
+}
+
+/// `f32` results rounded once into `T`.
+pub(crate) fn narrowed<T: Element>(values: Vec<f32>) -> Vec<T> {
+    values.into_iter().map(|v| T::from_f64(v as f64)).collect()
+}
+
 /// `cpu` storage holding `values`.
 pub(crate) fn store<T: Element>(values: Vec<T>) -> Storage {
     Storage::host(Device::Cpu, T::into_buffer(values))

@@ -37,19 +37,14 @@ pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Storage> {
 
 /// Half-precision products in `f32`, rounded once at the end.
 fn via_f32<T: Element>(isa: Isa, a: &Tensor, b: &Tensor) -> Result<Vec<T>> {
-    let widen = |x: &Tensor| -> Result<Vec<f32>> {
-        Ok(host::read::<T>(x)?
-            .iter()
-            .map(|v| v.to_f64() as f32)
-            .collect())
-    };
+    let widen = host::widened::<T>;
     let (wa, wb) = (widen(a)?, widen(b)?);
     let (la, lb) = (
         Layout::contiguous(a.shape().clone()),
         Layout::contiguous(b.shape().clone()),
     );
     let out = batched::<f32>(isa, (&wa, &la), (&wb, &lb));
-    Ok(out.into_iter().map(|v| T::from_f64(v as f64)).collect())
+    Ok(host::narrowed(out))
 }
 
 /// `[..., m, k] @ [..., k, n]` with identical batch dims, as views.

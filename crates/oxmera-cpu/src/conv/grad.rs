@@ -70,15 +70,12 @@ fn via_f32<T: Element>(
     weight: &Tensor,
     grad: &Tensor,
 ) -> Result<(Storage, Storage)> {
-    let widen = |t: &Tensor| -> Result<Vec<f32>> {
-        Ok(host::read::<T>(t)?
-            .iter()
-            .map(|v| v.to_f64() as f32)
-            .collect())
-    };
+    let widen = host::widened::<T>;
     let (gx, gw) = grads(isa, g, &widen(x)?, &widen(weight)?, &widen(grad)?);
-    let narrow = |v: Vec<f32>| -> Vec<T> { v.into_iter().map(|v| T::from_f64(v as f64)).collect() };
-    Ok((host::store(narrow(gx)), host::store(narrow(gw))))
+    Ok((
+        host::store(host::narrowed::<T>(gx)),
+        host::store(host::narrowed::<T>(gw)),
+    ))
 }
 
 /// `(∂x, ∂W)` of the convolution of contiguous NCHW `x` with contiguous
