@@ -170,60 +170,73 @@ mod avx512 {
 
     /// AVX-512F, `f32`, 12 × 32.
     pub(in crate::gemm) const AVX512_F32: Kernel<f32> = Kernel {
-        mr: MR,
+        mr: 12,
         nr: 32,
-        run: avx512_f32,
+        run: avx512_f32::<12, 2>,
     };
 
-    const MR: usize = 12;
-
-    fn avx512_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize, add: bool) {
+    /// AVX-512F, `f32`, `MR` rows of `V` vectors (`NR = 16·V`).
+    fn avx512_f32<const MR: usize, const V: usize>(
+        kc: usize,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [f32],
+        ldc: usize,
+        add: bool,
+    ) {
         assert!(
             is_x86_feature_detected!("avx512f"),
             "the AVX-512 kernel needs AVX-512F"
         );
-        check(kc, MR, 32, a.len(), b.len(), c.len(), ldc);
+        check(kc, MR, 16 * V, a.len(), b.len(), c.len(), ldc);
         // SAFETY: AVX-512F is present (asserted above), and `check` proved
-        // a[..kc*12], b[..kc*32] and c[i*ldc..i*ldc+32] for i < 12 are in
+        // a[..kc*MR], b[..kc*16V] and c[i*ldc..i*ldc+16V] for i < MR are in
         // bounds — exactly what the kernel reads and writes.
-        unsafe { inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
+        unsafe { inner::<MR, V>(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
     }
 
     #[target_feature(enable = "avx512f")]
-    unsafe fn inner(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize, add: bool) {
+    unsafe fn inner<const MR: usize, const V: usize>(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        add: bool,
+    ) {
         // SAFETY: the caller guarantees the target features (this function
         // is only reached through a wrapper that checked them) and the panel
         // and tile lengths; the comments below say which bound covers each
         // access.
         unsafe {
-            let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+            let mut acc = [[_mm512_setzero_ps(); V]; MR];
             for p in 0..kc {
-                // p < kc: reads a[p*12..p*12+12] and b[p*32..p*32+32].
-                {
-                    let bp = b.add(p * 32);
-                    let (b0, b1) = (_mm512_loadu_ps(bp), _mm512_loadu_ps(bp.add(16)));
-                    let ap = a.add(p * MR);
-                    for (i, row) in acc.iter_mut().enumerate() {
-                        let ai = _mm512_set1_ps(*ap.add(i));
-                        row[0] = _mm512_fmadd_ps(ai, b0, row[0]);
-                        row[1] = _mm512_fmadd_ps(ai, b1, row[1]);
+                // p < kc: reads a[p*MR..p*MR+MR] and b[p*16V..p*16V+16V].
+                let bp = b.add(p * 16 * V);
+                let mut bv = [_mm512_setzero_ps(); V];
+                for (v, slot) in bv.iter_mut().enumerate() {
+                    *slot = _mm512_loadu_ps(bp.add(16 * v));
+                }
+                let ap = a.add(p * MR);
+                for (i, row) in acc.iter_mut().enumerate() {
+                    let ai = _mm512_set1_ps(*ap.add(i));
+                    for (r, &bj) in row.iter_mut().zip(&bv) {
+                        *r = _mm512_fmadd_ps(ai, bj, *r);
                     }
                 }
             }
             for (i, row) in acc.iter().enumerate() {
-                // i < 12, so c[i*ldc..i*ldc+32] is in bounds (checked).
-                {
-                    let ci = c.add(i * ldc);
-                    if add {
-                        _mm512_storeu_ps(ci, _mm512_add_ps(_mm512_loadu_ps(ci), row[0]));
-                        _mm512_storeu_ps(
-                            ci.add(16),
-                            _mm512_add_ps(_mm512_loadu_ps(ci.add(16)), row[1]),
-                        );
+                // i < MR and v < V, so c[i*ldc + 16v..+16] is in bounds
+                // (checked).
+                let ci = c.add(i * ldc);
+                for (v, &r) in row.iter().enumerate() {
+                    let cv = ci.add(16 * v);
+                    let sum = if add {
+                        _mm512_add_ps(_mm512_loadu_ps(cv), r)
                     } else {
-                        _mm512_storeu_ps(ci, row[0]);
-                        _mm512_storeu_ps(ci.add(16), row[1]);
-                    }
+                        r
+                    };
+                    _mm512_storeu_ps(cv, sum);
                 }
             }
         }
