@@ -13,7 +13,7 @@ use oxmera_reference::Reference;
 use oxmera_tensor::{Backend, Element, Storage, Tensor};
 use rayon::prelude::*;
 
-use crate::gemm::{MatRef, Scalar, gemm};
+use crate::gemm::{MatRef, PARALLEL_MIN_FLOPS, Scalar, gemm};
 use crate::{Isa, delegated, host, isa, strided, threads};
 
 pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Storage> {
@@ -68,7 +68,9 @@ pub(crate) fn batched<T: Scalar + Element>(
         let (va, vb) = (view(a, la, bi), view(b, lb, bi));
         gemm(isa, m, n, k, va, vb, c, parallel);
     };
-    let small = m * n * k < 1 << 18;
+    // Products the GEMM would run on one thread anyway go to threads
+    // whole, one per batch element.
+    let small = m * n * k < PARALLEL_MIN_FLOPS;
     if batch > 1 && small && threads::worth_splitting(batch * m * n * k / 8) {
         threads::run(|| {
             out.par_chunks_mut(m * n)

@@ -235,8 +235,11 @@ const TASKS_PER_THREAD: usize = 4;
 const MIN_TASK_PANELS: usize = 8;
 /// The most `MR`-row panels in one task's row block.
 const MC_PANELS_MAX: usize = 16;
-/// Below this many multiply-adds, one thread does the whole product.
-const PARALLEL_MIN_FLOPS: usize = 1 << 18;
+/// Below this many multiply-adds (about 160³), one thread does the whole
+/// product: waking a second thread and splitting the packing cost more
+/// than they save (a 128³ product ran at 92 GFLOP/s on one thread and 69
+/// on two; 256³ at 71 and 131).
+pub(crate) const PARALLEL_MIN_FLOPS: usize = 1 << 22;
 
 /// `C = A · B` for an `m × k` matrix `A` and a `k × n` matrix `B`, into
 /// the row-major `m × n` slice `c` (whose previous values are ignored),
