@@ -357,11 +357,7 @@ fn pool<T: Element>(x: &Tensor, p: Pool2dParams, kind: Pool) -> Result<Vec<T>> {
             }
         }
     };
-    if threads::worth_splitting(xs.len()) {
-        threads::run(|| out.par_chunks_mut(oh * ow).enumerate().for_each(plane));
-    } else {
-        out.chunks_mut(oh * ow).enumerate().for_each(plane);
-    }
+    threads::for_each_chunk(&mut out, oh * ow, threads::worth_splitting(xs.len()), plane);
     Ok(out)
 }
 
@@ -450,10 +446,6 @@ fn pool_backward<T: Element>(
             *o = T::from_f64(a);
         }
     };
-    if threads::worth_splitting(xs.len()) {
-        threads::run(|| gx.par_chunks_mut(h * w).enumerate().for_each(plane));
-    } else {
-        gx.chunks_mut(h * w).enumerate().for_each(plane);
-    }
+    threads::for_each_chunk(&mut gx, h * w, threads::worth_splitting(xs.len()), plane);
     Ok(gx)
 }

@@ -184,11 +184,8 @@ fn rows<T: Real>(op: ReduceOp, data: &[T], red: usize) -> Vec<f64> {
             *o = row(op, &data[r * red..(r + 1) * red]);
         }
     };
-    if outer > 1 && threads::worth_splitting(data.len()) {
-        threads::run(|| out.par_chunks_mut(per_task).enumerate().for_each(work));
-    } else {
-        out.chunks_mut(per_task).enumerate().for_each(work);
-    }
+    let parallel = outer > 1 && threads::worth_splitting(data.len());
+    threads::for_each_chunk(&mut out, per_task, parallel, work);
     out
 }
 

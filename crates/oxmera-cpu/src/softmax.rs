@@ -7,7 +7,6 @@
 use oxmera_core::{DType, Layout, Result};
 use oxmera_reference::Reference;
 use oxmera_tensor::{Backend, Element, Storage, Tensor};
-use rayon::prelude::*;
 
 use crate::{delegated, host, isa, reduce, simd, strided, threads};
 
@@ -74,11 +73,12 @@ pub(crate) fn rows<T: Element>(
             row(&data[at..at + len], o);
         }
     };
-    if threads::worth_splitting(data.len()) {
-        threads::run(|| out.par_chunks_mut(per_task).enumerate().for_each(work));
-    } else {
-        out.chunks_mut(per_task).enumerate().for_each(work);
-    }
+    threads::for_each_chunk(
+        &mut out,
+        per_task,
+        threads::worth_splitting(data.len()),
+        work,
+    );
     out
 }
 

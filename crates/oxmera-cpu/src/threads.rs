@@ -8,6 +8,7 @@
 use std::sync::{Arc, RwLock};
 
 use oxmera_core::{Error, Result};
+use rayon::prelude::*;
 
 static POOL: RwLock<Option<Arc<rayon::ThreadPool>>> = RwLock::new(None);
 
@@ -55,6 +56,23 @@ pub(crate) fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     match current_pool() {
         Some(p) => p.install(f),
         None => f(),
+    }
+}
+
+/// Calls `f((i, chunk))` for each `size`-long chunk of `out` (the last
+/// may be shorter), on the chosen pool's threads when `parallel`, else in
+/// order on this thread. The chunks are the same either way, so a result
+/// never depends on which.
+pub(crate) fn for_each_chunk<T: Send>(
+    out: &mut [T],
+    size: usize,
+    parallel: bool,
+    f: impl Fn((usize, &mut [T])) + Sync + Send,
+) {
+    if parallel {
+        run(|| out.par_chunks_mut(size).enumerate().for_each(f));
+    } else {
+        out.chunks_mut(size).enumerate().for_each(f);
     }
 }
 

@@ -327,17 +327,7 @@ fn blocked<T: Scalar>(
             let kc = kc_max.min(k - pc);
             pack::b_block(b, pc, kc, j0, w, nr, out, parallel);
         };
-        if parallel {
-            threads::run(|| {
-                bp.par_chunks_mut(kc_max * wpad)
-                    .enumerate()
-                    .for_each(pack_block)
-            });
-        } else {
-            bp.chunks_mut(kc_max * wpad)
-                .enumerate()
-                .for_each(pack_block);
-        }
+        threads::for_each_chunk(bp, kc_max * wpad, parallel, pack_block);
         let bp: &[T] = bp;
         // One task per block of rows of C: it owns those rows, packs its
         // own A panels and reads the shared packed B, so tasks never wait
