@@ -4,8 +4,9 @@
 //! *groups*, one per element of the keepdim-shaped output, each listing the
 //! input positions that reduce into it in row-major order. A reduction then
 //! folds each group; a softmax or a layer normalization normalises each
-//! group and writes the results back to the positions it came from. Floats are folded in `f64` and
-//! rounded once at the end; integers in `i64`, wrapping.
+//! group and writes the results back to the positions it came from.
+//! Floats are folded in `f64` and rounded once at the end; integers in
+//! `i64`, wrapping.
 
 use oxmera_core::{DType, Result, Shape};
 use oxmera_tensor::{ReduceOp, Storage, Tensor, keepdim_shape};

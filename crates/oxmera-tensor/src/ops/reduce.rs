@@ -277,8 +277,8 @@ impl Tensor {
     /// `rstd · (g - mean(g) - y · mean(g · y))` over the same dims.
     ///
     /// `normalized_dims` must be between 1 and the rank, and `eps` finite
-    /// and `>= 0` ([`Error::InvalidArgument`] otherwise). A slice of equal values gives 0 when
-    /// `eps > 0` and NaN (`0 / 0`) when `eps == 0`.
+    /// and `>= 0` ([`Error::InvalidArgument`] otherwise). A slice of equal
+    /// values gives 0 when `eps > 0` and NaN (`0 / 0`) when `eps == 0`.
     ///
     /// ```
     /// # use oxmera_reference as _;
