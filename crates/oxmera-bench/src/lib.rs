@@ -539,48 +539,49 @@ fn softmax(
     py: &RefCell<Option<Python>>,
     libs: &[&'static str],
 ) -> Result<()> {
-    rowwise(
-        report,
-        sizes,
-        py,
-        libs,
-        "softmax",
-        |x| x.softmax(1),
-        Vec::new(),
-    )
+    rowwise(report, sizes, py, libs, "softmax", |x| x.softmax(1), &[])
 }
 
 /// Layer normalization over rows, against the same normalization written
 /// as five tensor ops (the composed form a framework without the fused
-/// kernel runs), on the same backend in the same run.
+/// kernel runs), on the same backend and input in the same run.
 fn layer_norm(
     report: &mut Report,
     sizes: &Sizes,
     py: &RefCell<Option<Python>>,
     libs: &[&'static str],
 ) -> Result<()> {
-    let (r, c) = sizes.softmax;
-    let x = randn(21, &[r, c], Device::Cpu)?;
-    let composed = Contender::timed("composed", move || {
-        let mean = x.mean(&[1], true).expect("mean");
-        let var = x.var(&[1], 0.0, true).expect("var");
-        let rstd = var.add_scalar(1e-5).and_then(|v| v.rsqrt()).expect("rsqrt");
-        x.sub(&mean).and_then(|d| d.mul(&rstd)).expect("normalize");
-    });
-    let f = |x: &Tensor| x.layer_norm(1, 1e-5);
-    rowwise(report, sizes, py, libs, "layer_norm", f, vec![composed])
+    let composed = |x: &Tensor| -> Result<Tensor> {
+        let mean = x.mean(&[1], true)?;
+        let rstd = x.var(&[1], 0.0, true)?.add_scalar(1e-5)?.rsqrt()?;
+        x.sub(&mean)?.mul(&rstd)
+    };
+    let fused = |x: &Tensor| x.layer_norm(1, 1e-5);
+    rowwise(
+        report,
+        sizes,
+        py,
+        libs,
+        "layer_norm",
+        fused,
+        &[("composed", composed)],
+    )
 }
 
-/// A row-by-row op on the softmax shape: oxmera, the reference on small
-/// sizes, `extra` contenders, and the Python peers' `name`.
-fn rowwise<'a>(
+/// A way of computing a row-wise op on a tensor.
+type RowOp = fn(&Tensor) -> Result<Tensor>;
+
+/// An op applied to the rows of one input of the softmax shape, timed for
+/// oxmera, the reference on small sizes, `same_input` (other ways of
+/// computing it in oxmera, by label), and the Python peers' `name`.
+fn rowwise(
     report: &mut Report,
     sizes: &Sizes,
-    py: &'a RefCell<Option<Python>>,
+    py: &RefCell<Option<Python>>,
     libs: &[&'static str],
     name: &'static str,
-    op: fn(&Tensor) -> Result<Tensor>,
-    extra: Vec<Contender<'a>>,
+    op: RowOp,
+    same_input: &[(&'static str, RowOp)],
 ) -> Result<()> {
     let (r, c) = sizes.softmax;
     let x = randn(21, &[r, c], Device::Cpu)?;
@@ -593,7 +594,12 @@ fn rowwise<'a>(
             op(&rx).expect(name);
         }));
     }
-    cs.extend(extra);
+    for &(label, f) in same_input {
+        let x = &x;
+        cs.push(Contender::timed(label, move || {
+            f(x).expect(label);
+        }));
+    }
     for &lib in libs {
         cs.push(python_contender(py, lib, name, vec![r, c]));
     }

@@ -96,8 +96,8 @@ impl Geometry {
     /// The input row that output row `oi` reads through kernel row `ki`,
     /// if it is inside the image (`oi·sh + ki·dh - ph` in `[0, h)`).
     fn input_row(&self, oi: usize, ki: usize) -> Option<usize> {
-        let (sh, dh, ph) = (self.p.stride.0, self.p.dilation.0, self.p.padding.0);
-        (oi * sh + ki * dh).checked_sub(ph).filter(|&i| i < self.h)
+        let p = self.p;
+        source(oi, ki, p.stride.0, p.dilation.0, p.padding.0, self.h)
     }
 
     /// For kernel column `kj`: the output columns `lo..hi` whose input
@@ -280,6 +280,38 @@ fn im2col<T: Element>(g: &Geometry, x: &[T], cols: &mut [T]) {
     }
 }
 
+/// The input index that output position `o` reads through kernel tap
+/// `k`, if it is inside `[0, len)`: `o·stride + k·dilation - padding`.
+fn source(
+    o: usize,
+    k: usize,
+    stride: usize,
+    dilation: usize,
+    padding: usize,
+    len: usize,
+) -> Option<usize> {
+    (o * stride + k * dilation)
+        .checked_sub(padding)
+        .filter(|&i| i < len)
+}
+
+/// The taps of pooling window `(oi, oj)` over an `h × w` plane, in
+/// row-major order: each one's input position `i·w + j`, or `None` where
+/// it falls in the padding.
+fn window_taps(
+    p: Pool2dParams,
+    (oi, oj): (usize, usize),
+    (h, w): (usize, usize),
+) -> impl Iterator<Item = Option<usize>> {
+    (0..p.kernel.0).flat_map(move |ki| {
+        let i = source(oi, ki, p.stride.0, 1, p.padding.0, h);
+        (0..p.kernel.1).map(move |kj| {
+            let j = source(oj, kj, p.stride.1, 1, p.padding.1, w);
+            i.zip(j).map(|(i, j)| i * w + j)
+        })
+    })
+}
+
 pub(crate) fn max_pool2d(x: &Tensor, p: Pool2dParams) -> Result<Storage> {
     match x.dtype() {
         DType::F32 => Ok(host::store(pool::<f32>(x, p, Pool::Max)?)),
@@ -328,27 +360,13 @@ fn pool<T: Element>(x: &Tensor, p: Pool2dParams, kind: Pool) -> Result<Vec<T>> {
                 } else {
                     0.0
                 };
-                for ki in 0..p.kernel.0 {
-                    let Some(i) = (oi * p.stride.0 + ki)
-                        .checked_sub(p.padding.0)
-                        .filter(|&i| i < h)
-                    else {
-                        continue;
+                for at in window_taps(p, (oi, oj), (h, w)).flatten() {
+                    let v = src[at].to_f64();
+                    acc = match kind {
+                        Pool::Max if acc.is_nan() || v.is_nan() => f64::NAN,
+                        Pool::Max => acc.max(v),
+                        Pool::Avg => acc + v,
                     };
-                    for kj in 0..p.kernel.1 {
-                        let Some(j) = (oj * p.stride.1 + kj)
-                            .checked_sub(p.padding.1)
-                            .filter(|&j| j < w)
-                        else {
-                            continue;
-                        };
-                        let v = src[i * w + j].to_f64();
-                        acc = match kind {
-                            Pool::Max if acc.is_nan() || v.is_nan() => f64::NAN,
-                            Pool::Max => acc.max(v),
-                            Pool::Avg => acc + v,
-                        };
-                    }
                 }
                 if kind == Pool::Avg {
                     acc /= taps;
@@ -404,19 +422,7 @@ fn pool_backward<T: Element>(
         for oi in 0..oh {
             for oj in 0..ow {
                 let g = gs[(pi * oh + oi) * ow + oj].to_f64();
-                // The window's taps in row-major order: input position, or
-                // None for padding.
-                let taps = (0..kh).flat_map(|ki| {
-                    let i = (oi * p.stride.0 + ki)
-                        .checked_sub(p.padding.0)
-                        .filter(|&i| i < h);
-                    (0..kw).map(move |kj| {
-                        let j = (oj * p.stride.1 + kj)
-                            .checked_sub(p.padding.1)
-                            .filter(|&j| j < w);
-                        i.zip(j).map(|(i, j)| i * w + j)
-                    })
-                });
+                let taps = window_taps(p, (oi, oj), (h, w));
                 match kind {
                     Pool::Avg => {
                         for at in taps.flatten() {
