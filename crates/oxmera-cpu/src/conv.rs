@@ -158,7 +158,7 @@ fn conv_values<T: Scalar + Element>(
     bias: Option<&[T]>,
 ) -> Vec<T> {
     let (pos, per_image) = (g.positions(), g.c_out * g.positions());
-    let mut out = strided::zeros::<T>(g.n * per_image);
+    let mut out = strided::output::<T>(g.n * per_image);
     if out.is_empty() {
         return out;
     }
@@ -346,7 +346,7 @@ fn pool<T: Element>(x: &Tensor, p: Pool2dParams, kind: Pool) -> Result<Vec<T>> {
         .expect("the front end checked the window fits");
     let ow = window_output_size(w, p.kernel.1, p.stride.1, p.padding.1, 1)
         .expect("the front end checked the window fits");
-    let mut out = strided::zeros::<T>(planes * oh * ow);
+    let mut out = strided::output::<T>(planes * oh * ow);
     if out.is_empty() {
         return Ok(out);
     }

@@ -17,7 +17,7 @@ pub(crate) fn to_host(x: &Tensor) -> Result<HostBuffer> {
 fn copy<T: Element>(buf: &[T], layout: &Layout) -> Vec<T> {
     if layout.is_contiguous() {
         let src = &buf[layout.offset()..layout.offset() + layout.numel()];
-        let mut out = strided::zeros(src.len());
+        let mut out = strided::output(src.len());
         strided::fill(&mut out, |start, chunk| {
             chunk.copy_from_slice(&src[start..start + chunk.len()]);
         });

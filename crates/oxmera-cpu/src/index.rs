@@ -69,7 +69,7 @@ fn select<T: Element>(x: &Tensor, dim: usize, picks: &[i64]) -> Result<Vec<T>> {
     let dims = x.dims();
     let outer: usize = dims[..dim].iter().product();
     let (extent, inner): (usize, usize) = (dims[dim], dims[dim + 1..].iter().product());
-    let mut out = strided::zeros::<T>(outer * picks.len() * inner);
+    let mut out = strided::output::<T>(outer * picks.len() * inner);
     if out.is_empty() {
         return Ok(out);
     }
@@ -128,7 +128,7 @@ fn gather_walk<T: Element>(
     index: &Layout,
     along: usize,
 ) -> Vec<T> {
-    let mut out = strided::zeros::<T>(index.numel());
+    let mut out = strided::output::<T>(index.numel());
     let walk = Walk::new([base, index]);
     let [sb, si] = walk.inner_strides();
     strided::fill(&mut out, |start, chunk| {

@@ -60,7 +60,7 @@ pub(crate) fn batched<T: Scalar + Element>(
         lb.dims()[rank - 1],
     );
     let batch: usize = la.dims()[..rank - 2].iter().product();
-    let mut out = strided::zeros::<T>(batch * m * n);
+    let mut out = strided::output::<T>(batch * m * n);
     if m * n == 0 {
         return out;
     }

@@ -64,7 +64,7 @@ pub(crate) fn rows<T: Element>(
     len: usize,
     row: &(impl Fn(&[T], &mut [T]) + Sync),
 ) -> Vec<T> {
-    let mut out = strided::zeros(data.len());
+    let mut out = strided::output(data.len());
     let per_task = (threads::CHUNK / len).max(1) * len;
     let work = |(t, chunk): (usize, &mut [T])| {
         let start = t * per_task;

@@ -137,6 +137,14 @@ impl<const N: usize> Walk<N> {
     }
 }
 
+/// A vector of `n` elements for an output that the caller overwrites
+/// entirely: a same-sized buffer from a dropped tensor when the
+/// [`host_cache`](oxmera_tensor::host_cache) has one (its old contents
+/// are stale, so nothing may be left unwritten), fresh zeros otherwise.
+pub(crate) fn output<T: oxmera_tensor::Element>(n: usize) -> Vec<T> {
+    oxmera_tensor::host_cache::take(n).unwrap_or_else(|| zeros(n))
+}
+
 /// A vector of `n` zeros of any element type (allocated zeroed by the
 /// operating system for the primitive types, so it costs no pass; and, when
 /// large, hinted onto huge pages before anything touches it — see
@@ -163,7 +171,7 @@ pub(crate) fn fill<T: Send>(out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
 
 /// The elements `layout` views in `buf`, in logical order.
 pub(crate) fn gather<T: oxmera_tensor::Element>(buf: &[T], layout: &Layout) -> Vec<T> {
-    let mut out = zeros(layout.numel());
+    let mut out = output(layout.numel());
     let walk = Walk::new([layout]);
     let [stride] = walk.inner_strides();
     fill(&mut out, |start, chunk| {
@@ -197,7 +205,7 @@ pub(crate) fn map1_runs<S: Copy + Sync, U: oxmera_tensor::Element>(
     layout: &Layout,
     run: impl Fn(&[S], &mut [U]) + Sync,
 ) -> Vec<U> {
-    let mut out = zeros(layout.numel());
+    let mut out = output(layout.numel());
     let walk = Walk::new([layout]);
     let [stride] = walk.inner_strides();
     fill(&mut out, |start, chunk| {
@@ -237,7 +245,7 @@ pub(crate) fn map2<S: Copy + Sync, U: oxmera_tensor::Element>(
     (b, lb): (&[S], &Layout),
     f: impl Fn(S, S) -> U + Sync,
 ) -> Vec<U> {
-    let mut out = zeros(la.numel());
+    let mut out = output(la.numel());
     let walk = Walk::new([la, lb]);
     let [sa, sb] = walk.inner_strides();
     fill(&mut out, |start, chunk| {
@@ -280,7 +288,7 @@ pub(crate) fn map3<C: Copy + Sync, S: Copy + Sync, U: oxmera_tensor::Element>(
     (b, lb): (&[S], &Layout),
     f: impl Fn(C, S, S) -> U + Sync,
 ) -> Vec<U> {
-    let mut out = zeros(la.numel());
+    let mut out = output(la.numel());
     let walk = Walk::new([lc, la, lb]);
     let [sc, sa, sb] = walk.inner_strides();
     fill(&mut out, |start, chunk| {

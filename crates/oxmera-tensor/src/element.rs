@@ -38,6 +38,9 @@ pub trait Element:
     fn into_buffer(v: Vec<Self>) -> HostBuffer;
     /// Borrows a host buffer's elements if it holds this type.
     fn slice(buf: &HostBuffer) -> Option<&[Self]>;
+    /// Unwraps a host buffer's vector if it holds this type (gives the
+    /// buffer back otherwise).
+    fn from_buffer(buf: HostBuffer) -> Result<Vec<Self>, HostBuffer>;
 }
 
 macro_rules! float_element {
@@ -64,6 +67,12 @@ macro_rules! float_element {
                 match buf {
                     HostBuffer::$dt(v) => Some(v),
                     _ => None,
+                }
+            }
+            fn from_buffer(buf: HostBuffer) -> Result<Vec<Self>, HostBuffer> {
+                match buf {
+                    HostBuffer::$dt(v) => Ok(v),
+                    other => Err(other),
                 }
             }
         }
@@ -94,6 +103,12 @@ macro_rules! int_element {
                 match buf {
                     HostBuffer::$dt(v) => Some(v),
                     _ => None,
+                }
+            }
+            fn from_buffer(buf: HostBuffer) -> Result<Vec<Self>, HostBuffer> {
+                match buf {
+                    HostBuffer::$dt(v) => Ok(v),
+                    other => Err(other),
                 }
             }
         }
@@ -130,6 +145,12 @@ impl Element for bool {
         match buf {
             HostBuffer::Bool(v) => Some(v),
             _ => None,
+        }
+    }
+    fn from_buffer(buf: HostBuffer) -> Result<Vec<Self>, HostBuffer> {
+        match buf {
+            HostBuffer::Bool(v) => Ok(v),
+            other => Err(other),
         }
     }
 }

@@ -23,6 +23,7 @@ mod backend;
 mod create;
 mod display;
 mod element;
+pub mod host_cache;
 pub mod ops;
 mod random;
 pub mod registry;

@@ -194,10 +194,20 @@ impl Storage {
     }
 
     /// Takes the host buffer out, if the storage is on the host.
-    pub fn into_host(self) -> Option<HostBuffer> {
-        match self.data {
-            StorageData::Host(b) => Some(b),
+    pub fn into_host(mut self) -> Option<HostBuffer> {
+        match &mut self.data {
+            StorageData::Host(b) => Some(std::mem::replace(b, HostBuffer::F32(Vec::new()))),
             StorageData::Device(_) => None,
+        }
+    }
+}
+
+/// A host buffer is offered to the [`host_cache`](crate::host_cache) when
+/// its storage goes, so a later output of the same size can reuse it.
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let StorageData::Host(b) = &mut self.data {
+            crate::host_cache::give(std::mem::replace(b, HostBuffer::F32(Vec::new())));
         }
     }
 }
