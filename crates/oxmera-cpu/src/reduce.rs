@@ -12,8 +12,9 @@
 //!
 //! Data is used in place when the reduced dims already form such a block
 //! of a contiguous tensor; otherwise it is copied once, with the reduced
-//! dims moved last. Sums of `f32` accumulate in `f64`; sums of `f64` are
-//! pairwise over blocks. Results are produced in `f64` and rounded once
+//! dims moved last. Sums of `f32` are blocked (16-term `f32` leaves
+//! carried in `f64`, see `vmath::sum_f32`); sums of `f64` are pairwise
+//! over blocks. Results are produced in `f64` and rounded once
 //! into the output dtype.
 
 use std::borrow::Cow;
