@@ -258,6 +258,23 @@ fn matmul_gradient_by_hand() {
 }
 
 #[test]
+fn matmul_gradient_for_one_side_only() {
+    // The same product with A as data (no grad): B's gradient is unchanged
+    // and A gets none; then with only A requiring grad.
+    let data = |v: &[f64]| Tensor::from_vec(v.to_vec(), [2, 2], Device::Reference).unwrap();
+    let a = data(&[1.0, 2.0, 3.0, 4.0]);
+    let b = leaf(&[5.0, 6.0, 7.0, 8.0], &[2, 2]);
+    a.matmul(&b).unwrap().sum_all().unwrap().backward().unwrap();
+    assert!(a.grad().is_none());
+    assert_eq!(grad(&b), vec![4.0, 4.0, 6.0, 6.0]);
+    let a = leaf(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    let b = data(&[5.0, 6.0, 7.0, 8.0]);
+    a.matmul(&b).unwrap().sum_all().unwrap().backward().unwrap();
+    assert_eq!(grad(&a), vec![11.0, 15.0, 11.0, 15.0]);
+    assert!(b.grad().is_none());
+}
+
+#[test]
 fn conv2d_gradient_on_a_3x3_input_by_hand() {
     // x = 1..9 as 3x3, w = [[1,0],[0,-1]] (2x2), no padding: out is 2x2.
     // With upstream all ones, dw[i][j] = Σ of the 2x2 window sums of x

@@ -116,9 +116,16 @@ pub(crate) fn layer_norm(x: &Tensor, dims: usize, eps: f64, out: Tensor) -> Tens
 /// broadcasting and vector promotion around it are views, recorded there).
 pub(crate) fn matmul(a: &Tensor, b: &Tensor, out: Tensor) -> Tensor {
     let (ad, bd) = (a.detach(), b.detach());
+    // Each gradient is a product as large as the forward one, so the one
+    // an input does not need (a network's data, say) is not computed.
+    let (need_a, need_b) = (a.requires_grad(), b.requires_grad());
     crate::autograd::record(out, "matmul", &[a, b], move |g| {
-        let ga = g.matmul(&bd.transpose(-1, -2)?)?;
-        let gb = ad.transpose(-1, -2)?.matmul(g)?;
-        Ok(vec![Some(ga), Some(gb)])
+        let ga = need_a
+            .then(|| g.matmul(&bd.transpose(-1, -2)?))
+            .transpose()?;
+        let gb = need_b
+            .then(|| ad.transpose(-1, -2)?.matmul(g))
+            .transpose()?;
+        Ok(vec![ga, gb])
     })
 }
