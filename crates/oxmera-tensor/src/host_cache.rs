@@ -16,8 +16,9 @@
 //!
 //! # Rules
 //!
-//! - Only buffers of at least [`MIN_BYTES`] are kept: smaller ones are
-//!   cheap, and the allocator reuses them itself.
+//! - Only buffers of at least [`MIN_BYTES`] are kept. Below that the
+//!   allocator serves requests from memory it already holds (but still
+//!   clears it for a zeroed request, a pass that is cheap at that size).
 //! - At most a capacity of bytes in all, the oldest dropped first: 512 MiB
 //!   unless the environment variable `OXMERA_HOST_CACHE_MB` says otherwise
 //!   (read once; `0` turns the cache off).
@@ -41,7 +42,7 @@ use oxmera_core::DType;
 use crate::{Element, HostBuffer, with_host_buffer};
 
 /// Smallest buffer worth keeping, in bytes.
-pub const MIN_BYTES: usize = 1 << 20;
+pub const MIN_BYTES: usize = 128 << 10;
 
 /// Capacity when `OXMERA_HOST_CACHE_MB` is unset, in MiB.
 const DEFAULT_CAPACITY_MB: usize = 512;
