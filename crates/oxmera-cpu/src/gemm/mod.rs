@@ -294,7 +294,10 @@ fn blocked<T: Scalar>(
     parallel: bool,
 ) {
     let (mr, nr) = (kernel.mr, kernel.nr);
-    let kc_max = KC.min(k);
+    // Depth blocks of equal size, at most KC: a ragged last block (784 =
+    // 3·256 + 16) would store and reload every tile of C for a handful of
+    // outer products.
+    let kc_max = k.div_ceil(k.div_ceil(KC));
     let nc_max = (B_BLOCK_BYTES / (kc_max * size_of::<T>()))
         .max(nr)
         .next_multiple_of(nr);
