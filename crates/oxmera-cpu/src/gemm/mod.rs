@@ -278,7 +278,30 @@ pub fn gemm<T: Scalar>(
     }
     let kernel = T::kernel(isa);
     let parallel = parallel && m * n * k >= PARALLEL_MIN_FLOPS;
+    if transposed_pads_less(&kernel, m, n) {
+        // Cᵀ = Bᵀ·Aᵀ, into a buffer, then transposed into place. Each
+        // element is the same sum in the same order, so the bits agree.
+        let mut t = vec![T::default(); n * m];
+        blocked(&kernel, n, m, k, b.t(), a.t(), &mut t, parallel);
+        for (i, row) in c.chunks_exact_mut(n).enumerate() {
+            for (j, d) in row.iter_mut().enumerate() {
+                *d = t[j * m + i];
+            }
+        }
+        return;
+    }
     blocked(&kernel, m, n, k, a, b, c, parallel);
+}
+
+/// Whether the kernel's tiles cover `C` with much less padding when it is
+/// computed transposed. A `C` narrower than one tile (a layer's 10
+/// logits, say: `n = 10` against `NR = 32`) fills under a third of every
+/// tile; its transpose has those 10 as rows, against `MR = 12`.
+fn transposed_pads_less<T>(kernel: &Kernel<T>, m: usize, n: usize) -> bool {
+    let covered = |rows: usize, cols: usize| {
+        rows.next_multiple_of(kernel.mr) * cols.next_multiple_of(kernel.nr)
+    };
+    n < kernel.nr && 4 * covered(n, m) < 3 * covered(m, n)
 }
 
 /// The blocked loops of the module docs.

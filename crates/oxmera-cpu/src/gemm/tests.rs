@@ -212,3 +212,30 @@ fn row_blocks_are_even_and_cover_c() {
         assert!(hi - lo <= 1, "{sizes:?}");
     }
 }
+
+/// A narrow `C` is computed transposed (`Cᵀ = Bᵀ·Aᵀ`): the same sums in
+/// the same order, so the same bits as the direct product.
+#[test]
+fn narrow_products_run_transposed_with_the_direct_bits() {
+    for isa in Isa::available() {
+        let kernel = f32::kernel(isa);
+        for (m, n, k) in [(256, 10, 512), (100, 3, 7), (61, 1, 300), (40, 17, 9)] {
+            let a: Vec<f32> = fill(m * k, 1).iter().map(|&v| v as f32).collect();
+            let b: Vec<f32> = fill(k * n, 2).iter().map(|&v| v as f32).collect();
+            let (av, bv) = (MatRef::row_major(&a, k), MatRef::row_major(&b, n));
+            let mut got = vec![f32::NAN; m * n];
+            gemm(isa, m, n, k, av, bv, &mut got, true);
+            let mut direct = vec![f32::NAN; m * n];
+            blocked(&kernel, m, n, k, av, bv, &mut direct, false);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&direct), "{isa} {m}x{k}@{k}x{n}");
+        }
+        // The motivating shape (a batch of 256 through a 10-way layer) does
+        // take the transposed path wherever a tile is wider than 10.
+        assert_eq!(
+            transposed_pads_less(&kernel, 256, 10),
+            kernel.nr > 10,
+            "{isa}"
+        );
+    }
+}
