@@ -16,6 +16,15 @@ use oxmera_tensor::{Conv2dParams, Pool2dParams, Tensor, host_cache};
 
 use common::operand;
 
+/// The bit patterns of an `f32` tensor (NaN-aware equality).
+fn bits(t: &Tensor) -> Vec<u32> {
+    t.to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
+}
+
 /// Runs `op` twice as described above.
 fn twice(what: &str, op: impl Fn() -> Result<Tensor>) {
     let first = op().unwrap();
@@ -24,12 +33,7 @@ fn twice(what: &str, op: impl Fn() -> Result<Tensor>) {
         n * 4 >= host_cache::MIN_BYTES,
         "{what}: output too small to be cached"
     );
-    let want: Vec<u32> = first
-        .to_vec::<f32>()
-        .unwrap()
-        .iter()
-        .map(|v| v.to_bits())
-        .collect();
+    let want = bits(&first);
     host_cache::clear();
     drop(first);
     assert_eq!(host_cache::cached_bytes(), n * 4, "{what}: output cached");
@@ -38,12 +42,7 @@ fn twice(what: &str, op: impl Fn() -> Result<Tensor>) {
         host_cache::take::<f32>(n).is_none(),
         "{what}: the op did not take the cached buffer"
     );
-    let got: Vec<u32> = second
-        .to_vec::<f32>()
-        .unwrap()
-        .iter()
-        .map(|v| v.to_bits())
-        .collect();
+    let got = bits(&second);
     let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
     assert_eq!(differ, 0, "{what}: {differ} of {n} elements differ");
 }
