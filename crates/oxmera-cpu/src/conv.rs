@@ -23,13 +23,15 @@ use half::{bf16, f16};
 use oxmera_core::{DType, Result};
 use oxmera_reference::Reference;
 use oxmera_tensor::{
-    Backend, Conv2dParams, Element, Pool2dParams, Storage, Tensor, window_output_size,
+    Backend, Conv2dParams, Element, Pool2dParams, Storage, Tensor, window_input_index,
+    window_output_size,
 };
 use rayon::prelude::*;
 
 use crate::gemm::{MatRef, Scalar, gemm};
 
 pub(crate) mod grad;
+use crate::host::Computed;
 use crate::{Isa, delegated, host, isa, strided, threads};
 
 pub(crate) fn conv2d(
@@ -40,10 +42,10 @@ pub(crate) fn conv2d(
 ) -> Result<Storage> {
     let isa = isa();
     match x.dtype() {
-        DType::F32 => Ok(host::store(conv_native::<f32>(isa, x, weight, bias, p)?)),
-        DType::F64 => Ok(host::store(conv_native::<f64>(isa, x, weight, bias, p)?)),
-        DType::F16 => Ok(host::store(conv_via_f32::<f16>(isa, x, weight, bias, p)?)),
-        DType::BF16 => Ok(host::store(conv_via_f32::<bf16>(isa, x, weight, bias, p)?)),
+        DType::F32 => conv_in::<f32>(isa, x, weight, bias, p),
+        DType::F64 => conv_in::<f64>(isa, x, weight, bias, p),
+        DType::F16 => conv_in::<f16>(isa, x, weight, bias, p),
+        DType::BF16 => conv_in::<bf16>(isa, x, weight, bias, p),
         _ => delegated(Reference.conv2d(x, weight, bias, p)),
     }
 }
@@ -97,7 +99,7 @@ impl Geometry {
     /// if it is inside the image (`oi·sh + ki·dh - ph` in `[0, h)`).
     fn input_row(&self, oi: usize, ki: usize) -> Option<usize> {
         let p = self.p;
-        source(oi, ki, p.stride.0, p.dilation.0, p.padding.0, self.h)
+        window_input_index(oi, ki, p.stride.0, p.padding.0, p.dilation.0, self.h)
     }
 
     /// For kernel column `kj`: the output columns `lo..hi` whose input
@@ -120,33 +122,18 @@ impl Geometry {
     }
 }
 
-fn conv_native<T: Scalar + Element>(
+/// The convolution in `T`'s computing type (see [`host::Computed`]).
+fn conv_in<T: Computed>(
     isa: Isa,
     x: &Tensor,
     weight: &Tensor,
     bias: Option<&Tensor>,
     p: Conv2dParams,
-) -> Result<Vec<T>> {
-    let xs = host::read::<T>(x)?;
-    let ws = host::read::<T>(weight)?;
-    let bs = bias.map(host::read::<T>).transpose()?;
+) -> Result<Storage> {
+    let bs = bias.map(T::load).transpose()?;
     let g = Geometry::of(x.dims(), weight.dims(), p);
-    Ok(conv_values(isa, &g, &xs, &ws, bs.as_deref()))
-}
-
-/// Half-precision convolution in `f32`, rounded once at the end.
-fn conv_via_f32<T: Element>(
-    isa: Isa,
-    x: &Tensor,
-    weight: &Tensor,
-    bias: Option<&Tensor>,
-    p: Conv2dParams,
-) -> Result<Vec<T>> {
-    let widen = host::widened::<T>;
-    let bs = bias.map(widen).transpose()?;
-    let g = Geometry::of(x.dims(), weight.dims(), p);
-    let out = conv_values(isa, &g, &widen(x)?, &widen(weight)?, bs.as_deref());
-    Ok(host::narrowed(out))
+    let out = conv_values(isa, &g, &T::load(x)?, &T::load(weight)?, bs.as_deref());
+    Ok(host::store(T::finish(out)))
 }
 
 /// The convolution of contiguous NCHW `x` with contiguous OIHW `w`.
@@ -280,21 +267,6 @@ fn im2col<T: Element>(g: &Geometry, x: &[T], cols: &mut [T]) {
     }
 }
 
-/// The input index that output position `o` reads through kernel tap
-/// `k`, if it is inside `[0, len)`: `o·stride + k·dilation - padding`.
-fn source(
-    o: usize,
-    k: usize,
-    stride: usize,
-    dilation: usize,
-    padding: usize,
-    len: usize,
-) -> Option<usize> {
-    (o * stride + k * dilation)
-        .checked_sub(padding)
-        .filter(|&i| i < len)
-}
-
 /// The taps of pooling window `(oi, oj)` over an `h × w` plane, in
 /// row-major order: each one's input position `i·w + j`, or `None` where
 /// it falls in the padding.
@@ -304,9 +276,9 @@ fn window_taps(
     (h, w): (usize, usize),
 ) -> impl Iterator<Item = Option<usize>> {
     (0..p.kernel.0).flat_map(move |ki| {
-        let i = source(oi, ki, p.stride.0, 1, p.padding.0, h);
+        let i = window_input_index(oi, ki, p.stride.0, p.padding.0, 1, h);
         (0..p.kernel.1).map(move |kj| {
-            let j = source(oj, kj, p.stride.1, 1, p.padding.1, w);
+            let j = window_input_index(oj, kj, p.stride.1, p.padding.1, 1, w);
             i.zip(j).map(|(i, j)| i * w + j)
         })
     })

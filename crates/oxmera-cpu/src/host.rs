@@ -2,9 +2,11 @@
 
 use std::borrow::Cow;
 
+use half::{bf16, f16};
 use oxmera_core::{Device, Error, Result};
 use oxmera_tensor::{Element, HostBuffer, Storage, Tensor};
 
+use crate::gemm::Scalar;
 use crate::strided;
 
 /// The whole storage buffer under `x`, typed (not just the part `x` views).
@@ -31,18 +33,50 @@ pub(crate) fn read<T: Element>(x: &Tensor) -> Result<Cow<'_, [T]>> {
     }
 }
 
-/// The elements of a half-precision `x` in logical order, widened to
-/// `f32` (exactly: `f16` and `bf16` values are all `f32` values), for the
-/// kernels that compute narrow floats in `f32` and round once at the end
-/// (see [`narrowed`]).
-pub(crate) fn widened<T: Element>(x: &Tensor) -> Result<Vec<f32>> {
-    Ok(read::<T>(x)?.iter().map(|v| v.to_f64() as f32).collect())
+/// A float dtype as the kernels compute it: `f32` and `f64` in their own
+/// precision, `f16` and `bf16` widened to `f32` (exactly: every half value
+/// is an `f32` value) and rounded once into their own type at the end. So
+/// one generic kernel entry point serves all four.
+pub(crate) trait Computed: Element {
+    /// The type the kernels run in.
+    type In: Scalar + Element;
+    /// The elements of `x` in logical order, in that type (borrowed when
+    /// nothing needs converting or gathering).
+    fn load(x: &Tensor) -> Result<Cow<'_, [Self::In]>>;
+    /// Results rounded back into this type.
+    fn finish(values: Vec<Self::In>) -> Vec<Self>;
 }
 
-/// `f32` results rounded once into `T`.
-pub(crate) fn narrowed<T: Element>(values: Vec<f32>) -> Vec<T> {
-    values.into_iter().map(|v| T::from_f64(v as f64)).collect()
+macro_rules! computed_natively {
+    ($($t:ty)*) => {$(
+        impl Computed for $t {
+            type In = $t;
+            fn load(x: &Tensor) -> Result<Cow<'_, [$t]>> {
+                read(x)
+            }
+            fn finish(values: Vec<$t>) -> Vec<$t> {
+                values
+            }
+        }
+    )*};
 }
+
+macro_rules! computed_in_f32 {
+    ($($t:ty)*) => {$(
+        impl Computed for $t {
+            type In = f32;
+            fn load(x: &Tensor) -> Result<Cow<'_, [f32]>> {
+                Ok(Cow::Owned(read::<$t>(x)?.iter().map(|v| v.to_f64() as f32).collect()))
+            }
+            fn finish(values: Vec<f32>) -> Vec<$t> {
+                values.into_iter().map(|v| <$t as Element>::from_f64(v as f64)).collect()
+            }
+        }
+    )*};
+}
+
+computed_natively!(f32 f64);
+computed_in_f32!(f16 bf16);
 
 /// `cpu` storage holding `values`.
 pub(crate) fn store<T: Element>(values: Vec<T>) -> Storage {

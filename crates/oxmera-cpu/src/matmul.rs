@@ -14,6 +14,7 @@ use oxmera_tensor::{Backend, Element, Storage, Tensor};
 use rayon::prelude::*;
 
 use crate::gemm::{MatRef, PARALLEL_MIN_FLOPS, Scalar, gemm};
+use crate::host::Computed;
 use crate::{Isa, delegated, host, isa, strided, threads};
 
 pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Storage> {
@@ -36,15 +37,14 @@ pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Storage> {
 }
 
 /// Half-precision products in `f32`, rounded once at the end.
-fn via_f32<T: Element>(isa: Isa, a: &Tensor, b: &Tensor) -> Result<Vec<T>> {
-    let widen = host::widened::<T>;
-    let (wa, wb) = (widen(a)?, widen(b)?);
+fn via_f32<T: Computed<In = f32>>(isa: Isa, a: &Tensor, b: &Tensor) -> Result<Vec<T>> {
+    let (wa, wb) = (T::load(a)?, T::load(b)?);
     let (la, lb) = (
         Layout::contiguous(a.shape().clone()),
         Layout::contiguous(b.shape().clone()),
     );
     let out = batched::<f32>(isa, (&wa, &la), (&wb, &lb));
-    Ok(host::narrowed(out))
+    Ok(T::finish(out))
 }
 
 /// `[..., m, k] @ [..., k, n]` with identical batch dims, as views.

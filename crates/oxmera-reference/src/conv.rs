@@ -8,24 +8,11 @@
 //! pooling, -inf for max pooling).
 
 use oxmera_core::Result;
-use oxmera_tensor::{Conv2dParams, Pool2dParams, Storage, Tensor, window_output_size};
+use oxmera_tensor::{
+    Conv2dParams, Pool2dParams, Storage, Tensor, window_input_index, window_output_size,
+};
 
 use crate::read;
-
-/// The input coordinate that output position `out`, tap `tap` reads along
-/// one axis, or `None` when it lands in the padding.
-fn source(
-    out: usize,
-    tap: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-    extent: usize,
-) -> Option<usize> {
-    (out * stride + tap * dilation)
-        .checked_sub(padding)
-        .filter(|&i| i < extent)
-}
 
 /// Output extents along height and width (validated by the front end).
 fn output_hw(
@@ -77,14 +64,25 @@ pub(crate) fn conv2d(
                     let mut acc = bias_o;
                     for c in 0..c_in_g {
                         for ki in 0..kh {
-                            let Some(i) = source(oi, ki, p.stride.0, p.padding.0, p.dilation.0, h)
-                            else {
+                            let Some(i) = window_input_index(
+                                oi,
+                                ki,
+                                p.stride.0,
+                                p.padding.0,
+                                p.dilation.0,
+                                h,
+                            ) else {
                                 continue;
                             };
                             for kj in 0..kw {
-                                let Some(j) =
-                                    source(oj, kj, p.stride.1, p.padding.1, p.dilation.1, w)
-                                else {
+                                let Some(j) = window_input_index(
+                                    oj,
+                                    kj,
+                                    p.stride.1,
+                                    p.padding.1,
+                                    p.dilation.1,
+                                    w,
+                                ) else {
                                     continue;
                                 };
                                 acc += x_at(b, first_in + c, i, j) * w_at(o, c, ki, kj);
@@ -121,8 +119,8 @@ fn pool(
                 window.clear();
                 for ki in 0..p.kernel.0 {
                     for kj in 0..p.kernel.1 {
-                        let i = source(oi, ki, p.stride.0, p.padding.0, 1, h);
-                        let j = source(oj, kj, p.stride.1, p.padding.1, 1, w);
+                        let i = window_input_index(oi, ki, p.stride.0, p.padding.0, 1, h);
+                        let j = window_input_index(oj, kj, p.stride.1, p.padding.1, 1, w);
                         window.push(match (i, j) {
                             (Some(i), Some(j)) => xv[base + i * w + j],
                             _ => pad_value,
@@ -185,14 +183,25 @@ pub(crate) fn conv2d_backward(
                     let g = gv[((b * c_out + o) * oh + oi) * ow + oj];
                     for c in 0..c_in_g {
                         for ki in 0..kh {
-                            let Some(i) = source(oi, ki, p.stride.0, p.padding.0, p.dilation.0, h)
-                            else {
+                            let Some(i) = window_input_index(
+                                oi,
+                                ki,
+                                p.stride.0,
+                                p.padding.0,
+                                p.dilation.0,
+                                h,
+                            ) else {
                                 continue;
                             };
                             for kj in 0..kw {
-                                let Some(j) =
-                                    source(oj, kj, p.stride.1, p.padding.1, p.dilation.1, w)
-                                else {
+                                let Some(j) = window_input_index(
+                                    oj,
+                                    kj,
+                                    p.stride.1,
+                                    p.padding.1,
+                                    p.dilation.1,
+                                    w,
+                                ) else {
                                     continue;
                                 };
                                 let (xi, wi) =
@@ -239,8 +248,8 @@ fn pool_backward(
                 places.clear();
                 for ki in 0..p.kernel.0 {
                     for kj in 0..p.kernel.1 {
-                        let i = source(oi, ki, p.stride.0, p.padding.0, 1, h);
-                        let j = source(oj, kj, p.stride.1, p.padding.1, 1, w);
+                        let i = window_input_index(oi, ki, p.stride.0, p.padding.0, 1, h);
+                        let j = window_input_index(oj, kj, p.stride.1, p.padding.1, 1, w);
                         let place = i.zip(j).map(|(i, j)| base + i * w + j);
                         window.push(place.map_or(pad_value, |at| xv[at]));
                         places.push(place);

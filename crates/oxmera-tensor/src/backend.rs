@@ -460,6 +460,33 @@ pub fn window_output_size(
     (padded >= span && stride > 0).then(|| (padded - span) / stride + 1)
 }
 
+/// The input index that output position `out` of a sliding window reads
+/// through kernel tap `tap` along one axis — `out·stride + tap·dilation −
+/// padding` — or `None` when that falls in the padding, outside
+/// `[0, extent)`. The other half of [`window_output_size`]'s arithmetic,
+/// shared by every backend's convolution and pooling.
+///
+/// ```
+/// use oxmera_tensor::window_input_index;
+/// // Stride 2, padding 1, dilation 1, an input of 5: output 2, tap 1
+/// // reads 2·2 + 1 − 1 = 4; output 0, tap 0 reads −1, the padding.
+/// assert_eq!(window_input_index(2, 1, 2, 1, 1, 5), Some(4));
+/// assert_eq!(window_input_index(0, 0, 2, 1, 1, 5), None);
+/// assert_eq!(window_input_index(2, 2, 2, 1, 1, 5), None); // 5: past the end
+/// ```
+pub fn window_input_index(
+    out: usize,
+    tap: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    extent: usize,
+) -> Option<usize> {
+    (out * stride + tap * dilation)
+        .checked_sub(padding)
+        .filter(|&i| i < extent)
+}
+
 /// The shape a reduction over `dims` leaves with every reduced dim kept as 1.
 pub fn keepdim_shape(shape: &Shape, dims: &[usize]) -> Shape {
     let mut d = shape.dims().to_vec();

@@ -34,7 +34,7 @@ mod view;
 pub use autograd::{NoGradGuard, is_grad_enabled, no_grad};
 pub use backend::{
     Backend, BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, ScatterMode, UnaryOp,
-    keepdim_shape, window_output_size,
+    keepdim_shape, window_input_index, window_output_size,
 };
 pub use element::Element;
 pub use random::{Generator, philox4x32_10};

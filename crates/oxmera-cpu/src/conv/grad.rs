@@ -23,6 +23,7 @@ use oxmera_tensor::{Backend, Conv2dParams, Element, Storage, Tensor};
 
 use super::{Geometry, im2col};
 use crate::gemm::{MatRef, Scalar, gemm};
+use crate::host::Computed;
 use crate::{Isa, host, isa, strided};
 
 pub(crate) fn conv2d_backward(
@@ -33,49 +34,29 @@ pub(crate) fn conv2d_backward(
 ) -> Result<(Storage, Storage)> {
     let isa = isa();
     let g = Geometry::of(x.dims(), weight.dims(), p);
-    let (gx, gw) = match x.dtype() {
-        DType::F32 => native::<f32>(isa, &g, x, weight, grad)?,
-        DType::F64 => native::<f64>(isa, &g, x, weight, grad)?,
-        DType::F16 => via_f32::<f16>(isa, &g, x, weight, grad)?,
-        DType::BF16 => via_f32::<bf16>(isa, &g, x, weight, grad)?,
+    match x.dtype() {
+        DType::F32 => grads_in::<f32>(isa, &g, x, weight, grad),
+        DType::F64 => grads_in::<f64>(isa, &g, x, weight, grad),
+        DType::F16 => grads_in::<f16>(isa, &g, x, weight, grad),
+        DType::BF16 => grads_in::<bf16>(isa, &g, x, weight, grad),
         _ => {
             let (gx, gw) = Reference.conv2d_backward(x, weight, grad, p)?;
-            return Ok((host::relabel(gx), host::relabel(gw)));
+            Ok((host::relabel(gx), host::relabel(gw)))
         }
-    };
-    Ok((gx, gw))
+    }
 }
 
-fn native<T: Scalar + Element>(
+/// The gradients in `T`'s computing type (see [`host::Computed`]), each
+/// rounded once at the end.
+fn grads_in<T: Computed>(
     isa: Isa,
     g: &Geometry,
     x: &Tensor,
     weight: &Tensor,
     grad: &Tensor,
 ) -> Result<(Storage, Storage)> {
-    let (xs, ws, gs) = (
-        host::read::<T>(x)?,
-        host::read::<T>(weight)?,
-        host::read::<T>(grad)?,
-    );
-    let (gx, gw) = grads(isa, g, &xs, &ws, &gs);
-    Ok((host::store(gx), host::store(gw)))
-}
-
-/// Half precision in `f32`, each gradient rounded once at the end.
-fn via_f32<T: Element>(
-    isa: Isa,
-    g: &Geometry,
-    x: &Tensor,
-    weight: &Tensor,
-    grad: &Tensor,
-) -> Result<(Storage, Storage)> {
-    let widen = host::widened::<T>;
-    let (gx, gw) = grads(isa, g, &widen(x)?, &widen(weight)?, &widen(grad)?);
-    Ok((
-        host::store(host::narrowed::<T>(gx)),
-        host::store(host::narrowed::<T>(gw)),
-    ))
+    let (gx, gw) = grads(isa, g, &T::load(x)?, &T::load(weight)?, &T::load(grad)?);
+    Ok((host::store(T::finish(gx)), host::store(T::finish(gw))))
 }
 
 /// `(∂x, ∂W)` of the convolution of contiguous NCHW `x` with contiguous
