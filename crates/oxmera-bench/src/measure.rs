@@ -6,6 +6,18 @@
 //! process, the clock stepping down under heat — then lands on all of them
 //! alike instead of on whichever ran last, and the median over rounds
 //! ignores the odd disturbed round.
+//!
+//! Each turn starts with untimed runs for as long as a timed turn lasts
+//! (at least one run). The first run after another contender finds the
+//! caches full of that contender's data, and after a settle pause (see
+//! [`Contender::settle`]) the cores have idled for a quarter of a second:
+//! on this project's 2-vCPU test machine an MLP step that takes 3.0 ms
+//! back to back took 5–7 ms for the next 30–50 ms of work after such a
+//! pause, until the cores were running at speed again. Rotation does not
+//! spread that cost, because the pause belongs to one contender and so
+//! always falls before the same next one. Timed cold, oxmera (which runs
+//! after PyTorch's pause) measured 0.82× the `gemm` crate at 1024 instead
+//! of 0.93×, and an MLP step of 5.3 ms instead of 3.1 ms.
 
 use std::time::Instant;
 
@@ -87,6 +99,10 @@ pub fn interleave(contenders: &mut [Contender<'_>], plan: Plan) -> Vec<Result<f6
             if failed[i].is_some() {
                 continue;
             }
+            if let Err(e) = warm_up(&mut contenders[i], plan.round_seconds) {
+                failed[i] = Some(e);
+                continue;
+            }
             let mut total = 0.0;
             for _ in 0..reps[i] {
                 match (contenders[i].run)() {
@@ -111,6 +127,17 @@ pub fn interleave(contenders: &mut [Contender<'_>], plan: Plan) -> Vec<Result<f6
             None => Ok(median(&mut samples[i])),
         })
         .collect()
+}
+
+/// Untimed runs of `c` until `seconds` have passed (at least one).
+fn warm_up(c: &mut Contender<'_>, seconds: f64) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        (c.run)()?;
+        if start.elapsed().as_secs_f64() >= seconds {
+            return Ok(());
+        }
+    }
 }
 
 /// The median (the mean of the middle two for an even count).
@@ -161,7 +188,7 @@ mod tests {
         assert_eq!(got[0], Ok(1.0));
         assert_eq!(got[1], Ok(0.5));
         assert_eq!(got[2], Err("not installed".to_string()));
-        // One warm-up and one run per round each.
-        assert_eq!(calls, [6, 6]);
+        // One warm-up, then an untimed and a timed run per round each.
+        assert_eq!(calls, [11, 11]);
     }
 }
