@@ -60,8 +60,9 @@
 //! ```
 //!
 //! The A panel (12 × 256 floats = 12 KiB) stays in L1 while the kernel
-//! sweeps every B panel of the block; the B block (256 × 1024 floats =
-//! 1 MiB) stays in L2 for the sweeps of all the task's A panels; `KC` is
+//! sweeps every B panel of the block; the B block (256 × 512 floats =
+//! 512 KiB, half of a 1 MiB L2) stays in L2 for the sweeps of all the
+//! task's A panels; `KC` is
 //! large enough that each trip of `C` through memory is amortized over
 //! `KC` outer products. Packing is a transpose or a fixed-size copy per
 //! step (see `pack`), a few percent of the time from 512 up.
@@ -223,8 +224,13 @@ impl Scalar for f64 {
 
 /// Depth of a block: `KC` outer products per trip of a `C` tile.
 const KC: usize = 256;
-/// Bytes of packed B per block, sized to sit in a 2 MiB L2 with room.
-const B_BLOCK_BYTES: usize = 1 << 20;
+/// Bytes of packed B per block: half of a 1 MiB L2 (AMD Zen 4 and 5
+/// have 1 MiB per core), leaving the other half to the task's A panels
+/// and the lines of `C`. A block the size of the whole L2 is swept
+/// cyclically by every A panel and so, evicted in the order it is read,
+/// comes from L3 each time: at 1024 and 2048 a 1 MiB block ran 3–5%
+/// slower than this one (`gemm_duel`, three alternating runs each).
+const B_BLOCK_BYTES: usize = 1 << 19;
 /// Bytes of B packed in one go (larger products pack column slabs of
 /// this size in turn).
 const PACKED_B_BYTES: usize = 32 << 20;
