@@ -60,9 +60,9 @@
 //! ```
 //!
 //! The A panel (12 × 256 floats = 12 KiB) stays in L1 while the kernel
-//! sweeps every B panel of the block; the B block (256 × 512 floats =
-//! 512 KiB, half of a 1 MiB L2) stays in L2 for the sweeps of all the
-//! task's A panels; `KC` is
+//! sweeps every B panel of the block; the B block (half of one core's L2:
+//! 256 × 512 floats = 512 KiB where L2 is 1 MiB) stays in L2 for the
+//! sweeps of all the task's A panels; `KC` is
 //! large enough that each trip of `C` through memory is amortized over
 //! `KC` outer products. Packing is a transpose or a fixed-size copy per
 //! step (see `pack`), a few percent of the time from 512 up.
@@ -86,6 +86,7 @@
 //! it); its error is bounded like any recursive sum's, by about
 //! `KC + k / KC` roundings.
 
+mod cache;
 mod pack;
 mod portable;
 
@@ -224,13 +225,15 @@ impl Scalar for f64 {
 
 /// Depth of a block: `KC` outer products per trip of a `C` tile.
 const KC: usize = 256;
-/// Bytes of packed B per block: half of a 1 MiB L2 (AMD Zen 4 and 5
-/// have 1 MiB per core), leaving the other half to the task's A panels
-/// and the lines of `C`. A block the size of the whole L2 is swept
-/// cyclically by every A panel and so, evicted in the order it is read,
-/// comes from L3 each time: at 1024 and 2048 a 1 MiB block ran 3–5%
-/// slower than this one (`gemm_duel`, three alternating runs each).
-const B_BLOCK_BYTES: usize = 1 << 19;
+/// Bytes of packed B per block: half of one core's L2, leaving the other
+/// half to the task's A panels and the lines of `C`. A block the size of
+/// the whole L2 is swept cyclically by every A panel and so, evicted in
+/// the order it is read, comes from L3 each time: on a Zen 5 core (1 MiB
+/// L2) at 1024 and 2048 a 1 MiB block ran 3–5% slower than a 512 KiB one
+/// (`gemm_duel`, three alternating runs each).
+fn b_block_bytes() -> usize {
+    cache::l2_bytes() / 2
+}
 /// Bytes of B packed in one go (larger products pack column slabs of
 /// this size in turn).
 const PACKED_B_BYTES: usize = 32 << 20;
@@ -327,7 +330,7 @@ fn blocked<T: Scalar>(
     // 3·256 + 16) would store and reload every tile of C for a handful of
     // outer products.
     let kc_max = k.div_ceil(k.div_ceil(KC));
-    let nc_max = (B_BLOCK_BYTES / (kc_max * size_of::<T>()))
+    let nc_max = (b_block_bytes() / (kc_max * size_of::<T>()))
         .max(nr)
         .next_multiple_of(nr);
     // Columns of B packed at once: all of them unless the copy would pass
