@@ -65,7 +65,12 @@
 //! sweeps of all the task's A panels; `KC` is
 //! large enough that each trip of `C` through memory is amortized over
 //! `KC` outer products. Packing is a transpose or a fixed-size copy per
-//! step (see `pack`), a few percent of the time from 512 up.
+//! step (see `pack`), a few percent of the time from 512 up. A product on
+//! one thread (a small one, or one image of a convolution batch whose
+//! images go to threads whole) shares B with no one, so it packs each
+//! `KC × NC` block of B inside the depth loop, just before the sweeps
+//! that read it, and finds it still in L2; packing all of B first would
+//! have left most of it in L3 by then.
 //!
 //! # Level 4 — threads
 //!
@@ -325,7 +330,7 @@ fn blocked<T: Scalar>(
     c: &mut [T],
     parallel: bool,
 ) {
-    let (mr, nr) = (kernel.mr, kernel.nr);
+    let nr = kernel.nr;
     // Depth blocks of equal size, at most KC: a ragged last block (784 =
     // 3·256 + 16) would store and reload every tile of C for a handful of
     // outer products.
@@ -333,13 +338,35 @@ fn blocked<T: Scalar>(
     let nc_max = (b_block_bytes() / (kc_max * size_of::<T>()))
         .max(nr)
         .next_multiple_of(nr);
+    if !parallel {
+        // One thread: each B block is packed just before the A panels
+        // sweep it, so it is still in L2 when they do (packing all of B
+        // first, as the threads must share it, would leave most of it in
+        // L3 by then).
+        let mut apack = pack::Buffer::new(m.next_multiple_of(kernel.mr) * kc_max);
+        let mut bpack = pack::Buffer::new(kc_max * nc_max.min(n.next_multiple_of(nr)));
+        let mut edge = vec![T::default(); kernel.mr * nr];
+        for pc in (0..k).step_by(kc_max) {
+            let kc = kc_max.min(k - pc);
+            let ap = pack_a_block(kernel, a, 0, m, pc, kc, &mut apack);
+            for jc in (0..n).step_by(nc_max) {
+                let nc = nc_max.min(n - jc);
+                let bp = bpack.slice(kc * nc.next_multiple_of(nr));
+                pack::b_block(b, pc, kc, jc, nc, nr, bp, false);
+                let sweep = Sweep { kc, add: pc > 0 };
+                sweep.run(kernel, ap, bp, (jc, nc), (c, n), &mut edge);
+            }
+        }
+        return;
+    }
     // Columns of B packed at once: all of them unless the copy would pass
     // PACKED_B_BYTES.
     let slab_max = (PACKED_B_BYTES / (k * size_of::<T>()))
         .max(nc_max)
         .next_multiple_of(nr)
         .min(n.next_multiple_of(nr));
-    let threads = if parallel { threads::num_threads() } else { 1 };
+    let threads = threads::num_threads();
+    let mr = kernel.mr;
     let panels_m = m.div_ceil(mr);
     // Row blocks: several per thread where each still has MIN_TASK_PANELS
     // panels (a task streams all of B once per depth block, so tiny tasks
@@ -360,61 +387,104 @@ fn blocked<T: Scalar>(
         let pack_block = |(i, out): (usize, &mut [T])| {
             let pc = i * kc_max;
             let kc = kc_max.min(k - pc);
-            pack::b_block(b, pc, kc, j0, w, nr, out, parallel);
+            pack::b_block(b, pc, kc, j0, w, nr, out, true);
         };
-        threads::for_each_chunk(bp, kc_max * wpad, parallel, pack_block);
+        threads::for_each_chunk(bp, kc_max * wpad, true, pack_block);
         let bp: &[T] = bp;
         // One task per block of rows of C: it owns those rows, packs its
         // own A panels and reads the shared packed B, so tasks never wait
         // for one another.
         let task = |(row0, c_rows): (usize, &mut [T])| {
             let rows = c_rows.len() / n;
-            let panels = rows.div_ceil(mr);
-            let mut apack = pack::Buffer::new(panels * mr * kc_max);
+            let mut apack = pack::Buffer::new(rows.next_multiple_of(mr) * kc_max);
             let mut edge = vec![T::default(); mr * nr];
             for pc in (0..k).step_by(kc_max) {
                 let kc = kc_max.min(k - pc);
-                let add = pc > 0;
-                let ap = apack.slice(panels * mr * kc);
-                for (ip, panel) in ap.chunks_mut(mr * kc).enumerate() {
-                    let ir = ip * mr;
-                    pack::a_panel(a, row0 + ir, mr.min(rows - ir), pc, kc, mr, panel);
-                }
-                let ap: &[T] = ap;
+                let ap = pack_a_block(kernel, a, row0, rows, pc, kc, &mut apack);
                 let block = &bp[pc * wpad..pc * wpad + kc * wpad];
                 for jc in (0..w).step_by(nc_max) {
                     let nc = nc_max.min(w - jc);
-                    for (ip, a_panel) in ap.chunks(mr * kc).enumerate() {
-                        let ir = ip * mr;
-                        let mr_eff = mr.min(rows - ir);
-                        for jr in (jc..jc + nc).step_by(nr) {
-                            let nr_eff = nr.min(w - jr);
-                            let b_panel = &block[jr * kc..(jr + nr) * kc];
-                            let at = ir * n + j0 + jr;
-                            if mr_eff == mr && nr_eff == nr {
-                                (kernel.run)(kc, a_panel, b_panel, &mut c_rows[at..], n, add);
-                            } else {
-                                // An edge tile: compute the full tile aside
-                                // (the packed panels are zero-padded) and
-                                // move its valid part.
-                                (kernel.run)(kc, a_panel, b_panel, &mut edge, nr, false);
-                                for i in 0..mr_eff {
-                                    let dst = &mut c_rows[at + i * n..at + i * n + nr_eff];
-                                    for (d, &e) in dst.iter_mut().zip(&edge[i * nr..]) {
-                                        *d = if add { *d + e } else { e };
-                                    }
-                                }
-                            }
+                    let sweep = Sweep { kc, add: pc > 0 };
+                    sweep.run(
+                        kernel,
+                        ap,
+                        &block[jc * kc..],
+                        (j0 + jc, nc),
+                        (c_rows, n),
+                        &mut edge,
+                    );
+                }
+            }
+        };
+        let blocks = row_blocks(c, m, n, mr, tasks);
+        threads::run(|| blocks.into_par_iter().for_each(task));
+    }
+}
+
+/// Packs the A panels of rows `row0..row0 + rows`, depth `pc..pc + kc`,
+/// into `buf`, one `mr × kc` panel after another.
+fn pack_a_block<'b, T: Scalar>(
+    kernel: &Kernel<T>,
+    a: MatRef<'_, T>,
+    row0: usize,
+    rows: usize,
+    pc: usize,
+    kc: usize,
+    buf: &'b mut pack::Buffer<T>,
+) -> &'b [T] {
+    let mr = kernel.mr;
+    let ap = buf.slice(rows.div_ceil(mr) * mr * kc);
+    for (ip, panel) in ap.chunks_mut(mr * kc).enumerate() {
+        let ir = ip * mr;
+        pack::a_panel(a, row0 + ir, mr.min(rows - ir), pc, kc, mr, panel);
+    }
+    ap
+}
+
+/// One depth block's pass of the micro-kernel.
+struct Sweep {
+    /// The block's depth.
+    kc: usize,
+    /// Whether to add to `C` (every block after the first) or store.
+    add: bool,
+}
+
+impl Sweep {
+    /// Every A panel of `ap` against every B panel of `bp` (`kc × nr`
+    /// panels side by side, covering columns `j0..j0 + nc` of `C`), into
+    /// `c_rows` (rows of `C`, each `n` long; as many as `ap` has valid
+    /// rows). `edge` is a scratch tile.
+    fn run<T: Scalar>(
+        &self,
+        kernel: &Kernel<T>,
+        ap: &[T],
+        bp: &[T],
+        (j0, nc): (usize, usize),
+        (c_rows, n): (&mut [T], usize),
+        edge: &mut [T],
+    ) {
+        let (mr, nr, kc, add) = (kernel.mr, kernel.nr, self.kc, self.add);
+        let rows = c_rows.len() / n;
+        for (ip, a_panel) in ap.chunks(mr * kc).enumerate() {
+            let ir = ip * mr;
+            let mr_eff = mr.min(rows - ir);
+            for (jp, b_panel) in bp.chunks(kc * nr).take(nc.div_ceil(nr)).enumerate() {
+                let nr_eff = nr.min(nc - jp * nr);
+                let at = ir * n + j0 + jp * nr;
+                if mr_eff == mr && nr_eff == nr {
+                    (kernel.run)(kc, a_panel, b_panel, &mut c_rows[at..], n, add);
+                } else {
+                    // An edge tile: compute the full tile aside (the packed
+                    // panels are zero-padded) and move its valid part.
+                    (kernel.run)(kc, a_panel, b_panel, edge, nr, false);
+                    for i in 0..mr_eff {
+                        let dst = &mut c_rows[at + i * n..at + i * n + nr_eff];
+                        for (d, &e) in dst.iter_mut().zip(&edge[i * nr..]) {
+                            *d = if add { *d + e } else { e };
                         }
                     }
                 }
             }
-        };
-        if parallel {
-            let blocks = row_blocks(c, m, n, mr, tasks);
-            threads::run(|| blocks.into_par_iter().for_each(task));
-        } else {
-            task((0, &mut *c));
         }
     }
 }
