@@ -78,40 +78,39 @@ mod x86 {
 
     use super::{CHAINS, STEPS};
 
-    /// [`CHAINS`] chains `acc = acc · a + b` of 256-bit vectors, each
-    /// from its own start (identical chains could be merged by the
-    /// compiler); returns a lane of their sum so that the work cannot be
-    /// optimized away.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn chains256() -> f32 {
-        let (a, b) = (_mm256_set1_ps(0.999_999), _mm256_set1_ps(1e-7));
-        let mut acc: [__m256; CHAINS] = std::array::from_fn(|i| _mm256_set1_ps(i as f32));
-        for _ in 0..STEPS {
-            for v in acc.iter_mut() {
-                *v = _mm256_fmadd_ps(*v, a, b);
+    /// Defines `$name`: [`CHAINS`] chains `acc = acc · a + b` of one vector
+    /// type, each from its own start (identical chains could be merged by
+    /// the compiler), returning a lane of their sum so that the work
+    /// cannot be optimized away.
+    macro_rules! chains {
+        ($(#[$attr:meta])* $name:ident, $feature:literal, $v:ty,
+         $set1:ident, $fmadd:ident, $add:ident, $zero:ident, $first:ident) => {
+            $(#[$attr])*
+            #[target_feature(enable = $feature)]
+            pub unsafe fn $name() -> f32 {
+                let (a, b) = ($set1(0.999_999), $set1(1e-7));
+                let mut acc: [$v; CHAINS] = std::array::from_fn(|i| $set1(i as f32));
+                for _ in 0..STEPS {
+                    for v in acc.iter_mut() {
+                        *v = $fmadd(*v, a, b);
+                    }
+                }
+                $first(acc.iter().fold($zero(), |s, &v| $add(s, v)))
             }
-        }
-        let sum = acc
-            .iter()
-            .fold(_mm256_setzero_ps(), |s, &v| _mm256_add_ps(s, v));
-        _mm256_cvtss_f32(sum)
+        };
     }
 
-    /// As [`chains256`], with 512-bit vectors.
-    #[cfg(oxmera_avx512)]
-    #[allow(clippy::incompatible_msrv)]
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn chains512() -> f32 {
-        let (a, b) = (_mm512_set1_ps(0.999_999), _mm512_set1_ps(1e-7));
-        let mut acc: [__m512; CHAINS] = std::array::from_fn(|i| _mm512_set1_ps(i as f32));
-        for _ in 0..STEPS {
-            for v in acc.iter_mut() {
-                *v = _mm512_fmadd_ps(*v, a, b);
-            }
-        }
-        let sum = acc
-            .iter()
-            .fold(_mm512_setzero_ps(), |s, &v| _mm512_add_ps(s, v));
-        _mm512_cvtss_f32(sum)
-    }
+    chains!(
+        /// 256-bit chains (AVX2 and FMA).
+        chains256, "avx2,fma", __m256,
+        _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_cvtss_f32
+    );
+
+    chains!(
+        /// 512-bit chains (AVX-512F).
+        #[cfg(oxmera_avx512)]
+        #[allow(clippy::incompatible_msrv)]
+        chains512, "avx512f", __m512,
+        _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_cvtss_f32
+    );
 }
