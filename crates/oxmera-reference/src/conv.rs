@@ -31,6 +31,20 @@ fn output_hw(
     )
 }
 
+/// The input position `(i, j)` that output `(oi, oj)` of an `h × w`
+/// input reads through kernel tap `(ki, kj)`, or `None` where the tap
+/// falls in the padding.
+fn tap(
+    p: Conv2dParams,
+    (h, w): (usize, usize),
+    (oi, oj): (usize, usize),
+    (ki, kj): (usize, usize),
+) -> Option<(usize, usize)> {
+    let i = window_input_index(oi, ki, p.stride.0, p.padding.0, p.dilation.0, h)?;
+    let j = window_input_index(oj, kj, p.stride.1, p.padding.1, p.dilation.1, w)?;
+    Some((i, j))
+}
+
 pub(crate) fn conv2d(
     x: &Tensor,
     weight: &Tensor,
@@ -64,25 +78,8 @@ pub(crate) fn conv2d(
                     let mut acc = bias_o;
                     for c in 0..c_in_g {
                         for ki in 0..kh {
-                            let Some(i) = window_input_index(
-                                oi,
-                                ki,
-                                p.stride.0,
-                                p.padding.0,
-                                p.dilation.0,
-                                h,
-                            ) else {
-                                continue;
-                            };
                             for kj in 0..kw {
-                                let Some(j) = window_input_index(
-                                    oj,
-                                    kj,
-                                    p.stride.1,
-                                    p.padding.1,
-                                    p.dilation.1,
-                                    w,
-                                ) else {
+                                let Some((i, j)) = tap(p, (h, w), (oi, oj), (ki, kj)) else {
                                     continue;
                                 };
                                 acc += x_at(b, first_in + c, i, j) * w_at(o, c, ki, kj);
@@ -183,25 +180,8 @@ pub(crate) fn conv2d_backward(
                     let g = gv[((b * c_out + o) * oh + oi) * ow + oj];
                     for c in 0..c_in_g {
                         for ki in 0..kh {
-                            let Some(i) = window_input_index(
-                                oi,
-                                ki,
-                                p.stride.0,
-                                p.padding.0,
-                                p.dilation.0,
-                                h,
-                            ) else {
-                                continue;
-                            };
                             for kj in 0..kw {
-                                let Some(j) = window_input_index(
-                                    oj,
-                                    kj,
-                                    p.stride.1,
-                                    p.padding.1,
-                                    p.dilation.1,
-                                    w,
-                                ) else {
+                                let Some((i, j)) = tap(p, (h, w), (oi, oj), (ki, kj)) else {
                                     continue;
                                 };
                                 let (xi, wi) =
