@@ -16,7 +16,8 @@ use oxmera::Device;
 /// Arguments of `oxmera conformance`.
 #[derive(Debug, clap::Args)]
 pub struct ConformanceArgs {
-    /// The device to check: `cpu`, `reference`, `cuda:N` or `wgpu:N`.
+    /// The device to check: `cpu`, `reference`, `loopback` (device services
+    /// only, every op through the host fallback), `cuda:N` or `wgpu:N`.
     #[arg(long, value_name = "NAME", default_value = "cpu")]
     pub device: String,
     /// Run only the cases whose id or op name contains this text
@@ -28,7 +29,7 @@ pub struct ConformanceArgs {
 /// Runs the corpus as `args` say, prints the report, and returns the exit
 /// code described in the module docs.
 pub fn run(args: ConformanceArgs) -> ExitCode {
-    let device: Device = match args.device.parse() {
+    let device: Device = match oxmera::tensor::registry::parse_device(&args.device) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("oxmera conformance: {e}");
@@ -48,6 +49,10 @@ pub fn run(args: ConformanceArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     print!("{report}");
+    let fell_back = oxmera::tensor::fallback::report().for_device(device);
+    if !fell_back.is_empty() {
+        print!("\n{fell_back}");
+    }
     if report.passed() {
         ExitCode::SUCCESS
     } else {
@@ -95,6 +100,19 @@ mod tests {
     fn the_cpu_passes_a_filtered_run() {
         let code = run(args(&["--device", "cpu", "--filter", "matmul/batched"]));
         assert_eq!(code, ExitCode::SUCCESS);
+    }
+
+    #[test]
+    fn the_loopback_device_passes_through_the_fallback() {
+        let code = run(args(&[
+            "--device",
+            "loopback",
+            "--filter",
+            "matmul/batched",
+        ]));
+        assert_eq!(code, ExitCode::SUCCESS);
+        let d = oxmera::tensor::registry::parse_device("loopback").unwrap();
+        assert!(oxmera::tensor::fallback::count(d, "matmul") > 0);
     }
 
     #[test]

@@ -7,6 +7,9 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+// Linking the loopback backend registers its `loopback` device: the one
+// every op of which runs through the visible host fallback.
+use oxmera_loopback as _;
 
 mod conformance;
 mod doctor;

@@ -243,3 +243,22 @@ fn bad_arguments_are_usage_errors() {
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_device_with_services_only_trains_through_the_fallback_and_says_so() {
+    // `loopback` computes nothing itself: every op runs on the reference
+    // through the host fallback, so its run is the reference's, bit for
+    // bit, and ends with the report of which ops fell back.
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let args = ["--dataset", "moons", "--epochs", "2"];
+    let o = succeed(&[&args[..], &["--device", "loopback"]].concat(), a.path());
+    succeed(&[&args[..], &["--device", "reference"]].concat(), b.path());
+    assert_eq!(figures(&metrics(a.path())), figures(&metrics(b.path())));
+    assert_eq!(model_bits(a.path()), model_bits(b.path()));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("ops that ran on the host for loopback:0"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("matmul"), "{stdout}");
+}

@@ -52,7 +52,7 @@ pub use corpus::{Case, Corpus, InputSpec};
 pub use error::CorpusError;
 pub use layout::LayoutClass;
 pub use ops::{Op, backend_op_names};
-pub use report::{Failure, Phase, Report, Row, Tally};
+pub use report::{Declined, Failure, Phase, Report, Row, Tally};
 pub use runner::run_corpus;
 pub use values::{Scalar, ValueSpec, specials};
 

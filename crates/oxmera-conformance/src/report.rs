@@ -55,6 +55,9 @@ pub struct Row {
     /// The gradient comparisons (one per input with a gradient), when any
     /// run had them.
     pub backward: Option<Tally>,
+    /// How many of the runs had an op of the device fall back to the host
+    /// (the rest ran natively).
+    pub fallback: usize,
 }
 
 impl Row {
@@ -113,6 +116,32 @@ impl fmt::Display for Failure {
     }
 }
 
+/// A case the device declined in one dtype: listed, never run, never
+/// counted as a pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declined {
+    /// The case's id.
+    pub case: String,
+    /// The op's name.
+    pub op: &'static str,
+    /// The dtype of the runs declined.
+    pub dtype: DType,
+    /// How many runs (layout classes) were not made.
+    pub runs: usize,
+    /// Why, as the device's capabilities say.
+    pub reason: String,
+}
+
+impl fmt::Display for Declined {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} [{} {}] {} runs: {}",
+            self.case, self.op, self.dtype, self.runs, self.reason
+        )
+    }
+}
+
 /// The outcome of running a corpus on a device against the reference.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
@@ -121,6 +150,7 @@ pub struct Report {
     runs: usize,
     rows: Vec<Row>,
     failures: Vec<Failure>,
+    declined: Vec<Declined>,
 }
 
 impl Report {
@@ -149,9 +179,30 @@ impl Report {
         &self.failures
     }
 
-    /// Whether every comparison passed (vacuously true for no runs).
+    /// Whether every comparison made passed (vacuously true for no runs).
+    /// Declined cases were not run: see [`Report::declined`].
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
+    }
+
+    /// The cases the device declined, by dtype, with the reason.
+    pub fn declined(&self) -> &[Declined] {
+        &self.declined
+    }
+
+    /// How many runs were declined (not made).
+    pub fn declined_runs(&self) -> usize {
+        self.declined.iter().map(|d| d.runs).sum()
+    }
+
+    /// How many runs had some op fall back to the host.
+    pub fn fallback_runs(&self) -> usize {
+        self.rows.iter().map(|r| r.fallback).sum()
+    }
+
+    /// How many runs computed every op natively on the device.
+    pub fn native_runs(&self) -> usize {
+        self.runs - self.fallback_runs()
     }
 
     /// The names of the ops with at least one failure, each once.
@@ -175,6 +226,7 @@ pub(crate) struct Builder {
     op_order: Vec<&'static str>,
     rows: BTreeMap<(usize, DType, LayoutClass), Row>,
     failures: Vec<Failure>,
+    declined: Vec<Declined>,
 }
 
 impl Builder {
@@ -186,6 +238,7 @@ impl Builder {
             op_order: Vec::new(),
             rows: BTreeMap::new(),
             failures: Vec::new(),
+            declined: Vec::new(),
         }
     }
 
@@ -210,6 +263,7 @@ impl Builder {
             runs: 0,
             forward: Tally::default(),
             backward: None,
+            fallback: 0,
         });
         row.runs += 1;
         row
@@ -219,6 +273,10 @@ impl Builder {
         self.failures.push(failure);
     }
 
+    pub(crate) fn decline(&mut self, declined: Declined) {
+        self.declined.push(declined);
+    }
+
     pub(crate) fn finish(self) -> Report {
         Report {
             device: self.device,
@@ -226,6 +284,7 @@ impl Builder {
             runs: self.runs,
             rows: self.rows.into_values().collect(),
             failures: self.failures,
+            declined: self.declined,
         }
     }
 }
@@ -267,7 +326,18 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "(each cell: verdict, then the worst error ÷ tolerance; at most 1 passes, 0 is bit-exact)"
+            "runs: {} native, {} through the host fallback, {} declined as unsupported",
+            self.native_runs(),
+            self.fallback_runs(),
+            self.declined_runs()
+        )?;
+        writeln!(
+            f,
+            "(each cell: verdict, then the worst error ÷ tolerance; at most 1 passes, 0 is bit-exact;"
+        )?;
+        writeln!(
+            f,
+            " via: where the runs computed — native, host (the fallback), or how many of them fell back)"
         )?;
         writeln!(f)?;
         let op_width = self
@@ -279,24 +349,41 @@ impl fmt::Display for Report {
             .max(2);
         writeln!(
             f,
-            "{:<op_width$}  {:<5}  {:<10}  {:>4}  {:<18}  backward",
-            "op", "dtype", "layout", "runs", "forward"
+            "{:<op_width$}  {:<5}  {:<10}  {:>4}  {:<6}  {:<18}  backward",
+            "op", "dtype", "layout", "runs", "via", "forward"
         )?;
         for r in &self.rows {
             let back = match &r.backward {
                 Some(t) => cell(t),
                 None => "-".into(),
             };
+            let via = match r.fallback {
+                0 => "native".to_string(),
+                n if n == r.runs => "host".to_string(),
+                n => format!("{n}/{} host", r.runs),
+            };
             writeln!(
                 f,
-                "{:<op_width$}  {:<5}  {:<10}  {:>4}  {:<18}  {}",
+                "{:<op_width$}  {:<5}  {:<10}  {:>4}  {:<6}  {:<18}  {}",
                 r.op,
                 r.dtype.name(),
                 r.layout.name(),
                 r.runs,
+                via,
                 cell(&r.forward),
                 back
             )?;
+        }
+        if !self.declined.is_empty() {
+            writeln!(
+                f,
+                "\n{} cases declined by {} (not run, not passed):",
+                self.declined.len(),
+                self.device
+            )?;
+            for d in &self.declined {
+                writeln!(f, "  {d}")?;
+            }
         }
         if self.failures.is_empty() {
             writeln!(f, "\nevery comparison passed")?;
@@ -335,17 +422,38 @@ mod tests {
             phase: Phase::Forward,
             message: "element 0: got 1, want 2".into(),
         });
+        b.row("exp", DType::F32, LayoutClass::Contiguous).fallback += 1;
+        b.decline(Declined {
+            case: "exp/f64".into(),
+            op: "exp",
+            dtype: DType::F64,
+            runs: 4,
+            reason: "cpu does not store f64".into(),
+        });
         let r = b.finish();
-        assert_eq!(r.runs(), 3);
+        assert_eq!(r.runs(), 4);
+        assert_eq!(
+            (r.native_runs(), r.fallback_runs(), r.declined_runs()),
+            (3, 1, 4)
+        );
         assert_eq!(r.rows().len(), 2);
         assert_eq!(r.rows()[0].op, "exp");
-        assert_eq!(r.rows()[0].runs, 2);
+        assert_eq!(r.rows()[0].runs, 3);
         assert_eq!(r.rows()[0].forward.worst, 0.5);
         assert!(!r.passed());
         assert_eq!(r.failed_ops(), vec!["add"]);
         let text = r.to_string();
         assert!(text.contains("1 of 2 rows failed"), "{text}");
         assert!(text.contains("FAIL 1/1"), "{text}");
+        assert!(
+            text.contains("3 native, 1 through the host fallback, 4 declined"),
+            "{text}"
+        );
+        assert!(text.contains("1/3 host"), "{text}");
+        assert!(
+            text.contains("exp/f64 [exp f64] 4 runs: cpu does not store f64"),
+            "{text}"
+        );
         assert!(
             text.contains("add/x [add f16 sliced] forward: element 0"),
             "{text}"

@@ -4,11 +4,11 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxmera_core::{DType, Device, Result, Shape};
-use oxmera_tensor::{HostBuffer, Tensor};
+use oxmera_tensor::{HostBuffer, Support, Tensor, fallback, registry};
 
 use crate::corpus::{Case, Corpus};
 use crate::layout::{self, LayoutClass};
-use crate::report::{Builder, Failure, Phase, Report, Tally};
+use crate::report::{Builder, Declined, Failure, Phase, Report, Tally};
 use crate::tolerance::{self, Comparison};
 use crate::values;
 
@@ -20,6 +20,13 @@ use crate::values;
 /// that run, not of the whole suite. A case the reference itself rejects
 /// is reported as a failure too (the corpus is wrong), which is why the
 /// reference run against itself must pass.
+///
+/// Before running a case in a dtype, the runner asks the device's
+/// capabilities: a dtype of an input the device does not store, or an op
+/// it declares [`Support::Unsupported`], declines the case in that dtype —
+/// listed in the report with the reason, never run and never passed. Each
+/// run that is made is counted as native or as a fallback run by whether
+/// any op fell back to the host during it ([`fallback`]'s counts).
 pub fn run_corpus(corpus: &Corpus, device: Device, filter: Option<&str>) -> Report {
     let mut report = Builder::new(device);
     for case in corpus.cases() {
@@ -31,7 +38,18 @@ pub fn run_corpus(corpus: &Corpus, device: Device, filter: Option<&str>) -> Repo
         }
         report.case();
         for &dtype in &case.dtypes {
+            if let Some(reason) = declined(case, dtype, device) {
+                report.decline(Declined {
+                    case: case.id.clone(),
+                    op: name,
+                    dtype,
+                    runs: case.layouts.len(),
+                    reason,
+                });
+                continue;
+            }
             for &class in &case.layouts {
+                let before = fallback::total(device);
                 let outcome =
                     match catch_unwind(AssertUnwindSafe(|| run_one(case, dtype, class, device))) {
                         Ok(o) => o,
@@ -40,7 +58,8 @@ pub fn run_corpus(corpus: &Corpus, device: Device, filter: Option<&str>) -> Repo
                             backward: Vec::new(),
                         },
                     };
-                record(&mut report, case, dtype, class, outcome);
+                let fell_back = fallback::total(device) > before;
+                record(&mut report, case, dtype, class, outcome, fell_back);
             }
         }
     }
@@ -58,10 +77,34 @@ struct Outcome {
     backward: Vec<(usize, Checked)>,
 }
 
-fn record(report: &mut Builder, case: &Case, dtype: DType, class: LayoutClass, o: Outcome) {
+/// Why `device` declines `case` in `dtype`, if it does: an input dtype it
+/// cannot store, or the op declared unsupported.
+fn declined(case: &Case, dtype: DType, device: Device) -> Option<String> {
+    // No backend at all is every run's error, reported where it happens.
+    let backend = registry::backend(device).ok()?;
+    for i in 0..case.inputs.len() {
+        let d = case.input_dtype(i, dtype);
+        if !backend.stores(d) {
+            return Some(format!("{device} does not store {d}"));
+        }
+    }
+    let op = case.op.name();
+    (backend.support(op, dtype) == Support::Unsupported)
+        .then(|| format!("{} declares {op} on {dtype} unsupported", backend.name()))
+}
+
+fn record(
+    report: &mut Builder,
+    case: &Case,
+    dtype: DType,
+    class: LayoutClass,
+    o: Outcome,
+    fell_back: bool,
+) {
     let op = case.op.name();
     let mut failures = Vec::new();
     let row = report.row(op, dtype, class);
+    row.fallback += usize::from(fell_back);
     let mut note = |tally: &mut Tally, phase, result: &Checked| match result {
         Ok((c, shape)) => {
             tally.add(c.ratio, c.passed());

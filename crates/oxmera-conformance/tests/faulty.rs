@@ -4,9 +4,9 @@
 //! thing, under a device no real backend uses, runs the corpus on it, and
 //! checks that the report fails exactly where the fault is.
 //!
-//! The wrapper does not override `layer_norm`, so every run here also
-//! holds the trait's composed default body to the corpus: "exactly where
-//! the fault is" includes that body passing.
+//! The wrapper does not override `layer_norm` or the `_scalar` ops, so
+//! every run here also holds the trait's host fallback to the corpus:
+//! "exactly where the fault is" includes the fallback passing.
 
 use std::sync::Arc;
 
@@ -61,6 +61,9 @@ impl Backend for Faulty {
     }
     fn from_host(&self, data: HostBuffer) -> Result<Storage> {
         Ok(Storage::host(self.device, data))
+    }
+    fn download(&self, storage: &Storage) -> Result<HostBuffer> {
+        oxmera_tensor::host_device::download(storage)
     }
     fn to_host(&self, x: &Tensor) -> Result<HostBuffer> {
         Reference.to_host(x)

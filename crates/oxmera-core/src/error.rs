@@ -229,14 +229,44 @@ pub enum Error {
         rhs: Device,
     },
 
-    /// No backend is registered for a device.
-    #[error("{op}: no backend is registered for device {device}{}", if reason.is_empty() { String::new() } else { format!(": {reason}") })]
+    /// No backend computes for a device: none is linked for it, or its
+    /// provider could not open it (no driver, no adapter), with the reason.
+    #[error("{op}: no backend is available for device {device}{}", if reason.is_empty() { String::new() } else { format!(": {reason}") })]
     BackendUnavailable {
         /// The operation.
         op: &'static str,
         /// The device.
         device: Device,
         /// Why (may be empty).
+        reason: String,
+    },
+
+    /// A device cannot hold or compute a dtype (`f64` on a WGSL device, as
+    /// PyTorch's MPS refuses `float64`): refused when a tensor of it would
+    /// be created or cast to, naming the op, the dtype and the device.
+    #[error("{op}: device {device} does not support dtype {dtype}{}", if hint.is_empty() { String::new() } else { format!(" ({hint})") })]
+    UnsupportedOnDevice {
+        /// The operation.
+        op: &'static str,
+        /// The dtype refused.
+        dtype: DType,
+        /// The device.
+        device: Device,
+        /// What to do instead (may be empty).
+        hint: &'static str,
+    },
+
+    /// Work a device had queued failed after the call that queued it had
+    /// returned (out of memory, a lost device, an index found out of
+    /// range on the device). It surfaces at the next synchronization or
+    /// read-back on that device, naming the op that caused it.
+    #[error("{op}: failed on device {device} (reported at the next synchronization): {reason}")]
+    DeviceFault {
+        /// The operation whose queued work failed.
+        op: &'static str,
+        /// The device.
+        device: Device,
+        /// What went wrong, as the device reported it.
         reason: String,
     },
 
@@ -310,7 +340,9 @@ pub enum Error {
     },
 
     /// A device string that does not parse.
-    #[error("unknown device {given:?} (expected one of: reference, cpu, cuda[:N], wgpu[:N])")]
+    #[error(
+        "unknown device {given:?} (expected one of: reference, cpu, cuda[:N], wgpu[:N], or NAME[:N] of a custom device a linked backend provides)"
+    )]
     UnknownDevice {
         /// The text given.
         given: String,
@@ -395,6 +427,8 @@ impl Error {
             | UnsupportedDType { op, .. }
             | DeviceMismatch { op, .. }
             | BackendUnavailable { op, .. }
+            | UnsupportedOnDevice { op, .. }
+            | DeviceFault { op, .. }
             | NotImplemented { op, .. }
             | EmptyReduction { op, .. }
             | ChannelMismatch { op, .. }
@@ -438,6 +472,8 @@ impl Error {
             UnsupportedDType { .. } => "UnsupportedDType",
             DeviceMismatch { .. } => "DeviceMismatch",
             BackendUnavailable { .. } => "BackendUnavailable",
+            UnsupportedOnDevice { .. } => "UnsupportedOnDevice",
+            DeviceFault { .. } => "DeviceFault",
             NotImplemented { .. } => "NotImplemented",
             EmptyReduction { .. } => "EmptyReduction",
             ChannelMismatch { .. } => "ChannelMismatch",
@@ -472,6 +508,8 @@ impl Error {
         "UnsupportedDType",
         "DeviceMismatch",
         "BackendUnavailable",
+        "UnsupportedOnDevice",
+        "DeviceFault",
         "NotImplemented",
         "EmptyReduction",
         "ChannelMismatch",

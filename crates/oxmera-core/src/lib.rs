@@ -37,7 +37,7 @@ mod layout;
 mod shape;
 
 pub use broadcast::{broadcast_shapes, broadcast_shapes_all};
-pub use device::Device;
+pub use device::{CustomDevice, Device};
 pub use dtype::DType;
 pub use error::{Error, Result, StateDictProblem};
 pub use layout::{Layout, OffsetIter, Strides};

@@ -87,8 +87,8 @@ use std::sync::Arc;
 
 use oxmera_core::{DType, Device, Result};
 use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, ReduceOp, ScatterMode,
-    Storage, Tensor, UnaryOp,
+    Backend, BinaryOp, CmpOp, Conv2dParams, Distribution, Generator, HostBuffer, Pool2dParams,
+    Provider, ReduceOp, ScatterMode, Storage, Support, Tensor, UnaryOp, host_device,
 };
 
 mod conv;
@@ -118,7 +118,10 @@ pub struct Cpu;
 
 #[linkme::distributed_slice(oxmera_tensor::BACKEND_PROVIDERS)]
 #[linkme(crate = oxmera_tensor::__linkme)]
-static PROVIDE_CPU: fn() -> Arc<dyn Backend> = provide;
+static PROVIDE_CPU: Provider = Provider {
+    kind: "cpu",
+    open: |_| Ok(provide()),
+};
 
 fn provide() -> Arc<dyn Backend> {
     Arc::new(Cpu)
@@ -149,6 +152,32 @@ impl Backend for Cpu {
         Ok(Storage::host(Device::Cpu, data))
     }
 
+    fn download(&self, storage: &Storage) -> Result<HostBuffer> {
+        host_device::download(storage)
+    }
+
+    fn fill(&self, dtype: DType, len: usize, value: f64) -> Result<Storage> {
+        Ok(host_device::fill(Device::Cpu, dtype, len, value))
+    }
+
+    fn arange(&self, start: f64, step: f64, len: usize, dtype: DType) -> Result<Storage> {
+        Ok(host_device::arange(Device::Cpu, start, step, len, dtype))
+    }
+
+    fn random(
+        &self,
+        dist: Distribution,
+        rng: Generator,
+        len: usize,
+        dtype: DType,
+    ) -> Result<Storage> {
+        Ok(host_device::random(Device::Cpu, dist, rng, len, dtype))
+    }
+
+    fn support(&self, _op: &str, _dtype: DType) -> Support {
+        Support::Native
+    }
+
     fn to_host(&self, x: &Tensor) -> Result<HostBuffer> {
         data::to_host(x)
     }
@@ -167,6 +196,25 @@ impl Backend for Cpu {
 
     fn binary(&self, op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
         elementwise::binary(op, a, b)
+    }
+
+    fn binary_scalar(
+        &self,
+        op: BinaryOp,
+        x: &Tensor,
+        value: f64,
+        scalar_first: bool,
+    ) -> Result<Storage> {
+        let s = host_device::scalar_operand(x, value)?;
+        if scalar_first {
+            self.binary(op, &s, x)
+        } else {
+            self.binary(op, x, &s)
+        }
+    }
+
+    fn compare_scalar(&self, op: CmpOp, x: &Tensor, value: f64) -> Result<Storage> {
+        self.compare(op, x, &host_device::scalar_operand(x, value)?)
     }
 
     fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {

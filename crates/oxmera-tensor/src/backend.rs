@@ -9,258 +9,109 @@
 //! and returns fresh storage laid out contiguously (row-major) in the output
 //! shape the front end announced.
 //!
-//! Each family of operations is one method taking an op enum, which keeps
-//! the trait object-safe and small, and lets the conformance suite name
-//! ops as data.
+//! The trait has three parts:
+//!
+//! - **Device services**, which only the device can provide: upload
+//!   ([`Backend::from_host`]) and download ([`Backend::download`]) are
+//!   required; copy, fill, arange, random numbers and
+//!   [`Backend::synchronize`] have bodies that work through upload and
+//!   download, for a backend to replace with device code.
+//! - **Capabilities**: which dtypes the device stores, its index dtype,
+//!   whether it range-checks indices itself, and for each (op, dtype)
+//!   whether it computes natively, falls back to the host, or declines
+//!   ([`Support`]).
+//! - **Operations**, one method per family taking an op enum. Every one
+//!   has a default body that runs on the host — download the operands,
+//!   compute with the reference backend, upload the result — counted per
+//!   op and device in [`crate::fallback`]. So a new backend that
+//!   implements the two required services runs every model on its first
+//!   day, and goes native one op at a time, with the fallback report
+//!   saying which ops are still to do.
+//!
+//! # Errors that arrive later
+//!
+//! A device backend may queue work and return before it has run. A failure
+//! found then (out of memory, a lost device, an index a kernel found out
+//! of range) cannot be returned by the call that queued it; the backend
+//! keeps the first one and returns it, as
+//! [`oxmera_core::Error::DeviceFault`] naming the op that queued the
+//! failing work, from the next [`Backend::synchronize`] or read-back
+//! ([`Backend::download`], [`Backend::to_host`]) on that device. Host
+//! backends run every op to completion before returning, so their errors
+//! are never late.
 
 use std::fmt;
 
-use oxmera_core::{DType, Device, Result, Shape};
+use oxmera_core::{DType, Device, Error, Result};
 
-use crate::{HostBuffer, Storage, Tensor};
+use crate::fallback::{self, Host};
+use crate::{
+    BinaryOp, CmpOp, Conv2dParams, Generator, HostBuffer, Pool2dParams, ReduceOp, ScatterMode,
+    Storage, Tensor, UnaryOp,
+};
 
-/// Elementwise operations of one operand.
-///
-/// Float-only ops (`Exp`, `Sigmoid`, …) are rejected by the front end for
-/// integer and bool inputs with [`oxmera_core::Error::UnsupportedDType`].
+/// How a backend computes an op on a dtype: its answer to
+/// [`Backend::support`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Support {
+    /// On the device, by the backend's own kernel.
+    Native,
+    /// On the host, by the reference backend, through download and upload
+    /// (counted in [`crate::fallback`]).
+    Fallback,
+    /// Not at all: a call fails with a typed error, and the conformance
+    /// suite lists the case as unsupported rather than run it.
+    Unsupported,
+}
+
+impl fmt::Display for Support {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Support::Native => "native",
+            Support::Fallback => "fallback",
+            Support::Unsupported => "unsupported",
+        })
+    }
+}
+
+/// A distribution the random service draws from. Every backend draws the
+/// same Philox4x32-10 blocks for the same stream position (see
+/// [`crate::random`] for how each distribution maps a block to a value,
+/// and what a device may differ by).
 #[derive(Debug, Clone, Copy, PartialEq)]
-#[allow(missing_docs)]
-pub enum UnaryOp {
-    Neg,
-    Abs,
-    Sign,
-    Exp,
-    Log,
-    Log1p,
-    Sqrt,
-    Rsqrt,
-    Recip,
-    Square,
-    Sin,
-    Cos,
-    Tanh,
-    Sigmoid,
-    Relu,
-    /// `x` for positive `x`, else `slope * x`.
-    LeakyRelu(f64),
-    /// `x * Φ(x)` with the exact normal CDF.
-    GeluErf,
-    /// The tanh approximation of GELU.
-    GeluTanh,
-    Silu,
-    Softplus,
-    Erf,
-    Floor,
-    Ceil,
-    /// Round half to even.
-    Round,
-    /// `min(max(x, min), max)`; either bound may be absent.
-    Clamp {
-        min: Option<f64>,
-        max: Option<f64>,
+pub enum Distribution {
+    /// Uniform in `[low, high)`, finite, `low < high`.
+    Uniform {
+        /// The lower bound (included).
+        low: f64,
+        /// The upper bound (excluded before rounding).
+        high: f64,
     },
-    /// `x^exponent`.
-    Powf(f64),
-    /// Logical not (bool only).
-    Not,
-}
-
-impl UnaryOp {
-    /// The public name of the op, as used in errors and the conformance corpus.
-    pub fn name(&self) -> &'static str {
-        use UnaryOp::*;
-        match self {
-            Neg => "neg",
-            Abs => "abs",
-            Sign => "sign",
-            Exp => "exp",
-            Log => "log",
-            Log1p => "log1p",
-            Sqrt => "sqrt",
-            Rsqrt => "rsqrt",
-            Recip => "recip",
-            Square => "square",
-            Sin => "sin",
-            Cos => "cos",
-            Tanh => "tanh",
-            Sigmoid => "sigmoid",
-            Relu => "relu",
-            LeakyRelu(_) => "leaky_relu",
-            GeluErf => "gelu",
-            GeluTanh => "gelu_tanh",
-            Silu => "silu",
-            Softplus => "softplus",
-            Erf => "erf",
-            Floor => "floor",
-            Ceil => "ceil",
-            Round => "round",
-            Clamp { .. } => "clamp",
-            Powf(_) => "powf",
-            Not => "logical_not",
-        }
-    }
-}
-
-/// Elementwise operations of two operands of one dtype, giving that dtype.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Pow,
-    Maximum,
-    Minimum,
-    Rem,
-    /// Logical and (bool only).
-    And,
-    /// Logical or (bool only).
-    Or,
-    /// Logical exclusive or (bool only).
-    Xor,
-}
-
-impl BinaryOp {
-    /// The public name of the op.
-    pub fn name(&self) -> &'static str {
-        use BinaryOp::*;
-        match self {
-            Add => "add",
-            Sub => "sub",
-            Mul => "mul",
-            Div => "div",
-            Pow => "pow",
-            Maximum => "maximum",
-            Minimum => "minimum",
-            Rem => "rem",
-            And => "logical_and",
-            Or => "logical_or",
-            Xor => "logical_xor",
-        }
-    }
-}
-
-/// Comparisons of two operands of one dtype, giving bool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum CmpOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl CmpOp {
-    /// The public name of the op.
-    pub fn name(&self) -> &'static str {
-        match self {
-            CmpOp::Eq => "eq",
-            CmpOp::Ne => "ne",
-            CmpOp::Lt => "lt",
-            CmpOp::Le => "le",
-            CmpOp::Gt => "gt",
-            CmpOp::Ge => "ge",
-        }
-    }
-}
-
-/// Reductions over a set of dims.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[allow(missing_docs)]
-pub enum ReduceOp {
-    Sum,
-    Mean,
-    Prod,
-    Max,
-    Min,
-    /// Index of the first maximum, as i64: the row-major position within
-    /// the reduced sub-block (the front end passes one dim, or all dims
-    /// for the flattened index). NaN counts as the maximum.
-    ArgMax,
-    /// Index of the first minimum, as for `ArgMax` (NaN counts as the minimum).
-    ArgMin,
-    /// Variance with `correction` subtracted from the count (1 = Bessel).
-    Var {
-        correction: f64,
+    /// Normal, finite `mean`, finite `std >= 0`.
+    Normal {
+        /// The mean.
+        mean: f64,
+        /// The standard deviation.
+        std: f64,
     },
-    /// Standard deviation with a correction, as for `Var`.
-    Std {
-        correction: f64,
+    /// Integers uniform in `[low, high)`, `low < high`.
+    Integers {
+        /// The lower bound (included).
+        low: i64,
+        /// The upper bound (excluded).
+        high: i64,
     },
-    LogSumExp,
-    /// Whether every element is true (bool output).
-    All,
-    /// Whether any element is true (bool output).
-    Any,
 }
 
-impl ReduceOp {
-    /// The public name of the op.
+impl Distribution {
+    /// The public name of the draw (`"uniform"`, `"normal"`, `"randint"`).
     pub fn name(&self) -> &'static str {
-        use ReduceOp::*;
         match self {
-            Sum => "sum",
-            Mean => "mean",
-            Prod => "prod",
-            Max => "max",
-            Min => "min",
-            ArgMax => "argmax",
-            ArgMin => "argmin",
-            Var { .. } => "var",
-            Std { .. } => "std",
-            LogSumExp => "logsumexp",
-            All => "all",
-            Any => "any",
+            Distribution::Uniform { .. } => "uniform",
+            Distribution::Normal { .. } => "normal",
+            Distribution::Integers { .. } => "randint",
         }
     }
-}
-
-/// How `scatter` combines a source value with what is already there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScatterMode {
-    /// Overwrite; when indices collide the last write (in source order) wins.
-    Replace,
-    /// Accumulate: colliding indices add up.
-    Add,
-}
-
-/// Geometry of a 2-D convolution over NCHW input and OIHW weight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Conv2dParams {
-    /// Step between windows, (height, width).
-    pub stride: (usize, usize),
-    /// Zeros added on each side, (height, width).
-    pub padding: (usize, usize),
-    /// Spacing between kernel taps, (height, width).
-    pub dilation: (usize, usize),
-    /// Number of channel groups.
-    pub groups: usize,
-}
-
-impl Default for Conv2dParams {
-    fn default() -> Self {
-        Conv2dParams {
-            stride: (1, 1),
-            padding: (0, 0),
-            dilation: (1, 1),
-            groups: 1,
-        }
-    }
-}
-
-/// Geometry of a 2-D pooling window over NCHW input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Pool2dParams {
-    /// Window size, (height, width).
-    pub kernel: (usize, usize),
-    /// Step between windows, (height, width).
-    pub stride: (usize, usize),
-    /// Padding on each side, (height, width). Max pooling pads with -inf;
-    /// average pooling counts padded zeros in the divisor.
-    pub padding: (usize, usize),
 }
 
 /// A device's implementation of the tensor operations.
@@ -269,93 +120,265 @@ pub struct Pool2dParams {
 /// the returned storage is contiguous, row-major, on this backend's device,
 /// and holds exactly the number of elements of the output shape stated in
 /// the method's doc. Float ops on `f16`/`bf16`/`f32` may compute in any
-/// precision that meets the conformance suite's tolerances.
+/// precision that meets the conformance suite's tolerances. Index operands
+/// arrive in [`Backend::index_dtype`], in range unless
+/// [`Backend::checks_indices`] says the backend checks them itself.
+///
+/// Only [`Backend::name`], [`Backend::device`], [`Backend::from_host`] and
+/// [`Backend::download`] must be written; see the module docs for what
+/// every other default does.
 pub trait Backend: Send + Sync + fmt::Debug {
+    // ---- Device services ------------------------------------------------
+
     /// A short name (`"reference"`, `"cpu"`).
     fn name(&self) -> &'static str;
 
     /// The device this backend computes on.
     fn device(&self) -> Device;
 
-    /// Moves host data onto this device.
+    /// Upload: moves host data onto this device. The front end has checked
+    /// that the device stores the dtype ([`Backend::stores`]).
     // The name pairs with `to_host`; `self` is the device, not the source.
     #[allow(clippy::wrong_self_convention)]
     fn from_host(&self, data: HostBuffer) -> Result<Storage>;
 
+    /// Download: every element of `storage` (made by this backend), in
+    /// storage order, to the host. A read-back: it waits for queued work
+    /// and reports a late failure (see the module docs).
+    fn download(&self, storage: &Storage) -> Result<HostBuffer>;
+
     /// Copies a tensor's elements, in logical row-major order, to the host.
-    fn to_host(&self, x: &Tensor) -> Result<HostBuffer>;
+    /// The default downloads the whole storage and walks the layout there.
+    fn to_host(&self, x: &Tensor) -> Result<HostBuffer> {
+        fallback::host_view(self, x)?.to_host()
+    }
 
     /// Copies `x` into fresh contiguous storage (shape of `x`).
-    fn contiguous(&self, x: &Tensor) -> Result<Storage>;
+    fn contiguous(&self, x: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, "contiguous", x.dtype())?;
+        host.finish(host.reference().contiguous(&host.tensor_of(x)?)?)
+    }
+
+    /// `len` elements of `dtype`, each `value` converted per
+    /// [`crate::Element`]'s rules (the front end has checked an integer
+    /// or bool value is exact). The default builds them on the host and
+    /// uploads them.
+    fn fill(&self, dtype: DType, len: usize, value: f64) -> Result<Storage> {
+        fallback::record(self, "fill");
+        self.from_host(HostBuffer::filled(dtype, len, value))
+    }
+
+    /// `start + i·step` for `i` in `0..len`, each computed in `f64` and
+    /// converted to `dtype`. The default builds them on the host.
+    fn arange(&self, start: f64, step: f64, len: usize, dtype: DType) -> Result<Storage> {
+        fallback::record(self, "arange");
+        self.from_host(crate::random::arange_host(start, step, len, dtype))
+    }
+
+    /// `len` values of `dist` in `dtype`, element `i` drawn from the Philox
+    /// block at counter `rng.offset() + i` under key `rng.seed()` (the
+    /// caller advances its generator). A device computes the same blocks;
+    /// the default draws them on the host and uploads them.
+    fn random(
+        &self,
+        dist: Distribution,
+        rng: Generator,
+        len: usize,
+        dtype: DType,
+    ) -> Result<Storage> {
+        fallback::record(self, dist.name());
+        self.from_host(crate::random::draw_host(dist, rng, len, dtype))
+    }
+
+    /// Waits until every piece of work queued on the device has finished,
+    /// and returns the first failure among them (see the module docs).
+    /// The default has nothing to wait for.
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    // ---- Capabilities ---------------------------------------------------
+
+    /// Whether the device can hold tensors of `dtype`. The front end
+    /// refuses to create or cast to a dtype it cannot, with
+    /// [`oxmera_core::Error::UnsupportedOnDevice`]. Default: every dtype.
+    fn stores(&self, dtype: DType) -> bool {
+        let _ = dtype;
+        true
+    }
+
+    /// The dtype index operands arrive in (`I64` or `I32`); the front end
+    /// converts on the device. Default: `I64`.
+    fn index_dtype(&self) -> DType {
+        DType::I64
+    }
+
+    /// Whether the backend range-checks index operands itself, where they
+    /// live, reporting the first bad index as a late error. When `false`
+    /// (the default) the front end reads indices to the host and checks
+    /// them before the call.
+    fn checks_indices(&self) -> bool {
+        false
+    }
+
+    /// How the backend computes `op` (the public name: `"add"`,
+    /// `"matmul"`, `"conv2d_backward"`) on `dtype`. The default answers
+    /// [`Support::Fallback`] for every stored dtype, since it cannot see
+    /// which methods a backend overrides; a backend says `Native` for what
+    /// it has kernels for. A fallback body refuses an op declared
+    /// [`Support::Unsupported`] with [`oxmera_core::Error::NotImplemented`].
+    fn support(&self, op: &str, dtype: DType) -> Support {
+        let _ = op;
+        if self.stores(dtype) {
+            Support::Fallback
+        } else {
+            Support::Unsupported
+        }
+    }
+
+    // ---- Operations (each falls back to the host by default) -------------
 
     /// Converts `x` to `dtype` following [`crate::Element`]'s rules (shape of `x`).
-    fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage>;
+    fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
+        let host = Host::begin(self, "cast", x.dtype())?;
+        host.finish(host.reference().cast(&host.tensor_of(x)?, dtype)?)
+    }
 
     /// Elementwise `op(x)` (shape and dtype of `x`).
-    fn unary(&self, op: UnaryOp, x: &Tensor) -> Result<Storage>;
+    fn unary(&self, op: UnaryOp, x: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        host.finish(host.reference().unary(op, &host.tensor_of(x)?)?)
+    }
 
     /// Elementwise `op(a, b)`; `a` and `b` have the same shape and dtype
     /// (shape and dtype of `a`).
-    fn binary(&self, op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage>;
+    fn binary(&self, op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, op.name(), a.dtype())?;
+        let (a, b) = (host.tensor_of(a)?, host.tensor_of(b)?);
+        host.finish(host.reference().binary(op, &a, &b)?)
+    }
+
+    /// Elementwise `op(x, value)`, or `op(value, x)` when `scalar_first`;
+    /// `value` is already exact in `x`'s dtype for integers and bool, and
+    /// is rounded to it for floats (shape and dtype of `x`). The scalar
+    /// travels as a value: a device passes it to its kernel as an argument.
+    fn binary_scalar(
+        &self,
+        op: BinaryOp,
+        x: &Tensor,
+        value: f64,
+        scalar_first: bool,
+    ) -> Result<Storage> {
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(
+            host.reference()
+                .binary_scalar(op, &x, value, scalar_first)?,
+        )
+    }
 
     /// Elementwise comparison; same shape and dtype (shape of `a`, bool).
-    fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage>;
+    fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, op.name(), a.dtype())?;
+        let (a, b) = (host.tensor_of(a)?, host.tensor_of(b)?);
+        host.finish(host.reference().compare(op, &a, &b)?)
+    }
+
+    /// Elementwise `op(x, value)` with `value` converted to `x`'s dtype as
+    /// for [`Backend::binary_scalar`] (shape of `x`, bool).
+    fn compare_scalar(&self, op: CmpOp, x: &Tensor, value: f64) -> Result<Storage> {
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(host.reference().compare_scalar(op, &x, value)?)
+    }
 
     /// `cond ? a : b` elementwise; all three have one shape, `cond` is bool,
     /// `a` and `b` share a dtype (shape and dtype of `a`).
-    fn where_cond(&self, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Storage>;
+    fn where_cond(&self, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, "where", a.dtype())?;
+        let (c, a, b) = (
+            host.tensor_of(cond)?,
+            host.tensor_of(a)?,
+            host.tensor_of(b)?,
+        );
+        host.finish(host.reference().where_cond(&c, &a, &b)?)
+    }
 
     /// Reduces over `dims` (sorted, distinct, possibly empty, which means
     /// a copy). Output shape: `x`'s with each reduced dim set to 1. Output
     /// dtype: as the front end's doc of each op says (`out_dtype`).
-    fn reduce(&self, op: ReduceOp, x: &Tensor, dims: &[usize], out_dtype: DType)
-    -> Result<Storage>;
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        x: &Tensor,
+        dims: &[usize],
+        out_dtype: DType,
+    ) -> Result<Storage> {
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(host.reference().reduce(op, &x, dims, out_dtype)?)
+    }
 
     /// Softmax (or log-softmax when `log`) along `dim` (shape of `x`).
-    fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage>;
+    fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
+        let name = if log { "log_softmax" } else { "softmax" };
+        let host = Host::begin(self, name, x.dtype())?;
+        host.finish(host.reference().softmax(&host.tensor_of(x)?, dim, log)?)
+    }
 
     /// Layer normalization without the affine part: each slice over the
     /// last `dims` dims (`1 <= dims <= rank`) becomes
     /// `(x - mean) / sqrt(var + eps)`, the variance dividing by the count
     /// (shape of `x`). `x` is a float tensor and `eps` finite and `>= 0`.
-    ///
-    /// The default body composes the backend's own `mean`, `var`, `sub`,
-    /// `rsqrt` and `mul`, in `f64` (casting in and out): in the dtype
-    /// itself, the rounding of each intermediate would exceed the op's
-    /// tolerance for `f16` and `bf16`, and the variance of `f32` values
-    /// beyond about 1e19 would overflow. That is five passes, four
-    /// temporaries and two casts; a backend overrides it with one fused
-    /// kernel per slice.
+    /// A fused op: a backend runs it as one kernel per slice.
     fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
-        let y = crate::no_grad(|| {
-            let wide = x.detach().to_dtype(DType::F64)?;
-            let over: Vec<isize> = (-(dims as isize)..0).collect();
-            let mean = wide.mean(&over, true)?;
-            let rstd = wide.var(&over, 0.0, true)?.add_scalar(eps)?.rsqrt()?;
-            wide.sub(&mean)?.mul(&rstd)?.to_dtype(x.dtype())
-        })?;
-        self.contiguous(&y)
+        let host = Host::begin(self, "layer_norm", x.dtype())?;
+        host.finish(
+            host.reference()
+                .layer_norm(&host.tensor_of(x)?, dims, eps)?,
+        )
     }
 
     /// Batched matrix product: `a` is `[..., m, k]`, `b` is `[..., k, n]`
     /// with identical batch dims (possibly stride-0 broadcasts); the output
     /// is `[..., m, n]`.
-    fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage>;
+    fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, "matmul", a.dtype())?;
+        let (a, b) = (host.tensor_of(a)?, host.tensor_of(b)?);
+        host.finish(host.reference().matmul(&a, &b)?)
+    }
 
     /// Concatenates along `dim`; inputs agree on every other dim and dtype.
-    fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage>;
+    fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {
+        let host = Host::begin(self, "cat", xs[0].dtype())?;
+        let xs: Vec<Tensor> = xs
+            .iter()
+            .map(|x| host.tensor_of(x))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Tensor> = xs.iter().collect();
+        host.finish(host.reference().cat(&refs, dim)?)
+    }
 
-    /// Picks slices of `x` along `dim` at `indices` (1-D, i64, in range).
-    /// Output: `x`'s shape with `dim` set to `indices.numel()`.
-    fn index_select(&self, x: &Tensor, dim: usize, indices: &Tensor) -> Result<Storage>;
+    /// Picks slices of `x` along `dim` at `indices` (1-D, of
+    /// [`Backend::index_dtype`]). Output: `x`'s shape with `dim` set to
+    /// `indices.numel()`.
+    fn index_select(&self, x: &Tensor, dim: usize, indices: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, "index_select", x.dtype())?;
+        let (x, i) = (host.tensor_of(x)?, host.index_of(indices)?);
+        host.finish(host.reference().index_select(&x, dim, &i)?)
+    }
 
     /// `out[i][j][k] = x[i][index[i][j][k]][k]` (for `dim == 1`); `index`
-    /// is i64 of the output's shape, in range.
-    fn gather(&self, x: &Tensor, dim: usize, index: &Tensor) -> Result<Storage>;
+    /// is of the output's shape, of [`Backend::index_dtype`].
+    fn gather(&self, x: &Tensor, dim: usize, index: &Tensor) -> Result<Storage> {
+        let host = Host::begin(self, "gather", x.dtype())?;
+        let (x, i) = (host.tensor_of(x)?, host.index_of(index)?);
+        host.finish(host.reference().gather(&x, dim, &i)?)
+    }
 
     /// A copy of `x` with `src` values written (or added) at `index` along
-    /// `dim`; `index` and `src` have one shape, indices are in range.
-    /// Output: shape of `x`.
+    /// `dim`; `index` and `src` have one shape, `index` is of
+    /// [`Backend::index_dtype`]. Output: shape of `x`.
     fn scatter(
         &self,
         x: &Tensor,
@@ -363,18 +386,41 @@ pub trait Backend: Send + Sync + fmt::Debug {
         index: &Tensor,
         src: &Tensor,
         mode: ScatterMode,
-    ) -> Result<Storage>;
+    ) -> Result<Storage> {
+        let name = match mode {
+            ScatterMode::Replace => "scatter",
+            ScatterMode::Add => "scatter_add",
+        };
+        let host = Host::begin(self, name, x.dtype())?;
+        let (x, i, s) = (
+            host.tensor_of(x)?,
+            host.index_of(index)?,
+            host.tensor_of(src)?,
+        );
+        host.finish(host.reference().scatter(&x, dim, &i, &s, mode)?)
+    }
 
     /// Pads each dim with `(before, after)` copies of `value`; `pads` has
     /// one pair per dim of `x`.
-    fn pad(&self, x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Storage>;
+    fn pad(&self, x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Storage> {
+        let host = Host::begin(self, "pad", x.dtype())?;
+        host.finish(host.reference().pad(&host.tensor_of(x)?, pads, value)?)
+    }
 
     /// Reverses the order of elements along each of `dims` (shape of `x`).
-    fn flip(&self, x: &Tensor, dims: &[usize]) -> Result<Storage>;
+    fn flip(&self, x: &Tensor, dims: &[usize]) -> Result<Storage> {
+        let host = Host::begin(self, "flip", x.dtype())?;
+        host.finish(host.reference().flip(&host.tensor_of(x)?, dims)?)
+    }
 
     /// Keeps the lower (`upper == false`) or upper triangle of the last two
     /// dims relative to `diagonal`, zeroing the rest (shape of `x`).
-    fn triangle(&self, x: &Tensor, diagonal: i64, upper: bool) -> Result<Storage>;
+    fn triangle(&self, x: &Tensor, diagonal: i64, upper: bool) -> Result<Storage> {
+        let name = if upper { "triu" } else { "tril" };
+        let host = Host::begin(self, name, x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(host.reference().triangle(&x, diagonal, upper)?)
+    }
 
     /// 2-D convolution: `x` is `[n, c_in, h, w]`, `weight` is
     /// `[c_out, c_in / groups, kh, kw]`, `bias` is `[c_out]`; the output is
@@ -385,21 +431,29 @@ pub trait Backend: Send + Sync + fmt::Debug {
         weight: &Tensor,
         bias: Option<&Tensor>,
         params: Conv2dParams,
-    ) -> Result<Storage>;
+    ) -> Result<Storage> {
+        let host = Host::begin(self, "conv2d", x.dtype())?;
+        let (x, w) = (host.tensor_of(x)?, host.tensor_of(weight)?);
+        let b = bias.map(|b| host.tensor_of(b)).transpose()?;
+        host.finish(host.reference().conv2d(&x, &w, b.as_ref(), params)?)
+    }
 
     /// Max pooling over NCHW input; output `[n, c, h_out, w_out]`.
-    fn max_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage>;
+    fn max_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
+        let host = Host::begin(self, "max_pool2d", x.dtype())?;
+        host.finish(host.reference().max_pool2d(&host.tensor_of(x)?, params)?)
+    }
 
     /// Average pooling over NCHW input; output `[n, c, h_out, w_out]`.
-    fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage>;
+    fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
+        let host = Host::begin(self, "avg_pool2d", x.dtype())?;
+        host.finish(host.reference().avg_pool2d(&host.tensor_of(x)?, params)?)
+    }
 
     /// The gradients of [`Backend::conv2d`] with respect to `x` and
     /// `weight` (in that order, with their shapes), given `grad`, the
     /// gradient of the output. The bias gradient is a sum the front end
     /// takes itself.
-    ///
-    /// The default body reports that the backend cannot differentiate
-    /// convolutions; every backend that trains should override it.
     fn conv2d_backward(
         &self,
         x: &Tensor,
@@ -407,8 +461,14 @@ pub trait Backend: Send + Sync + fmt::Debug {
         grad: &Tensor,
         params: Conv2dParams,
     ) -> Result<(Storage, Storage)> {
-        let _ = (x, weight, grad, params);
-        Err(missing_backward(self.name(), "conv2d"))
+        let host = Host::begin(self, "conv2d_backward", x.dtype())?;
+        let (x, w, g) = (
+            host.tensor_of(x)?,
+            host.tensor_of(weight)?,
+            host.tensor_of(grad)?,
+        );
+        let (gx, gw) = host.reference().conv2d_backward(&x, &w, &g, params)?;
+        Ok((host.finish(gx)?, host.finish(gw)?))
     }
 
     /// The gradient of [`Backend::max_pool2d`] with respect to `x` (shape
@@ -420,8 +480,9 @@ pub trait Backend: Send + Sync + fmt::Debug {
         grad: &Tensor,
         params: Pool2dParams,
     ) -> Result<Storage> {
-        let _ = (x, grad, params);
-        Err(missing_backward(self.name(), "max_pool2d"))
+        let host = Host::begin(self, "max_pool2d_backward", x.dtype())?;
+        let (x, g) = (host.tensor_of(x)?, host.tensor_of(grad)?);
+        host.finish(host.reference().max_pool2d_backward(&x, &g, params)?)
     }
 
     /// The gradient of [`Backend::avg_pool2d`] with respect to `x` (shape
@@ -432,66 +493,16 @@ pub trait Backend: Send + Sync + fmt::Debug {
         grad: &Tensor,
         params: Pool2dParams,
     ) -> Result<Storage> {
-        let _ = (x, grad, params);
-        Err(missing_backward(self.name(), "avg_pool2d"))
+        let host = Host::begin(self, "avg_pool2d_backward", x.dtype())?;
+        let (x, g) = (host.tensor_of(x)?, host.tensor_of(grad)?);
+        host.finish(host.reference().avg_pool2d_backward(&x, &g, params)?)
     }
 }
 
-/// The error of a backend without the backward kernel of `op`.
-fn missing_backward(backend: &str, op: &'static str) -> oxmera_core::Error {
-    oxmera_core::Error::NotImplemented {
+/// The error of an op a backend declines and cannot fall back for.
+pub(crate) fn declined(backend: &str, op: &'static str) -> Error {
+    Error::NotImplemented {
         op,
         backend: backend.to_string(),
     }
-}
-
-/// The output extent of a sliding window along one axis: how many windows
-/// of `kernel` taps spaced `dilation` apart fit, stepping by `stride`, into
-/// `input + 2 * padding`. `None` when not even one fits.
-pub fn window_output_size(
-    input: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-) -> Option<usize> {
-    let span = dilation * (kernel.checked_sub(1)?) + 1;
-    let padded = input + 2 * padding;
-    (padded >= span && stride > 0).then(|| (padded - span) / stride + 1)
-}
-
-/// The input index that output position `out` of a sliding window reads
-/// through kernel tap `tap` along one axis — `out·stride + tap·dilation −
-/// padding` — or `None` when that falls in the padding, outside
-/// `[0, extent)`. The other half of [`window_output_size`]'s arithmetic,
-/// shared by every backend's convolution and pooling.
-///
-/// ```
-/// use oxmera_tensor::window_input_index;
-/// // Stride 2, padding 1, dilation 1, an input of 5: output 2, tap 1
-/// // reads 2·2 + 1 − 1 = 4; output 0, tap 0 reads −1, the padding.
-/// assert_eq!(window_input_index(2, 1, 2, 1, 1, 5), Some(4));
-/// assert_eq!(window_input_index(0, 0, 2, 1, 1, 5), None);
-/// assert_eq!(window_input_index(2, 2, 2, 1, 1, 5), None); // 5: past the end
-/// ```
-pub fn window_input_index(
-    out: usize,
-    tap: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-    extent: usize,
-) -> Option<usize> {
-    (out * stride + tap * dilation)
-        .checked_sub(padding)
-        .filter(|&i| i < extent)
-}
-
-/// The shape a reduction over `dims` leaves with every reduced dim kept as 1.
-pub fn keepdim_shape(shape: &Shape, dims: &[usize]) -> Shape {
-    let mut d = shape.dims().to_vec();
-    for &i in dims {
-        d[i] = 1;
-    }
-    Shape::from(d)
 }

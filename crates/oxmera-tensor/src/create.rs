@@ -1,8 +1,11 @@
-//! Constructors that build data on the host and hand it to the device.
+//! Constructors. `full` (with `zeros` and `ones`) and `arange` ask the
+//! device's fill and arange services, so a GPU writes them in place;
+//! `linspace` and `eye` build their few values on the host and upload them.
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 
-use crate::{HostBuffer, Tensor};
+use crate::tensor::check_stores;
+use crate::{HostBuffer, Tensor, registry};
 
 impl Tensor {
     /// A tensor of `shape` filled with `value` (converted to `dtype`).
@@ -13,8 +16,10 @@ impl Tensor {
         device: Device,
     ) -> Result<Tensor> {
         let shape = shape.into();
-        let data = HostBuffer::filled(dtype, shape.numel(), value);
-        Tensor::from_host(data, shape, device, "full")
+        let backend = registry::backend(device)?;
+        check_stores(&*backend, "full", dtype)?;
+        let storage = backend.fill(dtype, shape.numel(), value)?;
+        Ok(Tensor::from_storage(storage, shape))
     }
 
     /// A tensor of zeros.
@@ -60,8 +65,10 @@ impl Tensor {
             ));
         }
         let n = n.max(0.0) as usize;
-        let data = HostBuffer::from_f64s(dtype, (0..n).map(|i| start + i as f64 * step));
-        Tensor::from_host(data, [n], device, op)
+        let backend = registry::backend(device)?;
+        check_stores(&*backend, op, dtype)?;
+        let storage = backend.arange(start, step, n, dtype)?;
+        Ok(Tensor::from_storage(storage, [n]))
     }
 
     /// `steps` evenly spaced values from `start` to `end` inclusive (1-D).

@@ -10,8 +10,9 @@
 //!
 //! This crate owns: storage and element types, the `Tensor` handle and its
 //! views, constructors (including the counter-based [`Generator`]), the
-//! [`Backend`] trait and the device→backend [`registry`], and the
-//! operation front ends.
+//! [`Backend`] trait — device services, capabilities, and a host
+//! [`fallback`] for every op — the device→backend [`registry`] (lazy,
+//! fallible, open to custom devices), and the operation front ends.
 //!
 //! What it must never know about: any concrete backend. The reference
 //! backend, the optimized CPU backend and the GPU backends all depend on
@@ -23,24 +24,29 @@ mod backend;
 mod create;
 mod display;
 mod element;
+pub mod fallback;
 pub mod host_cache;
+pub mod host_device;
+mod op;
 pub mod ops;
-mod random;
+pub mod random;
 pub mod registry;
 mod storage;
 mod tensor;
+pub mod transfer;
 mod view;
 
 pub use autograd::{NoGradGuard, is_grad_enabled, no_grad};
-pub use backend::{
-    Backend, BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, ScatterMode, UnaryOp,
-    keepdim_shape, window_input_index, window_output_size,
-};
+pub use backend::{Backend, Distribution, Support};
 pub use element::Element;
+pub use op::{
+    BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, ScatterMode, UnaryOp, keepdim_shape,
+    window_input_index, window_output_size,
+};
 pub use random::{Generator, philox4x32_10};
-pub use registry::BACKEND_PROVIDERS;
+pub use registry::{BACKEND_PROVIDERS, Provider};
 pub use storage::{DeviceBuffer, HostBuffer, Storage, StorageData};
-pub use tensor::{Tensor, TensorId};
+pub use tensor::{Tensor, TensorId, synchronize};
 
 #[doc(hidden)]
 pub use linkme as __linkme;

@@ -7,10 +7,34 @@
 //! threads. Philox4x32-10 is the generator of Salmon et al., "Parallel
 //! random numbers: as easy as 1, 2, 3" (SC'11), also used by cuRAND and
 //! PyTorch's CUDA backend; it passes the BigCrush test battery.
+//!
+//! # What a device computes, and how close it must be
+//!
+//! Random tensors are made by the device's [`crate::Backend::random`]
+//! service, so a GPU draws them where they will be used. Element `i` of a
+//! draw at stream offset `o` uses the block
+//! `philox4x32_10([c as u32, (c >> 32) as u32, 0, 0], [seed as u32, (seed >> 32) as u32])`
+//! with `c = o + i`; every backend must produce exactly these blocks (they
+//! are integer arithmetic). From a block's words `w`:
+//!
+//! - uniform: `u = unit(w0, w1)` (53 bits, [`unit_f64`]), value
+//!   `low + (high - low)·u`;
+//! - normal: Box–Muller, `u1 = 1 - unit(w0, w1)`, `u2 = unit(w2, w3)`,
+//!   value `mean + std·sqrt(-2 ln u1)·cos(2π u2)`;
+//! - integers: `(w1·2^32 + w0) mod (high - low) + low`, exact.
+//!
+//! The host evaluates the float transforms in `f64` and rounds once. A
+//! device without `f64` (WGSL, most consumer GPUs at speed) evaluates them
+//! in `f32`; its `f32` values must then agree with the host's within
+//! 1 ulp for uniform and within the error of its `sqrt`, `ln` and `cos`
+//! (a few ulps; 4 is what `f32` Box–Muller with correctly rounded-to-1-ulp
+//! intrinsics reaches) for normal. Seeded host values are unchanged by the
+//! device seam: the contract is stated for devices rather than moving the
+//! host to an `f32` transform and changing every seeded run.
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 
-use crate::{HostBuffer, Tensor};
+use crate::{Distribution, Element, HostBuffer, Tensor, registry};
 
 const M0: u32 = 0xD251_1F53;
 const M1: u32 = 0xCD9E_8D57;
@@ -64,18 +88,23 @@ impl Generator {
         self.offset
     }
 
-    fn block(&self, i: u64) -> [u32; 4] {
-        let c = self.offset.wrapping_add(i);
-        philox4x32_10(
-            [c as u32, (c >> 32) as u32, 0, 0],
-            [self.seed as u32, (self.seed >> 32) as u32],
-        )
-    }
-
-    fn draw(&mut self, n: usize, f: impl Fn([u32; 4]) -> f64, dtype: DType) -> HostBuffer {
-        let data = HostBuffer::from_f64s(dtype, (0..n as u64).map(|i| f(self.block(i))));
+    /// Draws `shape` from `dist` on `device`'s random service and advances
+    /// the stream by the element count.
+    fn draw(
+        &mut self,
+        dist: Distribution,
+        shape: impl Into<Shape>,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
+        let op = dist.name();
+        let shape = shape.into();
+        let backend = registry::backend(device)?;
+        crate::tensor::check_stores(&*backend, op, dtype)?;
+        let n = shape.numel();
+        let storage = backend.random(dist, *self, n, dtype)?;
         self.offset = self.offset.wrapping_add(n as u64);
-        data
+        Ok(Tensor::from_storage(storage, shape))
     }
 
     /// Uniform values in `[low, high)` (before rounding to `dtype`, which
@@ -96,13 +125,7 @@ impl Generator {
                 format!("need finite low < high, got {low}..{high}"),
             ));
         }
-        let shape = shape.into();
-        let data = self.draw(
-            shape.numel(),
-            |w| low + (high - low) * unit(w[0], w[1]),
-            dtype,
-        );
-        Tensor::from_host(data, shape, device, "uniform")
+        self.draw(Distribution::Uniform { low, high }, shape, dtype, device)
     }
 
     /// Uniform values in `[0, 1)`.
@@ -133,18 +156,7 @@ impl Generator {
                 format!("need finite mean and std >= 0, got mean {mean}, std {std}"),
             ));
         }
-        let shape = shape.into();
-        let data = self.draw(
-            shape.numel(),
-            |w| {
-                // 1 - u lies in (0, 1], so the log is finite.
-                let u1 = 1.0 - unit(w[0], w[1]);
-                let u2 = unit(w[2], w[3]);
-                mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-            },
-            dtype,
-        );
-        Tensor::from_host(data, shape, device, "normal")
+        self.draw(Distribution::Normal { mean, std }, shape, dtype, device)
     }
 
     /// Standard normal values.
@@ -158,7 +170,8 @@ impl Generator {
     }
 
     /// Integers uniform in `[low, high)`, by reducing a 64-bit word modulo
-    /// the range (bias below `range / 2^64`, far below any test's reach).
+    /// the range (bias below `range / 2^64`, far below any test's reach),
+    /// converted to `dtype` as a cast from `i64` would.
     pub fn randint(
         &mut self,
         shape: impl Into<Shape>,
@@ -174,25 +187,76 @@ impl Generator {
                 format!("need low < high, got {low}..{high}"),
             ));
         }
-        let range = high.abs_diff(low);
-        let shape = shape.into();
-        let n = shape.numel();
-        let values: Vec<i64> = (0..n as u64)
-            .map(|i| {
-                let w = self.block(i);
-                let r = ((u64::from(w[1]) << 32) | u64::from(w[0])) % range;
-                low.wrapping_add(r as i64)
-            })
-            .collect();
-        self.offset = self.offset.wrapping_add(n as u64);
-        let data = HostBuffer::I64(values);
-        let t = Tensor::from_host(data, shape, device, "randint")?;
-        t.to_dtype(dtype)
+        self.draw(Distribution::Integers { low, high }, shape, dtype, device)
     }
 }
 
-/// A uniform double in `[0, 1)` from 53 random bits of two words.
-fn unit(lo: u32, hi: u32) -> f64 {
+/// The Philox block for element `i` of a draw from `rng`'s position.
+fn block(rng: Generator, i: u64) -> [u32; 4] {
+    let c = rng.offset.wrapping_add(i);
+    philox4x32_10(
+        [c as u32, (c >> 32) as u32, 0, 0],
+        [rng.seed as u32, (rng.seed >> 32) as u32],
+    )
+}
+
+/// The host's draw of `len` values of `dist` from `rng`'s position, in
+/// `dtype`: the definition every device's random service reproduces.
+pub fn draw_host(dist: Distribution, rng: Generator, len: usize, dtype: DType) -> HostBuffer {
+    let blocks = (0..len as u64).map(move |i| block(rng, i));
+    match dist {
+        Distribution::Uniform { low, high } => HostBuffer::from_f64s(
+            dtype,
+            blocks.map(|w| low + (high - low) * unit_f64(w[0], w[1])),
+        ),
+        Distribution::Normal { mean, std } => HostBuffer::from_f64s(
+            dtype,
+            blocks.map(|w| {
+                // 1 - u lies in (0, 1], so the log is finite.
+                let u1 = 1.0 - unit_f64(w[0], w[1]);
+                let u2 = unit_f64(w[2], w[3]);
+                mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+            }),
+        ),
+        Distribution::Integers { low, high } => {
+            let range = high.abs_diff(low);
+            let values = blocks.map(|w| {
+                let r = ((u64::from(w[1]) << 32) | u64::from(w[0])) % range;
+                low.wrapping_add(r as i64)
+            });
+            from_i64s(dtype, values)
+        }
+    }
+}
+
+/// A buffer of `dtype` from `i64` values, each converted as a cast from
+/// `i64` converts it ([`Element::from_i64`]).
+fn from_i64s(dtype: DType, values: impl Iterator<Item = i64>) -> HostBuffer {
+    fn build<T: Element>(values: impl Iterator<Item = i64>) -> HostBuffer {
+        T::into_buffer(values.map(T::from_i64).collect())
+    }
+    use half::{bf16, f16};
+    match dtype {
+        DType::F16 => build::<f16>(values),
+        DType::BF16 => build::<bf16>(values),
+        DType::F32 => build::<f32>(values),
+        DType::F64 => build::<f64>(values),
+        DType::I32 => build::<i32>(values),
+        DType::I64 => build::<i64>(values),
+        DType::U8 => build::<u8>(values),
+        DType::Bool => build::<bool>(values),
+    }
+}
+
+/// `start + i·step` for `i` in `0..len`, computed in `f64`, in `dtype`:
+/// the host's definition of the arange service.
+pub fn arange_host(start: f64, step: f64, len: usize, dtype: DType) -> HostBuffer {
+    HostBuffer::from_f64s(dtype, (0..len).map(|i| start + i as f64 * step))
+}
+
+/// A uniform double in `[0, 1)` from 53 random bits of two words: the top
+/// 53 bits of `hi·2^32 + lo`, times `2^-53`.
+pub fn unit_f64(lo: u32, hi: u32) -> f64 {
     let bits = ((u64::from(hi) << 32) | u64::from(lo)) >> 11;
     bits as f64 * (1.0 / (1u64 << 53) as f64)
 }
@@ -235,7 +299,7 @@ mod tests {
 
     #[test]
     fn unit_interval_ends() {
-        assert_eq!(unit(0, 0), 0.0);
-        assert!(unit(u32::MAX, u32::MAX) < 1.0);
+        assert_eq!(unit_f64(0, 0), 0.0);
+        assert!(unit_f64(u32::MAX, u32::MAX) < 1.0);
     }
 }

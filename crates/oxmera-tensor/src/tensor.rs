@@ -148,7 +148,10 @@ impl Tensor {
                 shape,
             });
         }
-        let storage = registry::backend(device)?.from_host(data)?;
+        let backend = registry::backend(device)?;
+        check_stores(&*backend, op, data.dtype())?;
+        crate::transfer::count_upload(device);
+        let storage = backend.from_host(data)?;
         Ok(Tensor::from_storage(storage, shape))
     }
 
@@ -297,9 +300,17 @@ impl Tensor {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
-        let storage = self.backend()?.cast(self, dtype)?;
+        let backend = self.backend()?;
+        check_stores(&*backend, "to_dtype", dtype)?;
+        let storage = backend.cast(self, dtype)?;
         let out = Tensor::from_storage(storage, self.shape().clone());
         Ok(crate::autograd::rules::cast(self, out))
+    }
+
+    /// Waits for the work queued on this tensor's device and returns the
+    /// first failure among it (see [`crate::synchronize`]).
+    pub fn synchronize(&self) -> Result<()> {
+        self.backend()?.synchronize()
     }
 
     /// Copies to another device (through the host). Returns `self` when the
@@ -311,6 +322,29 @@ impl Tensor {
         let host = self.to_host()?;
         Tensor::from_host(host, self.shape().clone(), device, "to_device")
     }
+}
+
+/// `Err(UnsupportedOnDevice)` when `backend`'s device cannot hold `dtype`.
+pub(crate) fn check_stores(backend: &dyn Backend, op: &'static str, dtype: DType) -> Result<()> {
+    if backend.stores(dtype) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedOnDevice {
+            op,
+            dtype,
+            device: backend.device(),
+            hint: "keep this tensor on a host device, or cast it to a dtype the device stores",
+        })
+    }
+}
+
+/// Waits until every piece of work queued on `device` has finished, and
+/// returns the first failure among it: an error the device found after the
+/// call that queued the work had returned ([`Error::DeviceFault`], naming
+/// that op). Reading a tensor back (`to_vec`, `to_host`) synchronizes too.
+/// A host device has nothing to wait for.
+pub fn synchronize(device: Device) -> Result<()> {
+    registry::backend(device)?.synchronize()
 }
 
 impl std::fmt::Debug for Tensor {

@@ -6,31 +6,24 @@
 //! reach (or a new one without a test) fails the suite.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use oxmera::prelude::*;
-use oxmera::tensor::{
-    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, ReduceOp, ScatterMode,
-    Storage, UnaryOp,
-};
+use oxmera::reference::Reference;
+use oxmera::tensor::{Backend, Conv2dParams, HostBuffer, Pool2dParams, Storage, Support};
 
 const R: Device = Device::Reference;
 
-/// A device whose backend has every forward op (borrowed from the
-/// reference) and none of the optional backward kernels, as a new backend
-/// starts out.
+/// A device whose backend has device services only, as a new backend
+/// starts out: every op falls back to the host, except that it declines
+/// the convolution's backward kernel, stores no `f64`, and range-checks
+/// indices itself, reporting a bad one at the next synchronization.
 const PARTIAL: Device = Device::Wgpu(9);
 
-/// The partial backend: forward ops delegate to the reference, and the
-/// resulting storage is re-labelled as living on [`PARTIAL`].
-#[derive(Debug)]
-struct Partial;
-
-fn on_partial(storage: Result<Storage>) -> Result<Storage> {
-    let host = storage?
-        .into_host()
-        .expect("the reference keeps its data in host memory");
-    Ok(Storage::host(PARTIAL, host))
+/// The partial backend, with the fault its index check found.
+#[derive(Debug, Default)]
+struct Partial {
+    fault: Mutex<Option<Error>>,
 }
 
 impl Backend for Partial {
@@ -43,84 +36,51 @@ impl Backend for Partial {
     fn from_host(&self, data: HostBuffer) -> Result<Storage> {
         Ok(Storage::host(PARTIAL, data))
     }
-    fn to_host(&self, x: &Tensor) -> Result<HostBuffer> {
-        oxmera::reference::Reference.to_host(x)
+    fn download(&self, storage: &Storage) -> Result<HostBuffer> {
+        oxmera::tensor::host_device::download(storage)
     }
-    fn contiguous(&self, x: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.contiguous(x))
+    fn stores(&self, dtype: DType) -> bool {
+        dtype != DType::F64
     }
-    fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.cast(x, dtype))
+    fn checks_indices(&self) -> bool {
+        true
     }
-    fn unary(&self, op: UnaryOp, x: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.unary(op, x))
+    fn support(&self, op: &str, dtype: DType) -> Support {
+        match op {
+            "conv2d_backward" => Support::Unsupported,
+            _ if !self.stores(dtype) => Support::Unsupported,
+            _ => Support::Fallback,
+        }
     }
-    fn binary(&self, op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.binary(op, a, b))
-    }
-    fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.compare(op, a, b))
-    }
-    fn where_cond(&self, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.where_cond(cond, a, b))
-    }
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: &Tensor,
-        dims: &[usize],
-        out_dtype: DType,
-    ) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.reduce(op, x, dims, out_dtype))
-    }
-    fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.softmax(x, dim, log))
-    }
-    fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.matmul(a, b))
-    }
-    fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.cat(xs, dim))
-    }
+    /// Checks the indices "on the device": a bad one is kept for the next
+    /// synchronization, and the call returns zeros, as a kernel would
+    /// return whatever it wrote.
     fn index_select(&self, x: &Tensor, dim: usize, indices: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.index_select(x, dim, indices))
+        let size = x.dims()[dim];
+        let picks = indices.to_host()?;
+        let bad = (0..picks.len())
+            .map(|i| picks.get_i64(i))
+            .find(|&i| usize::try_from(i).map_or(true, |i| i >= size));
+        if let Some(index) = bad {
+            *self.fault.lock().unwrap() = Some(Error::DeviceFault {
+                op: "index_select",
+                device: PARTIAL,
+                reason: format!("index {index} is out of range for dim {dim} of size {size}"),
+            });
+            let n = x.numel() / size.max(1) * picks.len();
+            return Ok(Storage::host(
+                PARTIAL,
+                HostBuffer::filled(x.dtype(), n, 0.0),
+            ));
+        }
+        let out = Reference.index_select(x, dim, indices)?;
+        Ok(Storage::host(PARTIAL, out.into_host().unwrap()))
     }
-    fn gather(&self, x: &Tensor, dim: usize, index: &Tensor) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.gather(x, dim, index))
-    }
-    fn scatter(
-        &self,
-        x: &Tensor,
-        dim: usize,
-        index: &Tensor,
-        src: &Tensor,
-        mode: ScatterMode,
-    ) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.scatter(x, dim, index, src, mode))
-    }
-    fn pad(&self, x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.pad(x, pads, value))
-    }
-    fn flip(&self, x: &Tensor, dims: &[usize]) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.flip(x, dims))
-    }
-    fn triangle(&self, x: &Tensor, diagonal: i64, upper: bool) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.triangle(x, diagonal, upper))
-    }
-    fn conv2d(
-        &self,
-        x: &Tensor,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        params: Conv2dParams,
-    ) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.conv2d(x, weight, bias, params))
-    }
-    fn max_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.max_pool2d(x, params))
-    }
-    fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
-        on_partial(oxmera::reference::Reference.avg_pool2d(x, params))
+    fn synchronize(&self) -> Result<()> {
+        match self.fault.lock().unwrap().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 
@@ -205,8 +165,22 @@ fn produce_every_kind() -> BTreeSet<&'static str> {
     let x = f32s(&[1.0, 2.0], &[2]).with_requires_grad(true).unwrap();
     expect(s, "Autograd", x.mul_scalar(2.0).unwrap().backward());
 
-    // A backend without the convolution backward kernel says so by name.
-    oxmera::tensor::registry::register(Arc::new(Partial));
+    // A backend that declines the convolution backward kernel says so by
+    // name; one that cannot store f64 refuses to make it; one that checks
+    // indices on the device reports a bad one at the next synchronization.
+    oxmera::tensor::registry::register(Arc::new(Partial::default()));
+    expect(
+        s,
+        "UnsupportedOnDevice",
+        Tensor::zeros([2], DType::F64, PARTIAL),
+    );
+    let table = Tensor::ones([3, 2], DType::F32, PARTIAL).unwrap();
+    let bad = Tensor::from_slice(&[1i64, 5], [2], PARTIAL).unwrap();
+    assert!(
+        table.index_select(0, &bad).is_ok(),
+        "the failure comes later"
+    );
+    expect(s, "DeviceFault", oxmera::tensor::synchronize(PARTIAL));
     let x = Tensor::zeros([1, 1, 3, 3], DType::F32, PARTIAL)
         .unwrap()
         .with_requires_grad(true)

@@ -19,6 +19,7 @@ pub const LAYERS: &[&str] = &[
     "oxmera-tensor",
     "oxmera-reference",
     "oxmera-cpu",
+    "oxmera-loopback",
     "oxmera-data",
     "oxmera-checkpoint",
     "oxmera-nn",

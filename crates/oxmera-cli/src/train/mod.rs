@@ -13,8 +13,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use oxmera::Device;
-
 mod data;
 mod engine;
 mod model;
@@ -109,7 +107,9 @@ pub struct TrainArgs {
     /// The seed for the split, the initial weights and the shuffling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// The device to compute on (`cpu` or `reference`).
+    /// The device to compute on (`cpu`, `reference`, or any device a linked
+    /// backend provides, such as `loopback`, whose ops all run through
+    /// the host fallback; the run then ends with the fallback report).
     #[arg(long, default_value = "cpu")]
     pub device: String,
     /// Where the checkpoint, metrics.json and curves.png go.
@@ -135,14 +135,21 @@ pub struct TrainArgs {
 /// Runs `oxmera train`. Exit codes: 0 when training finished, 1 when it
 /// stopped on a non-finite loss, 2 on bad arguments or an I/O error.
 pub fn run(args: TrainArgs) -> ExitCode {
-    let device = match args.device.parse::<Device>() {
+    let device = match oxmera::tensor::registry::parse_device(&args.device) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    match engine::train(&args, device) {
+    let result = engine::train(&args, device);
+    // Which ops the device lacked, how often: printed after the summary
+    // (also on failure, where it may be why), only if any fell back.
+    let fell_back = oxmera::tensor::fallback::report().for_device(device);
+    if !fell_back.is_empty() {
+        print!("\n{fell_back}");
+    }
+    match result {
         Ok(_) => ExitCode::SUCCESS,
         Err(TrainError::Diverged(message)) => {
             eprintln!("{message}");

@@ -46,7 +46,7 @@
 use oxmera_core::{DType, Error, Result, Shape, broadcast_shapes, broadcast_shapes_all};
 
 use super::unary::{BOOL_ARITH_HINT, LOGICAL_HINT};
-use crate::{BinaryOp, CmpOp, HostBuffer, Tensor};
+use crate::{BinaryOp, CmpOp, Tensor};
 
 /// `Err(DeviceMismatch)` unless `a` and `b` live on one device.
 pub(crate) fn same_device(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
@@ -100,24 +100,46 @@ fn representable(value: f64, dtype: DType) -> bool {
     value.fract() == 0.0 && value >= lo && value < hi_exclusive
 }
 
+/// `Err(InvalidArgument)` unless `value` is exactly a value of `dtype`
+/// (always true of a float dtype, which rounds it).
+fn check_representable(op: &'static str, value: f64, dtype: DType) -> Result<()> {
+    if representable(value, dtype) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            op,
+            "scalar",
+            format!("{value} is not exactly representable in {dtype}"),
+        ))
+    }
+}
+
 impl Tensor {
     /// A rank-0 tensor holding `value` in this tensor's dtype and device,
     /// refusing values the dtype cannot hold exactly (integers and bool).
     pub(crate) fn scalar_like(&self, op: &'static str, value: f64) -> Result<Tensor> {
         let dtype = self.dtype();
-        if !representable(value, dtype) {
-            return Err(Error::invalid(
-                op,
-                "scalar",
-                format!("{value} is not exactly representable in {dtype}"),
-            ));
+        check_representable(op, value, dtype)?;
+        // The device's fill service makes it: no host data is uploaded.
+        Tensor::full(Shape::scalar(), value, dtype, self.device())
+    }
+
+    /// The checks every binary op makes of its dtype: logical ops take
+    /// bool, arithmetic ones refuse it.
+    fn binary_dtype_suits(op: BinaryOp, dtype: DType) -> Result<()> {
+        let logical = matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor);
+        if logical == dtype.is_bool() {
+            return Ok(());
         }
-        Tensor::from_host(
-            HostBuffer::filled(dtype, 1, value),
-            Shape::scalar(),
-            self.device(),
-            op,
-        )
+        Err(Error::UnsupportedDType {
+            op: op.name(),
+            dtype,
+            hint: if logical {
+                LOGICAL_HINT
+            } else {
+                BOOL_ARITH_HINT
+            },
+        })
     }
 
     /// The one path every arithmetic and logical binary op takes to a
@@ -126,19 +148,7 @@ impl Tensor {
         let name = op.name();
         same_device(name, self, other)?;
         same_dtype(name, self, other)?;
-        let dtype = self.dtype();
-        let logical = matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor);
-        if logical != dtype.is_bool() {
-            return Err(Error::UnsupportedDType {
-                op: name,
-                dtype,
-                hint: if logical {
-                    LOGICAL_HINT
-                } else {
-                    BOOL_ARITH_HINT
-                },
-            });
-        }
+        Tensor::binary_dtype_suits(op, self.dtype())?;
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
         let a = broadcast_view(self, &shape)?;
         let b = broadcast_view(other, &shape)?;
@@ -148,14 +158,35 @@ impl Tensor {
     }
 
     /// `op(self, value)` with `value` converted to this tensor's dtype, or
-    /// `op(value, self)` when `scalar_first`.
+    /// `op(value, self)` when `scalar_first`: the one path of the `_scalar`
+    /// forms. The value reaches the backend as a number, never as an
+    /// uploaded tensor; only when a gradient is recorded is it made a
+    /// rank-0 tensor (by the device's fill service) for the rule to use.
     fn binary_scalar_op(&self, op: BinaryOp, value: f64, scalar_first: bool) -> Result<Tensor> {
-        let s = self.scalar_like(op.name(), value)?;
-        if scalar_first {
-            s.binary_op(op, self)
-        } else {
-            self.binary_op(op, &s)
+        let name = op.name();
+        Tensor::binary_dtype_suits(op, self.dtype())?;
+        check_representable(name, value, self.dtype())?;
+        let storage = self
+            .backend()?
+            .binary_scalar(op, self, value, scalar_first)?;
+        let out = Tensor::from_storage(storage, self.shape().clone());
+        if !crate::autograd::wants_grad(&[self]) {
+            return Ok(out);
         }
+        let s = self.scalar_like(name, value)?;
+        Ok(if scalar_first {
+            crate::autograd::rules::binary(op, &s, self, out)
+        } else {
+            crate::autograd::rules::binary(op, self, &s, out)
+        })
+    }
+
+    /// `op(self, value)` for a comparison: the one path of `eq_scalar`,
+    /// `gt_scalar` and the rest (the value travels as a number).
+    fn compare_scalar_op(&self, op: CmpOp, value: f64) -> Result<Tensor> {
+        check_representable(op.name(), value, self.dtype())?;
+        let storage = self.backend()?.compare_scalar(op, self, value)?;
+        Ok(Tensor::from_storage(storage, self.shape().clone()))
     }
 
     /// The one path every comparison takes to a backend. Output: the
@@ -411,32 +442,32 @@ impl Tensor {
     /// `self == value`, with `value` in this tensor's dtype (it must be
     /// exactly representable in an integer or bool dtype).
     pub fn eq_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_op(CmpOp::Eq, &self.scalar_like("eq", value)?)
+        self.compare_scalar_op(CmpOp::Eq, value)
     }
 
     /// `self != value`.
     pub fn ne_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_op(CmpOp::Ne, &self.scalar_like("ne", value)?)
+        self.compare_scalar_op(CmpOp::Ne, value)
     }
 
     /// `self < value`.
     pub fn lt_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_op(CmpOp::Lt, &self.scalar_like("lt", value)?)
+        self.compare_scalar_op(CmpOp::Lt, value)
     }
 
     /// `self <= value`.
     pub fn le_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_op(CmpOp::Le, &self.scalar_like("le", value)?)
+        self.compare_scalar_op(CmpOp::Le, value)
     }
 
     /// `self > value`.
     pub fn gt_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_op(CmpOp::Gt, &self.scalar_like("gt", value)?)
+        self.compare_scalar_op(CmpOp::Gt, value)
     }
 
     /// `self >= value`.
     pub fn ge_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_op(CmpOp::Ge, &self.scalar_like("ge", value)?)
+        self.compare_scalar_op(CmpOp::Ge, value)
     }
 
     /// `a` where `cond` is true, else `b`; all three broadcast together.

@@ -46,8 +46,10 @@ fn same_dtype(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
     }
 }
 
-/// An index tensor as `i64` (on its device) and its values on the host,
-/// each checked to lie in `0..size`.
+/// An index tensor in the backend's index dtype (converted on its
+/// device), each value checked to lie in `0..size` — on the host by the
+/// front end, or by the backend where the data lives when it says it
+/// checks indices itself (then a bad index is a late error).
 fn checked_index(
     op: &'static str,
     x: &Tensor,
@@ -63,10 +65,28 @@ fn checked_index(
             hint: "indices must be i64 or i32",
         });
     }
-    let index = index.to_dtype(DType::I64)?;
-    let values = index.to_vec::<i64>()?;
-    check_range(op, &values, dim, size)?;
-    Ok(index)
+    let backend = x.backend()?;
+    if !backend.checks_indices() {
+        let host = index.to_host()?;
+        let values: Vec<i64> = (0..host.len()).map(|i| host.get_i64(i)).collect();
+        check_range(op, &values, dim, size)?;
+    }
+    in_index_dtype(index, backend.index_dtype())
+}
+
+/// `index` converted to `want` on its device. Narrowing `i64` to `i32`
+/// saturates first, so a value out of `i32`'s range stays out of range
+/// for a backend that checks on the device (a wrapped one might land
+/// inside it).
+fn in_index_dtype(index: &Tensor, want: DType) -> Result<Tensor> {
+    if index.dtype() == want {
+        return Ok(index.clone());
+    }
+    if index.dtype() == DType::I64 && want == DType::I32 {
+        let bounds = (Some(f64::from(i32::MIN)), Some(f64::from(i32::MAX)));
+        return index.clamp(bounds.0, bounds.1)?.to_dtype(want);
+    }
+    index.to_dtype(want)
 }
 
 /// Fails with the first value outside `0..size`.

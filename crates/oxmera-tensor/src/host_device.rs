@@ -1,0 +1,60 @@
+//! Device services for a backend whose memory is host memory.
+//!
+//! The reference and CPU backends keep their data in [`HostBuffer`]s, so
+//! their upload is a move, their download a clone, and a scalar operand
+//! costs nothing to materialize. These are those services, written once
+//! for every host backend (and for a learner's first backend, which may
+//! start as one).
+
+use std::sync::Arc;
+
+use oxmera_core::{DType, Device, Error, Layout, Result};
+
+use crate::random::{arange_host, draw_host};
+use crate::{Distribution, Generator, HostBuffer, Storage, Tensor};
+
+/// A clone of a host storage's buffer; `Err` for device storage (a host
+/// backend never made it).
+pub fn download(storage: &Storage) -> Result<HostBuffer> {
+    storage
+        .as_host()
+        .cloned()
+        .ok_or_else(|| Error::BackendUnavailable {
+            op: "download",
+            device: storage.device(),
+            reason: "a host backend was handed storage that lives on a device".into(),
+        })
+}
+
+/// `len` copies of `value` in `dtype`, on `device`.
+pub fn fill(device: Device, dtype: DType, len: usize, value: f64) -> Storage {
+    Storage::host(device, HostBuffer::filled(dtype, len, value))
+}
+
+/// `start + i·step` for `i` in `0..len`, on `device`.
+pub fn arange(device: Device, start: f64, step: f64, len: usize, dtype: DType) -> Storage {
+    Storage::host(device, arange_host(start, step, len, dtype))
+}
+
+/// `len` draws of `dist` from `rng`'s position, on `device`.
+pub fn random(
+    device: Device,
+    dist: Distribution,
+    rng: Generator,
+    len: usize,
+    dtype: DType,
+) -> Storage {
+    Storage::host(device, draw_host(dist, rng, len, dtype))
+}
+
+/// `value` in `x`'s dtype, on `x`'s (host) device, viewed with stride 0 at
+/// `x`'s shape: the second operand a host backend's `binary` and `compare`
+/// take for the `_scalar` forms. One element is stored.
+pub fn scalar_operand(x: &Tensor, value: f64) -> Result<Tensor> {
+    let storage = Storage::host(x.device(), HostBuffer::filled(x.dtype(), 1, value));
+    let one = Tensor::from_parts(
+        Arc::new(storage),
+        Layout::contiguous(oxmera_core::Shape::scalar()),
+    );
+    one.broadcast_to(x.shape().clone())
+}

@@ -1,0 +1,301 @@
+//! The vocabulary a backend is called with: op enums (one per family, so
+//! the trait stays small and object-safe, and the conformance suite can
+//! name ops as data), the geometry of convolution and pooling, and the
+//! window arithmetic every backend's convolution shares.
+
+use oxmera_core::Shape;
+
+/// Elementwise operations of one operand.
+///
+/// Float-only ops (`Exp`, `Sigmoid`, …) are rejected by the front end for
+/// integer and bool inputs with [`oxmera_core::Error::UnsupportedDType`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[allow(missing_docs)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Sign,
+    Exp,
+    Log,
+    Log1p,
+    Sqrt,
+    Rsqrt,
+    Recip,
+    Square,
+    Sin,
+    Cos,
+    Tanh,
+    Sigmoid,
+    Relu,
+    /// `x` for positive `x`, else `slope * x`.
+    LeakyRelu(f64),
+    /// `x * Φ(x)` with the exact normal CDF.
+    GeluErf,
+    /// The tanh approximation of GELU.
+    GeluTanh,
+    Silu,
+    Softplus,
+    Erf,
+    Floor,
+    Ceil,
+    /// Round half to even.
+    Round,
+    /// `min(max(x, min), max)`; either bound may be absent.
+    Clamp {
+        min: Option<f64>,
+        max: Option<f64>,
+    },
+    /// `x^exponent`.
+    Powf(f64),
+    /// Logical not (bool only).
+    Not,
+}
+
+impl UnaryOp {
+    /// The public name of the op, as used in errors and the conformance corpus.
+    pub fn name(&self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Neg => "neg",
+            Abs => "abs",
+            Sign => "sign",
+            Exp => "exp",
+            Log => "log",
+            Log1p => "log1p",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Recip => "recip",
+            Square => "square",
+            Sin => "sin",
+            Cos => "cos",
+            Tanh => "tanh",
+            Sigmoid => "sigmoid",
+            Relu => "relu",
+            LeakyRelu(_) => "leaky_relu",
+            GeluErf => "gelu",
+            GeluTanh => "gelu_tanh",
+            Silu => "silu",
+            Softplus => "softplus",
+            Erf => "erf",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Clamp { .. } => "clamp",
+            Powf(_) => "powf",
+            Not => "logical_not",
+        }
+    }
+}
+
+/// Elementwise operations of two operands of one dtype, giving that dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Maximum,
+    Minimum,
+    Rem,
+    /// Logical and (bool only).
+    And,
+    /// Logical or (bool only).
+    Or,
+    /// Logical exclusive or (bool only).
+    Xor,
+}
+
+impl BinaryOp {
+    /// The public name of the op.
+    pub fn name(&self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "add",
+            Sub => "sub",
+            Mul => "mul",
+            Div => "div",
+            Pow => "pow",
+            Maximum => "maximum",
+            Minimum => "minimum",
+            Rem => "rem",
+            And => "logical_and",
+            Or => "logical_or",
+            Xor => "logical_xor",
+        }
+    }
+}
+
+/// Comparisons of two operands of one dtype, giving bool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    /// The public name of the op.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+        }
+    }
+}
+
+/// Reductions over a set of dims.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[allow(missing_docs)]
+pub enum ReduceOp {
+    Sum,
+    Mean,
+    Prod,
+    Max,
+    Min,
+    /// Index of the first maximum, as i64: the row-major position within
+    /// the reduced sub-block (the front end passes one dim, or all dims
+    /// for the flattened index). NaN counts as the maximum.
+    ArgMax,
+    /// Index of the first minimum, as for `ArgMax` (NaN counts as the minimum).
+    ArgMin,
+    /// Variance with `correction` subtracted from the count (1 = Bessel).
+    Var {
+        correction: f64,
+    },
+    /// Standard deviation with a correction, as for `Var`.
+    Std {
+        correction: f64,
+    },
+    LogSumExp,
+    /// Whether every element is true (bool output).
+    All,
+    /// Whether any element is true (bool output).
+    Any,
+}
+
+impl ReduceOp {
+    /// The public name of the op.
+    pub fn name(&self) -> &'static str {
+        use ReduceOp::*;
+        match self {
+            Sum => "sum",
+            Mean => "mean",
+            Prod => "prod",
+            Max => "max",
+            Min => "min",
+            ArgMax => "argmax",
+            ArgMin => "argmin",
+            Var { .. } => "var",
+            Std { .. } => "std",
+            LogSumExp => "logsumexp",
+            All => "all",
+            Any => "any",
+        }
+    }
+}
+
+/// How `scatter` combines a source value with what is already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScatterMode {
+    /// Overwrite; when indices collide the last write (in source order) wins.
+    Replace,
+    /// Accumulate: colliding indices add up.
+    Add,
+}
+
+/// Geometry of a 2-D convolution over NCHW input and OIHW weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Conv2dParams {
+    /// Step between windows, (height, width).
+    pub stride: (usize, usize),
+    /// Zeros added on each side, (height, width).
+    pub padding: (usize, usize),
+    /// Spacing between kernel taps, (height, width).
+    pub dilation: (usize, usize),
+    /// Number of channel groups.
+    pub groups: usize,
+}
+
+impl Default for Conv2dParams {
+    fn default() -> Self {
+        Conv2dParams {
+            stride: (1, 1),
+            padding: (0, 0),
+            dilation: (1, 1),
+            groups: 1,
+        }
+    }
+}
+
+/// Geometry of a 2-D pooling window over NCHW input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pool2dParams {
+    /// Window size, (height, width).
+    pub kernel: (usize, usize),
+    /// Step between windows, (height, width).
+    pub stride: (usize, usize),
+    /// Padding on each side, (height, width). Max pooling pads with -inf;
+    /// average pooling counts padded zeros in the divisor.
+    pub padding: (usize, usize),
+}
+
+/// The output extent of a sliding window along one axis: how many windows
+/// of `kernel` taps spaced `dilation` apart fit, stepping by `stride`, into
+/// `input + 2 * padding`. `None` when not even one fits.
+pub fn window_output_size(
+    input: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> Option<usize> {
+    let span = dilation * (kernel.checked_sub(1)?) + 1;
+    let padded = input + 2 * padding;
+    (padded >= span && stride > 0).then(|| (padded - span) / stride + 1)
+}
+
+/// The input index that output position `out` of a sliding window reads
+/// through kernel tap `tap` along one axis — `out·stride + tap·dilation −
+/// padding` — or `None` when that falls in the padding, outside
+/// `[0, extent)`. The other half of [`window_output_size`]'s arithmetic,
+/// shared by every backend's convolution and pooling.
+///
+/// ```
+/// use oxmera_tensor::window_input_index;
+/// // Stride 2, padding 1, dilation 1, an input of 5: output 2, tap 1
+/// // reads 2·2 + 1 − 1 = 4; output 0, tap 0 reads −1, the padding.
+/// assert_eq!(window_input_index(2, 1, 2, 1, 1, 5), Some(4));
+/// assert_eq!(window_input_index(0, 0, 2, 1, 1, 5), None);
+/// assert_eq!(window_input_index(2, 2, 2, 1, 1, 5), None); // 5: past the end
+/// ```
+pub fn window_input_index(
+    out: usize,
+    tap: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    extent: usize,
+) -> Option<usize> {
+    (out * stride + tap * dilation)
+        .checked_sub(padding)
+        .filter(|&i| i < extent)
+}
+
+/// The shape a reduction over `dims` leaves with every reduced dim kept as 1.
+pub fn keepdim_shape(shape: &Shape, dims: &[usize]) -> Shape {
+    let mut d = shape.dims().to_vec();
+    for &i in dims {
+        d[i] = 1;
+    }
+    Shape::from(d)
+}
