@@ -3,8 +3,10 @@
 //!
 //! Before the device seam, each `mul_scalar`, `div_scalar` and
 //! `add_scalar` uploaded a one-element tensor: 7 uploads per parameter per
-//! Adam step (8 with L2 weight decay), 1–2 per SGD step. On a GPU each is a
-//! transfer across the bus that costs more than the small kernel it feeds.
+//! Adam step, 8 with L2 weight decay (measured on commit 64ec982 with a
+//! backend counting one-element uploads: 14 and 16 per step for two
+//! parameters). On a GPU each is a transfer across the bus that costs more
+//! than the small kernel it feeds.
 
 use std::sync::Arc;
 

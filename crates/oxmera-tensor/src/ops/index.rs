@@ -83,8 +83,8 @@ fn in_index_dtype(index: &Tensor, want: DType) -> Result<Tensor> {
         return Ok(index.clone());
     }
     if index.dtype() == DType::I64 && want == DType::I32 {
-        let bounds = (Some(f64::from(i32::MIN)), Some(f64::from(i32::MAX)));
-        return index.clamp(bounds.0, bounds.1)?.to_dtype(want);
+        let (lo, hi) = (f64::from(i32::MIN), f64::from(i32::MAX));
+        return index.clamp(Some(lo), Some(hi))?.to_dtype(want);
     }
     index.to_dtype(want)
 }
