@@ -87,8 +87,8 @@ use std::sync::Arc;
 
 use oxmera_core::{DType, Device, Result};
 use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, Conv2dParams, Distribution, Generator, HostBuffer, Pool2dParams,
-    Provider, ReduceOp, ScatterMode, Storage, Support, Tensor, UnaryOp, host_device,
+    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, Provider, ReduceOp,
+    ScatterMode, Storage, Tensor, UnaryOp,
 };
 
 mod conv;
@@ -148,34 +148,10 @@ impl Backend for Cpu {
         Device::Cpu
     }
 
+    oxmera_tensor::host_backend_services!(Device::Cpu);
+
     fn from_host(&self, data: HostBuffer) -> Result<Storage> {
         Ok(Storage::host(Device::Cpu, data))
-    }
-
-    fn download(&self, storage: &Storage) -> Result<HostBuffer> {
-        host_device::download(storage)
-    }
-
-    fn fill(&self, dtype: DType, len: usize, value: f64) -> Result<Storage> {
-        Ok(host_device::fill(Device::Cpu, dtype, len, value))
-    }
-
-    fn arange(&self, start: f64, step: f64, len: usize, dtype: DType) -> Result<Storage> {
-        Ok(host_device::arange(Device::Cpu, start, step, len, dtype))
-    }
-
-    fn random(
-        &self,
-        dist: Distribution,
-        rng: Generator,
-        len: usize,
-        dtype: DType,
-    ) -> Result<Storage> {
-        Ok(host_device::random(Device::Cpu, dist, rng, len, dtype))
-    }
-
-    fn support(&self, _op: &str, _dtype: DType) -> Support {
-        Support::Native
     }
 
     fn to_host(&self, x: &Tensor) -> Result<HostBuffer> {
@@ -196,25 +172,6 @@ impl Backend for Cpu {
 
     fn binary(&self, op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
         elementwise::binary(op, a, b)
-    }
-
-    fn binary_scalar(
-        &self,
-        op: BinaryOp,
-        x: &Tensor,
-        value: f64,
-        scalar_first: bool,
-    ) -> Result<Storage> {
-        let s = host_device::scalar_operand(x, value)?;
-        if scalar_first {
-            self.binary(op, &s, x)
-        } else {
-            self.binary(op, x, &s)
-        }
-    }
-
-    fn compare_scalar(&self, op: CmpOp, x: &Tensor, value: f64) -> Result<Storage> {
-        self.compare(op, x, &host_device::scalar_operand(x, value)?)
     }
 
     fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {

@@ -58,3 +58,81 @@ pub fn scalar_operand(x: &Tensor, value: f64) -> Result<Tensor> {
     );
     one.broadcast_to(x.shape().clone())
 }
+
+/// Writes, inside an `impl Backend for X` block, the methods every host
+/// backend shares: `download`, `fill`, `arange` and `random` on
+/// `$device`'s host memory, the `_scalar` ops as `binary`/`compare` with
+/// a stride-0 host operand, and `support` answering native for every op.
+/// The reference and CPU backends write
+/// `oxmera_tensor::host_backend_services!(Device::Cpu);` (with their own
+/// device) among their methods, and the ops after it.
+#[macro_export]
+macro_rules! host_backend_services {
+    ($device:expr) => {
+        fn download(
+            &self,
+            storage: &$crate::Storage,
+        ) -> $crate::__core::Result<$crate::HostBuffer> {
+            $crate::host_device::download(storage)
+        }
+
+        fn fill(
+            &self,
+            dtype: $crate::__core::DType,
+            len: usize,
+            value: f64,
+        ) -> $crate::__core::Result<$crate::Storage> {
+            Ok($crate::host_device::fill($device, dtype, len, value))
+        }
+
+        fn arange(
+            &self,
+            start: f64,
+            step: f64,
+            len: usize,
+            dtype: $crate::__core::DType,
+        ) -> $crate::__core::Result<$crate::Storage> {
+            Ok($crate::host_device::arange(
+                $device, start, step, len, dtype,
+            ))
+        }
+
+        fn random(
+            &self,
+            dist: $crate::Distribution,
+            rng: $crate::Generator,
+            len: usize,
+            dtype: $crate::__core::DType,
+        ) -> $crate::__core::Result<$crate::Storage> {
+            Ok($crate::host_device::random($device, dist, rng, len, dtype))
+        }
+
+        fn support(&self, _op: &str, _dtype: $crate::__core::DType) -> $crate::Support {
+            $crate::Support::Native
+        }
+
+        fn binary_scalar(
+            &self,
+            op: $crate::BinaryOp,
+            x: &$crate::Tensor,
+            value: f64,
+            scalar_first: bool,
+        ) -> $crate::__core::Result<$crate::Storage> {
+            let s = $crate::host_device::scalar_operand(x, value)?;
+            if scalar_first {
+                self.binary(op, &s, x)
+            } else {
+                self.binary(op, x, &s)
+            }
+        }
+
+        fn compare_scalar(
+            &self,
+            op: $crate::CmpOp,
+            x: &$crate::Tensor,
+            value: f64,
+        ) -> $crate::__core::Result<$crate::Storage> {
+            self.compare(op, x, &$crate::host_device::scalar_operand(x, value)?)
+        }
+    };
+}

@@ -50,3 +50,5 @@ pub use tensor::{Tensor, TensorId, synchronize};
 
 #[doc(hidden)]
 pub use linkme as __linkme;
+#[doc(hidden)]
+pub use oxmera_core as __core;
