@@ -51,7 +51,7 @@
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 
-use crate::{Distribution, Element, HostBuffer, Tensor, registry};
+use crate::{Distribution, HostBuffer, Tensor, registry};
 
 const M0: u32 = 0xD251_1F53;
 const M1: u32 = 0xCD9E_8D57;
@@ -241,27 +241,8 @@ pub fn draw_host(dist: Distribution, rng: Generator, len: usize, dtype: DType) -
                 let r = ((u64::from(w[1]) << 32) | u64::from(w[0])) % range;
                 low.wrapping_add(r as i64)
             });
-            from_i64s(dtype, values)
+            HostBuffer::from_i64s(dtype, values)
         }
-    }
-}
-
-/// A buffer of `dtype` from `i64` values, each converted as a cast from
-/// `i64` converts it ([`Element::from_i64`]).
-fn from_i64s(dtype: DType, values: impl Iterator<Item = i64>) -> HostBuffer {
-    fn build<T: Element>(values: impl Iterator<Item = i64>) -> HostBuffer {
-        T::into_buffer(values.map(T::from_i64).collect())
-    }
-    use half::{bf16, f16};
-    match dtype {
-        DType::F16 => build::<f16>(values),
-        DType::BF16 => build::<bf16>(values),
-        DType::F32 => build::<f32>(values),
-        DType::F64 => build::<f64>(values),
-        DType::I32 => build::<i32>(values),
-        DType::I64 => build::<i64>(values),
-        DType::U8 => build::<u8>(values),
-        DType::Bool => build::<bool>(values),
     }
 }
 

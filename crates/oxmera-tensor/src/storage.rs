@@ -41,6 +41,22 @@ macro_rules! with_host_buffer {
     };
 }
 
+/// Calls the generic `$build::<T>($args)` with the element type of `$dtype`.
+macro_rules! by_dtype {
+    ($dtype:expr, $build:ident ( $($arg:expr),* )) => {
+        match $dtype {
+            DType::F16 => $build::<f16>($($arg),*),
+            DType::BF16 => $build::<bf16>($($arg),*),
+            DType::F32 => $build::<f32>($($arg),*),
+            DType::F64 => $build::<f64>($($arg),*),
+            DType::I32 => $build::<i32>($($arg),*),
+            DType::I64 => $build::<i64>($($arg),*),
+            DType::U8 => $build::<u8>($($arg),*),
+            DType::Bool => $build::<bool>($($arg),*),
+        }
+    };
+}
+
 impl HostBuffer {
     /// The dtype of the elements.
     pub fn dtype(&self) -> DType {
@@ -77,16 +93,17 @@ impl HostBuffer {
         fn build<T: Element>(values: impl IntoIterator<Item = f64>) -> HostBuffer {
             T::into_buffer(values.into_iter().map(T::from_f64).collect())
         }
-        match dtype {
-            DType::F16 => build::<f16>(values),
-            DType::BF16 => build::<bf16>(values),
-            DType::F32 => build::<f32>(values),
-            DType::F64 => build::<f64>(values),
-            DType::I32 => build::<i32>(values),
-            DType::I64 => build::<i64>(values),
-            DType::U8 => build::<u8>(values),
-            DType::Bool => build::<bool>(values),
+        by_dtype!(dtype, build(values))
+    }
+
+    /// A buffer of `dtype` built from `i64` values, each converted as a
+    /// cast from `i64` converts it ([`Element::from_i64`]: integers wrap,
+    /// floats round).
+    pub fn from_i64s(dtype: DType, values: impl IntoIterator<Item = i64>) -> HostBuffer {
+        fn build<T: Element>(values: impl IntoIterator<Item = i64>) -> HostBuffer {
+            T::into_buffer(values.into_iter().map(T::from_i64).collect())
         }
+        by_dtype!(dtype, build(values))
     }
 
     /// Element `i` as an `f64`.
