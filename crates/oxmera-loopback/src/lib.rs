@@ -34,7 +34,7 @@ use oxmera_core::{DType, Device, Error, Result};
 use oxmera_tensor::random::{arange_host, draw_host};
 use oxmera_tensor::{
     Backend, DeviceBuffer, Distribution, Generator, HostBuffer, Provider, Storage, StorageData,
-    Tensor, with_host_buffer,
+    Support, Tensor, with_host_buffer,
 };
 
 // The host fallback computes with the reference backend; naming the crate
@@ -154,11 +154,19 @@ impl Backend for Loopback {
     fn index_dtype(&self) -> DType {
         DType::I32
     }
+
+    /// Its services are native; every op falls back.
+    fn support(&self, op: &str, _dtype: DType) -> Support {
+        match op {
+            "contiguous" | "fill" | "arange" | "uniform" | "normal" | "randint" => Support::Native,
+            _ => Support::Fallback,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use oxmera_tensor::{Support, fallback, transfer};
+    use oxmera_tensor::{fallback, transfer};
 
     use super::*;
 
@@ -188,8 +196,9 @@ mod tests {
         assert_eq!(y.device(), d);
         assert_eq!(y.to_vec::<f32>().unwrap(), vec![5.0, 14.0, 14.0, 50.0]);
         assert_eq!(fallback::count(d, "matmul"), before + 1);
-        let b = Backend::support(&Loopback { device: d }, "matmul", DType::F32);
-        assert_eq!(b, Support::Fallback);
+        let b = Loopback { device: d };
+        assert_eq!(b.support("matmul", DType::F32), Support::Fallback);
+        assert_eq!(b.support("contiguous", DType::F64), Support::Native);
     }
 
     #[test]
