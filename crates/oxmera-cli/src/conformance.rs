@@ -9,6 +9,7 @@
 //! one failed, 2 when the command could not run (an unknown device, a
 //! device without a backend in this build, a filter matching no case).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use oxmera::Device;
@@ -48,10 +49,13 @@ pub fn run(args: ConformanceArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    print!("{report}");
+    // Written, not `print!`ed: a reader that stops early (`| head`) closes
+    // the pipe, and the verdict below must still be the exit code.
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{report}");
     let fell_back = oxmera::tensor::fallback::report().for_device(device);
     if !fell_back.is_empty() {
-        print!("\n{fell_back}");
+        let _ = write!(out, "\n{fell_back}");
     }
     if report.passed() {
         ExitCode::SUCCESS

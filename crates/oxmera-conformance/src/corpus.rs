@@ -32,6 +32,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("conv.toml", include_str!("../corpus/conv.toml")),
     ("cast.toml", include_str!("../corpus/cast.toml")),
     ("large.toml", include_str!("../corpus/large.toml")),
+    ("empty.toml", include_str!("../corpus/empty.toml")),
 ];
 
 /// One input of a case.

@@ -31,7 +31,10 @@ pub enum LayoutClass {
     /// with stride 0: one stored element serves a whole dim (rank ≥ 1).
     Broadcast,
     /// Contiguous strides, but starting a few elements into a larger
-    /// storage.
+    /// storage. An empty input with a zero dim before its last is viewed
+    /// instead from *empty* storage at an offset past its end, as
+    /// `zeros([0, 3]).narrow(1, 1, 2)` is: a kernel that slices
+    /// `storage[offset..offset + n]` before looking at `n` fails there.
     Offset,
 }
 
@@ -93,6 +96,11 @@ impl LayoutClass {
             LayoutClass::Permuted => Shape::from(dims.iter().rev().copied().collect::<Vec<_>>()),
             LayoutClass::Sliced => Shape::from(dims.iter().map(|&d| 2 * d + 1).collect::<Vec<_>>()),
             LayoutClass::Broadcast => self.source_shape(shape),
+            LayoutClass::Offset if empty_before_last(shape) => {
+                let mut d = dims.to_vec();
+                *d.last_mut().expect("rank >= 2") += OFFSET_PAD;
+                Shape::from(d)
+            }
             LayoutClass::Offset => Shape::from([shape.numel() + 2 * OFFSET_PAD]),
         }
     }
@@ -113,6 +121,10 @@ impl LayoutClass {
                 Ok(t)
             }
             LayoutClass::Broadcast => backing.broadcast_to(shape.clone()),
+            LayoutClass::Offset if empty_before_last(shape) => {
+                let last = shape.rank() - 1;
+                backing.narrow(last as isize, OFFSET_PAD, shape.dims()[last])
+            }
             LayoutClass::Offset => backing
                 .narrow(0, OFFSET_PAD, shape.numel())?
                 .view(shape.clone()),
@@ -124,6 +136,14 @@ impl std::fmt::Display for LayoutClass {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Whether `shape` has a zero dim before its last one, so that widening the
+/// last dim keeps the storage empty while the narrowed view's offset is
+/// past its end.
+fn empty_before_last(shape: &Shape) -> bool {
+    let dims = shape.dims();
+    dims.len() >= 2 && dims[..dims.len() - 1].contains(&0)
 }
 
 /// The value stored where a view does not reach. Distinctive in a failure
@@ -192,6 +212,18 @@ pub(crate) fn build(
 mod tests {
     use super::*;
     use oxmera_reference as _;
+
+    #[test]
+    fn an_empty_offset_input_sits_past_the_end_of_empty_storage() {
+        let b = built(LayoutClass::Offset, &[0, 3]);
+        assert_eq!(b.view.dims(), &[0, 3]);
+        assert_eq!(b.leaf.storage().len(), 0);
+        assert_eq!(b.view.layout().offset(), OFFSET_PAD);
+        // Without a zero dim before the last, the usual padded storage.
+        let b = built(LayoutClass::Offset, &[3, 0]);
+        assert_eq!(b.view.dims(), &[3, 0]);
+        assert_eq!(b.leaf.storage().len(), 2 * OFFSET_PAD);
+    }
 
     fn built(class: LayoutClass, dims: &[usize]) -> Built {
         let shape = Shape::from(dims.to_vec());

@@ -16,7 +16,7 @@ pub(crate) fn to_host(x: &Tensor) -> Result<HostBuffer> {
 /// (one thread cannot saturate the memory bus).
 fn copy<T: Element>(buf: &[T], layout: &Layout) -> Vec<T> {
     if layout.is_contiguous() {
-        let src = &buf[layout.offset()..layout.offset() + layout.numel()];
+        let src = crate::host::contiguous_part(buf, layout);
         let mut out = strided::output(src.len());
         strided::fill(&mut out, |start, chunk| {
             chunk.copy_from_slice(&src[start..start + chunk.len()]);

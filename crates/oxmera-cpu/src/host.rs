@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use half::{bf16, f16};
-use oxmera_core::{Device, Error, Result};
+use oxmera_core::{Device, Error, Layout, Result};
 use oxmera_tensor::{Element, HostBuffer, Storage, Tensor};
 
 use crate::gemm::Scalar;
@@ -26,11 +26,20 @@ pub(crate) fn buffer<T: Element>(x: &Tensor) -> Result<&[T]> {
 pub(crate) fn read<T: Element>(x: &Tensor) -> Result<Cow<'_, [T]>> {
     let buf = buffer::<T>(x)?;
     if x.is_contiguous() {
-        let start = x.layout().offset();
-        Ok(Cow::Borrowed(&buf[start..start + x.numel()]))
+        Ok(Cow::Borrowed(contiguous_part(buf, x.layout())))
     } else {
         Ok(Cow::Owned(strided::gather(buf, x.layout())))
     }
+}
+
+/// The elements a contiguous `layout` views in `buf`. An empty view may
+/// carry any offset (a zero-width `narrow` of an empty tensor keeps one
+/// past the end of its storage), so it is answered without slicing.
+pub(crate) fn contiguous_part<'b, T>(buf: &'b [T], layout: &Layout) -> &'b [T] {
+    if layout.numel() == 0 {
+        return &[];
+    }
+    &buf[layout.offset()..layout.offset() + layout.numel()]
 }
 
 /// A float dtype as the kernels compute it: `f32` and `f64` in their own
