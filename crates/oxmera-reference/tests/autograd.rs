@@ -247,6 +247,58 @@ fn softmax_gradient_by_hand() {
 }
 
 #[test]
+fn pow_gradient_at_a_zero_exponent_is_zero_as_in_pytorch() {
+    // d/dx x^0 = 0 everywhere, x = ±0 included (0·0^-1 would be NaN) and a
+    // subnormal x (whose x^-1 overflows); d/dy at x = 0, y = 0 is 0 too.
+    let sub = f64::from_bits(1); // the smallest f64 subnormal
+    for x0 in [0.0, -0.0, sub, 2.0] {
+        let x = leaf(&[x0], &[1]);
+        let y = leaf(&[0.0], &[1]);
+        x.pow(&y).unwrap().sum_all().unwrap().backward().unwrap();
+        assert_eq!(grad(&x), vec![0.0], "d/dx at x = {x0:e}");
+        if x0 == 0.0 {
+            assert_eq!(grad(&y), vec![0.0], "d/dy at x = {x0:e}");
+        }
+        let x = leaf(&[x0], &[1]);
+        x.pow_scalar(0.0)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        assert_eq!(grad(&x), vec![0.0], "pow_scalar(0) at x = {x0:e}");
+    }
+    // Elsewhere unchanged: d/dx x^3 at 2 is 3·4 = 12.
+    let x = leaf(&[2.0], &[1]);
+    x.pow_scalar(3.0)
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(grad(&x), vec![12.0]);
+}
+
+#[test]
+fn std_gradient_over_a_constant_slice_is_zero_as_in_pytorch() {
+    // std([2, 2, 2]) = 0: d std / dx_i = (x_i - mean) / ((N - 1)·std) is
+    // 0/0; PyTorch masks it to 0. The other row, [1, 2, 3] (std 1), keeps
+    // its gradient (x_i - 2) / 2 = [-1/2, 0, 1/2].
+    let x = leaf(&[2.0, 2.0, 2.0, 1.0, 2.0, 3.0], &[2, 3]);
+    x.std(&[1], 1.0, false)
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(grad(&x), vec![0.0, 0.0, 0.0, -0.5, 0.0, 0.5]);
+    // var is 0/0-free (its gradient is 2 (x_i - mean) / (N - 1)).
+    let x = leaf(&[2.0, 2.0, 2.0], &[3]);
+    x.var(&[0], 1.0, false).unwrap().backward().unwrap();
+    assert_eq!(grad(&x), vec![0.0, 0.0, 0.0]);
+}
+
+#[test]
 fn matmul_gradient_by_hand() {
     // L = Σ A·B with A [[1,2],[3,4]], B [[5,6],[7,8]]:
     // dA = 1·Bᵀ row sums = [[11,15],[11,15]], dB = Aᵀ·1 = [[4,4],[6,6]].

@@ -140,7 +140,11 @@ fn binary_grads(
             // d/da = b·a^(b-1); d/db = a^b·ln a, taken as 0 where a = 0 and
             // b >= 0 (the limit PyTorch uses) so that 0^b does not poison
             // the gradient with 0·(-inf).
-            let ga = g.mul(&b.mul(&a.pow(&b.sub_scalar(1.0)?)?)?)?;
+            // And d/da is taken as 0 where b = 0 (a^0 is constant in a),
+            // as PyTorch does: b·a^(b-1) would be 0·inf = NaN at a = ±0
+            // and wherever a^-1 overflows (a subnormal).
+            let ga_raw = g.mul(&b.mul(&a.pow(&b.sub_scalar(1.0)?)?)?)?;
+            let ga = Tensor::where_(&b.eq_scalar(0.0)?, &g.zeros_like()?, &ga_raw)?;
             let raw = g.mul(&out.mul(&a.log()?)?)?;
             let zero_base = a.eq_scalar(0.0)?.logical_and(&b.ge_scalar(0.0)?)?;
             let gb = Tensor::where_(&zero_base, &g.zeros_like()?, &raw)?;

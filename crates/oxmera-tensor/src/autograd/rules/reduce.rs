@@ -68,8 +68,15 @@ fn reduce_grad(
             let dvar = centered.mul_scalar(2.0 / (count as f64 - correction))?;
             match op {
                 ReduceOp::Var { .. } => spread(g)?.mul(&dvar),
-                // d std = d var / (2 std)
-                _ => spread(&g.div(&out.mul_scalar(2.0)?)?)?.mul(&dvar),
+                // d std = d var / (2 std). Where std = 0 (a constant
+                // slice) every x_i - mean is 0 too and 0/0 would be NaN;
+                // the gradient is taken as 0 there, as PyTorch masks it.
+                _ => {
+                    let scale = g.div(&out.mul_scalar(2.0)?)?;
+                    let flat = out.eq_scalar(0.0)?;
+                    let scale = Tensor::where_(&flat, &scale.zeros_like()?, &scale)?;
+                    spread(&scale)?.mul(&dvar)
+                }
             }
         }
         // d/dx_i log Σ exp x = exp(x_i - lse) = softmax
