@@ -47,6 +47,7 @@ mod codec;
 mod error;
 mod header;
 
+pub use atomic::{remove_stale_temps, write_file_atomic, write_via_temp};
 pub use checkpoint::{Checkpoint, check_tensor, load, prefixed, rng_metadata, save, to_bytes};
 pub use codec::{from_header_name, to_safetensors};
 pub use error::CheckpointError;

@@ -262,3 +262,27 @@ fn a_device_with_services_only_trains_through_the_fallback_and_says_so() {
     );
     assert!(stdout.contains("matmul"), "{stdout}");
 }
+
+#[test]
+fn a_run_cleans_what_a_killed_run_left_and_writes_whole_files() {
+    // A run killed inside a write leaves a hidden temporary file (its
+    // outputs are renamed into place, so they are whole); the next run in
+    // the same directory removes those and nothing else.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    std::fs::write(out.join(".metrics.json.4242.0.tmp"), b"{\"epo").unwrap();
+    std::fs::write(out.join(".curves.4242.1.tmp.png"), b"").unwrap();
+    std::fs::write(out.join(".checkpoint.safetensors.4242.2.tmp"), b"x").unwrap();
+    std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+    succeed(&["--dataset", "moons", "--epochs", "1"], out);
+    let mut names: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') || n == "notes.txt")
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["notes.txt"], "temporary files left behind");
+    metrics(out);
+    let png = std::fs::read(out.join("curves.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a whole PNG");
+}

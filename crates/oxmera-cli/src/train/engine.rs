@@ -101,6 +101,12 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         path: args.out.clone(),
         source,
     })?;
+    // A run killed mid-write left its temporary files here; its outputs
+    // themselves are whole (every write is a rename).
+    oxmera_checkpoint::remove_stale_temps(&args.out).map_err(|source| TrainError::Io {
+        path: args.out.clone(),
+        source,
+    })?;
     let ckpt_path = args.out.join(CHECKPOINT_FILE);
     let train_loader = DataLoader::new(
         &parts.train,
@@ -328,15 +334,12 @@ fn restore(
     Ok(())
 }
 
+/// Writes `metrics.json` and `curves.png`, each whole or not at all (a
+/// temporary file renamed over the old one), like the checkpoint.
 fn write_outputs(out: &Path, metrics: &Metrics) -> Result<(), TrainError> {
-    let json_path = out.join("metrics.json");
-    std::fs::write(&json_path, metrics.to_json()).map_err(|source| TrainError::Io {
-        path: json_path,
-        source,
+    oxmera_checkpoint::write_file_atomic(&out.join("metrics.json"), metrics.to_json().as_bytes())?;
+    oxmera_checkpoint::write_via_temp(&out.join("curves.png"), |temp| {
+        plot::curves(temp, metrics).map_err(std::io::Error::other)
     })?;
-    let png_path = out.join("curves.png");
-    plot::curves(&png_path, metrics).map_err(|e| TrainError::Io {
-        path: png_path,
-        source: std::io::Error::other(e),
-    })
+    Ok(())
 }
