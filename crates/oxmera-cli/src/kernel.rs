@@ -10,6 +10,7 @@ use oxmera_kernel::ir::Dim3;
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::limits::ComputeCapability;
 use oxmera_kernel::registry::{self, Entry, Origin};
+use oxmera_kernel::target::Target;
 
 /// Arguments of `oxmera kernel`.
 #[derive(Debug, clap::Args)]
@@ -37,9 +38,16 @@ enum KernelCommand {
         /// Grid size, same forms as `--block`.
         #[arg(long, default_value = "1")]
         grid: String,
-        /// Target compute capability for the shared-memory limit, e.g. `8.6`.
-        #[arg(long)]
+        /// Target compute capability for the shared-memory limit, e.g. `8.6`
+        /// (the same as `--target cuda:sm_86`).
+        #[arg(long, conflicts_with = "target")]
         cc: Option<String>,
+        /// Target: `generic` (the default: warps of 32, 48 KiB shared),
+        /// `cuda:sm_80`, `lavapipe` (subgroups of 8), `wave64`, `wave32`,
+        /// `apple`; append `/warpN` for another warp width. Verdicts depend
+        /// on the warp width.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Simulate a kernel on seeded inputs and compare with the expected result.
     Run {
@@ -111,6 +119,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
             block,
             grid,
             cc,
+            target,
         } => {
             let prepared = (|| -> Result<_, String> {
                 let e = lookup(&name)?;
@@ -118,25 +127,32 @@ pub fn run(args: KernelArgs) -> ExitCode {
                     grid: parse_dim(&grid)?,
                     block: parse_dim(&block)?,
                 };
-                let cc = cc
-                    .map(|c| c.parse::<ComputeCapability>().map_err(|e| e.to_string()))
-                    .transpose()?;
-                Ok((e, launch, cc))
+                let target = match (cc, target) {
+                    (Some(c), _) => {
+                        Target::cuda(c.parse::<ComputeCapability>().map_err(|e| e.to_string())?)
+                    }
+                    (None, Some(t)) => t.parse::<Target>().map_err(|e| e.to_string())?,
+                    (None, None) => Target::generic(),
+                };
+                Ok((e, launch, target))
             })();
-            let (e, launch, cc) = match prepared {
+            let (e, launch, target) = match prepared {
                 Ok(x) => x,
                 Err(m) => return usage(m),
             };
             let k = (e.kernel)();
-            let opts = CheckOptions {
-                launch,
-                cc,
-                specs: None,
+            let opts = CheckOptions::new(launch).on(target);
+            // Name the target unless it is the default, so output for the
+            // default reads as it did before targets existed.
+            let on = if target == Target::generic() {
+                String::new()
+            } else {
+                format!(" on target {target} (warps of {})", target.warp_width())
             };
             match check(k, &opts) {
                 Err(err) => usage(err.to_string()),
                 Ok(findings) if findings.is_empty() => {
-                    println!("{}: clean at launch {launch}", k.name);
+                    println!("{}: clean at launch {launch}{on}", k.name);
                     ExitCode::SUCCESS
                 }
                 Ok(findings) => {
@@ -144,7 +160,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
                         println!("{}", oxmera_kernel::diag::render(k, f));
                     }
                     println!(
-                        "{}: {} finding(s) at launch {launch}",
+                        "{}: {} finding(s) at launch {launch}{on}",
                         k.name,
                         findings.len()
                     );

@@ -54,7 +54,9 @@
 
 extern crate self as oxmera_kernel;
 
-pub use oxmera_kernel_ir::{analysis, diag, eval, explain, ir, launch, limits, pretty, validate};
+pub use oxmera_kernel_ir::{
+    analysis, diag, eval, explain, ir, launch, limits, pretty, target, validate,
+};
 pub use oxmera_kernel_macros::kernel;
 
 pub mod corpus;
