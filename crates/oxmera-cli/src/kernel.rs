@@ -59,6 +59,10 @@ enum KernelCommand {
         /// Seed of the inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Target whose warp width the simulation uses (see `check`); warps
+        /// wider than 32 cannot be simulated.
+        #[arg(long, default_value = "generic")]
+        target: String,
     },
     /// Explain a rule, e.g. `OXK001`.
     Explain {
@@ -168,13 +172,21 @@ pub fn run(args: KernelArgs) -> ExitCode {
                 }
             }
         }
-        KernelCommand::Run { name, block, seed } => {
-            let prepared = (|| -> Result<_, String> { Ok((lookup(&name)?, parse_dim(&block)?)) })();
-            let (e, block) = match prepared {
+        KernelCommand::Run {
+            name,
+            block,
+            seed,
+            target,
+        } => {
+            let prepared = (|| -> Result<_, String> {
+                let target = target.parse::<Target>().map_err(|e| e.to_string())?;
+                Ok((lookup(&name)?, parse_dim(&block)?, target))
+            })();
+            let (e, block, target) = match prepared {
                 Ok(x) => x,
                 Err(m) => return usage(m),
             };
-            oxmera_kernel_run(e, block, seed)
+            oxmera_kernel_run(e, block, target, seed)
         }
         KernelCommand::Explain { code } => match oxmera_kernel::explain::explain(&code) {
             Some(page) => {
@@ -186,11 +198,11 @@ pub fn run(args: KernelArgs) -> ExitCode {
     }
 }
 
-fn oxmera_kernel_run(e: Entry, block: Dim3, seed: u64) -> ExitCode {
+fn oxmera_kernel_run(e: Entry, block: Dim3, target: Target, seed: u64) -> ExitCode {
     let k = (e.kernel)();
     let outcome = match e.origin {
-        Origin::Library => oxmera_kernel::library::demo(e.name, block, seed),
-        Origin::Corpus => oxmera_kernel::corpus::demo(e.name, block, seed),
+        Origin::Library => oxmera_kernel::library::demo_on(e.name, block, target, seed),
+        Origin::Corpus => oxmera_kernel::corpus::demo_on(e.name, block, target, seed),
     };
     match outcome {
         None => usage(format!("kernel `{}` has no seeded demo", e.name)),
@@ -201,7 +213,15 @@ fn oxmera_kernel_run(e: Entry, block: Dim3, seed: u64) -> ExitCode {
         Some(Err(err)) => usage(err.to_string()),
         Some(Ok(out)) => {
             println!("{}: {}", k.name, out.summary);
-            println!("  launch {}", out.launch);
+            if target == Target::generic() {
+                println!("  launch {}", out.launch);
+            } else {
+                println!(
+                    "  launch {} on target {target} (warps of {})",
+                    out.launch,
+                    target.warp_width()
+                );
+            }
             let head: Vec<String> = out.head.iter().map(|v| format!("{v:.6}")).collect();
             println!("  output[..{}] = [{}]", head.len(), head.join(", "));
             println!(

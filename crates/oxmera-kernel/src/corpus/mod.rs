@@ -322,16 +322,27 @@ pub fn simulate_on(
 /// Runs a corpus kernel with one block of the given size... or two, when the
 /// expectations file launches it with a grid; used by `oxmera kernel run`.
 pub fn demo(name: &str, block: Dim3, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
+    demo_on(name, block, Target::generic(), seed)
+}
+
+/// [`demo`] on `target`.
+pub fn demo_on(
+    name: &str,
+    block: Dim3,
+    target: Target,
+    seed: u64,
+) -> Option<Result<DemoOutcome, SimError>> {
     let grid = cases()
         .iter()
         .find(|c| c.kernel == name && c.launch.block == block)
         .map(|c| c.launch.grid);
-    simulate(
+    simulate_on(
         name,
         LaunchConfig {
             grid: grid.unwrap_or(Dim3::x(2)),
             block,
         },
+        target,
         seed,
     )
 }
