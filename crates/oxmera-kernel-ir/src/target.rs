@@ -48,6 +48,9 @@ pub enum TargetKind {
     AmdWave32,
     /// An Apple GPU (Metal, SIMD groups of 32).
     Apple,
+    /// A device described by the limits it reports (see
+    /// [`Target::from_limits`]); it has no name to parse.
+    Device,
 }
 
 impl TargetKind {
@@ -56,6 +59,8 @@ impl TargetKind {
         match self {
             TargetKind::Lavapipe => 8,
             TargetKind::AmdWave64 => 64,
+            // A device's width is whatever it reported; Display prints it.
+            TargetKind::Device => 0,
             _ => 32,
         }
     }
@@ -107,6 +112,9 @@ pub enum TargetError {
         "unknown target `{0}`; known: generic, cuda:sm_XY (e.g. cuda:sm_80), lavapipe, wave64, wave32, apple, each optionally with /warpN"
     )]
     Unknown(String),
+    /// A reported limit that no target can have.
+    #[error("{0}")]
+    Limit(String),
     /// A compute capability that is not in the table of [`crate::limits`].
     #[error(transparent)]
     Cc(#[from] crate::limits::UnknownCc),
@@ -234,6 +242,41 @@ impl Target {
         }
     }
 
+    /// A target from the limits a device reports, for backends that query
+    /// an adapter instead of naming hardware: a Vulkan or wgpu adapter's
+    /// subgroup size, `maxComputeWorkGroupInvocations` and
+    /// `maxComputeSharedMemorySize` (which has no opt-in beyond it). Every
+    /// scalar type is assumed supported; narrow it with
+    /// [`Target::with_dtypes`].
+    pub fn from_limits(
+        warp_width: u32,
+        max_block_threads: u32,
+        max_shared: u64,
+    ) -> Result<Target, TargetError> {
+        let threads = u16::try_from(max_block_threads)
+            .ok()
+            .filter(|t| *t > 0)
+            .ok_or_else(|| {
+                TargetError::Limit(format!(
+                    "a block limit of {max_block_threads} threads is outside 1..=65535"
+                ))
+            })?;
+        let shared = u32::try_from(max_shared).map_err(|_| {
+            TargetError::Limit(format!(
+                "a shared-memory limit of {max_shared} bytes is over 4 GiB"
+            ))
+        })?;
+        Target {
+            kind: TargetKind::Device,
+            shared_default: shared,
+            shared_max: shared,
+            max_block_threads: threads,
+            warp_width: 32,
+            dtypes: ScalarSet::ALL,
+        }
+        .with_warp_width(warp_width)
+    }
+
     /// The same target with warps of `width` lanes (a power of two in
     /// `1..=64`): for hardware whose subgroup size differs from its family's
     /// usual one, and for tests.
@@ -321,6 +364,13 @@ impl fmt::Display for Target {
             TargetKind::AmdWave64 => write!(f, "wave64")?,
             TargetKind::AmdWave32 => write!(f, "wave32")?,
             TargetKind::Apple => write!(f, "apple")?,
+            TargetKind::Device => {
+                return write!(
+                    f,
+                    "device(warp {}, {} threads, {} bytes shared)",
+                    self.warp_width, self.max_block_threads, self.shared_max
+                );
+            }
         }
         if self.warp_width() != self.kind.native_warp_width() {
             write!(f, "/warp{}", self.warp_width)?;
@@ -443,6 +493,33 @@ mod tests {
             Err(TargetError::WarpWidth(0))
         );
         assert!(Target::generic().with_warp_width(1).is_ok());
+    }
+
+    #[test]
+    fn a_target_from_reported_limits() {
+        let t = Target::from_limits(16, 256, 32768).unwrap();
+        assert_eq!(t.kind(), TargetKind::Device);
+        assert_eq!(t.warp_width(), 16);
+        assert_eq!(t.max_block_threads(), 256);
+        assert_eq!(t.shared_default(), 32768);
+        assert_eq!(t.shared_max(), 32768);
+        assert_eq!(
+            t.to_string(),
+            "device(warp 16, 256 threads, 32768 bytes shared)"
+        );
+        assert!(t.shared_limit_text().contains("device(warp 16"));
+        assert_eq!(
+            Target::from_limits(24, 256, 32768),
+            Err(TargetError::WarpWidth(24))
+        );
+        assert!(matches!(
+            Target::from_limits(32, 0, 32768),
+            Err(TargetError::Limit(_))
+        ));
+        assert!(matches!(
+            Target::from_limits(32, 1024, 1 << 33),
+            Err(TargetError::Limit(_))
+        ));
     }
 
     #[test]
