@@ -42,10 +42,11 @@ enum KernelCommand {
         /// (the same as `--target cuda:sm_86`).
         #[arg(long, conflicts_with = "target")]
         cc: Option<String>,
-        /// Target: `generic` (the default: warps of 32, 48 KiB shared),
-        /// `cuda:sm_80`, `lavapipe` (subgroups of 8), `wave64`, `wave32`,
-        /// `apple`; append `/warpN` for another warp width. Verdicts depend
-        /// on the warp width.
+        /// Target: `generic` (warps of 32, 48 KiB shared), `cuda:sm_80`,
+        /// `lavapipe` (subgroups of 8), `wave64`, `wave32`, `apple`; append
+        /// `/warpN` for another warp width. Verdicts depend on the warp
+        /// width. Default: the target the kernel's attribute names, else
+        /// generic.
         #[arg(long)]
         target: Option<String>,
     },
@@ -59,10 +60,10 @@ enum KernelCommand {
         /// Seed of the inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Target whose warp width the simulation uses (see `check`); warps
-        /// wider than 32 cannot be simulated.
-        #[arg(long, default_value = "generic")]
-        target: String,
+        /// Target whose warp width the simulation uses (see `check`; the same
+        /// default); warps wider than 32 cannot be simulated.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Explain a rule, e.g. `OXK001`.
     Explain {
@@ -132,11 +133,11 @@ pub fn run(args: KernelArgs) -> ExitCode {
                     block: parse_dim(&block)?,
                 };
                 let target = match (cc, target) {
-                    (Some(c), _) => {
-                        Target::cuda(c.parse::<ComputeCapability>().map_err(|e| e.to_string())?)
-                    }
-                    (None, Some(t)) => t.parse::<Target>().map_err(|e| e.to_string())?,
-                    (None, None) => Target::generic(),
+                    (Some(c), _) => Some(Target::cuda(
+                        c.parse::<ComputeCapability>().map_err(|e| e.to_string())?,
+                    )),
+                    (None, Some(t)) => Some(t.parse::<Target>().map_err(|e| e.to_string())?),
+                    (None, None) => None,
                 };
                 Ok((e, launch, target))
             })();
@@ -145,6 +146,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
                 Err(m) => return usage(m),
             };
             let k = (e.kernel)();
+            let target = target.or(k.launch.target).unwrap_or_default();
             let opts = CheckOptions::new(launch).on(target);
             // Name the target unless it is the default, so output for the
             // default reads as it did before targets existed.
@@ -179,8 +181,12 @@ pub fn run(args: KernelArgs) -> ExitCode {
             target,
         } => {
             let prepared = (|| -> Result<_, String> {
-                let target = target.parse::<Target>().map_err(|e| e.to_string())?;
-                Ok((lookup(&name)?, parse_dim(&block)?, target))
+                let e = lookup(&name)?;
+                let target = match target {
+                    Some(t) => t.parse::<Target>().map_err(|e| e.to_string())?,
+                    None => (e.kernel)().launch.target.unwrap_or_default(),
+                };
+                Ok((e, parse_dim(&block)?, target))
             })();
             let (e, block, target) = match prepared {
                 Ok(x) => x,

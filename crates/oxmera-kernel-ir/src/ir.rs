@@ -701,6 +701,10 @@ pub struct LaunchSpace {
     pub blocks: Vec<Dim3>,
     /// Allowed grid sizes (empty: any).
     pub grids: Vec<Dim3>,
+    /// The target the attribute names (`target = ".."` or `cc = ..`), which
+    /// the gate checked; `None`: the generic default. Tools that are given
+    /// no target use this one.
+    pub target: Option<crate::target::Target>,
 }
 
 /// A source location, filled in where the kernel was compiled.

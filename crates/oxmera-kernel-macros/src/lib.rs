@@ -138,11 +138,11 @@ fn cc_target(e: &syn::Expr) -> syn::Result<Target> {
         .map_err(|err| syn::Error::new_spanned(e, err.to_string()))
 }
 
-fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<(LaunchSpace, Target)> {
+fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<LaunchSpace> {
     let mut space = LaunchSpace::default();
     let mut target: Option<Target> = None;
     if attr.is_empty() {
-        return Ok((space, Target::generic()));
+        return Ok(space);
     }
     let parser = Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
     let items = syn::parse::Parser::parse2(parser, attr)?;
@@ -170,19 +170,20 @@ fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<(LaunchSpace, Targe
             ));
         }
     }
-    Ok((space, target.unwrap_or_default()))
+    space.target = target;
+    Ok(space)
 }
 
 fn expand(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> syn::Result<proc_macro2::TokenStream> {
-    let (space, target) = parse_attr(attr)?;
+    let space = parse_attr(attr)?;
     let f: syn::ItemFn = syn::parse2(item)?;
     let lowered = lower::lower(&f, space.clone())?;
     oxmera_kernel_ir::validate::validate(&lowered.kernel)
         .map_err(|e| syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}")))?;
-    gate(&lowered, &space, target)?;
+    gate(&lowered, &space)?;
     let body_span = f.block.brace_token.span.join();
     let attrs: Vec<syn::Attribute> = f.attrs.clone();
     Ok(emit::kernel_fn(
@@ -195,9 +196,11 @@ fn expand(
     ))
 }
 
-/// Runs the analysis for every declared configuration on `target`;
-/// confirmed findings become compile errors at their spans.
-fn gate(l: &lower::Lowered, space: &LaunchSpace, target: Target) -> syn::Result<()> {
+/// Runs the analysis for every declared configuration on the declared
+/// target (default: generic); confirmed findings become compile errors at
+/// their spans.
+fn gate(l: &lower::Lowered, space: &LaunchSpace) -> syn::Result<()> {
+    let target = space.target.unwrap_or_default();
     // No declared grid: one block (see the crate docs for why).
     let grids = if space.grids.is_empty() {
         vec![Dim3::x(1)]

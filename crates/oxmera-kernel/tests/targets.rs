@@ -381,3 +381,44 @@ fn warps_wider_than_32_are_a_typed_error() {
         vec![Rule::DivergentBarrier]
     );
 }
+
+/// Clean on lavapipe (the guard picks whole 8-wide subgroups), so the gate
+/// accepts it; on the generic target it would not compile.
+#[kernel(block = [32, 64], target = "lavapipe")]
+fn ballot_for_lavapipe(out: &mut [u32]) {
+    let t = thread_idx_x();
+    let mut b = 0u32;
+    if t / 8 == 1 {
+        b = ballot_sync(0xffff_ffffu32, t % 2 == 0);
+    }
+    out[t] = b;
+}
+
+/// 64 KiB of shared memory, accepted for compute capability 8.0.
+#[kernel(block = [64], cc = 80)]
+fn tile_for_sm80(out: &mut [f32]) {
+    let s = shared::<f32>(16384);
+    let i = thread_idx_x();
+    s[i] = 1.0;
+    sync_threads();
+    out[i] = s[i];
+}
+
+#[test]
+fn the_attribute_records_the_target_it_checked() {
+    assert_eq!(
+        ballot_for_lavapipe().launch.target,
+        Some(Target::lavapipe())
+    );
+    assert_eq!(
+        tile_for_sm80().launch.target,
+        Some("cuda:sm_80".parse().unwrap())
+    );
+    assert_eq!(barrier_first_warp().launch.target, None);
+    // Checked on its own target it is clean; on the generic one it is not.
+    assert!(findings(ballot_for_lavapipe(), 32, Target::lavapipe()).is_empty());
+    assert_eq!(
+        rules(ballot_for_lavapipe(), 32, Target::generic()),
+        vec![Rule::NonConvergentCollective]
+    );
+}
