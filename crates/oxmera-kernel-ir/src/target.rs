@@ -192,7 +192,10 @@ impl Target {
     /// `subgroupSize = lp_native_vector_width / 32` (256 / 32 = 8 with AVX2;
     /// use `lavapipe/warp4` for a 128-bit host), and takes
     /// `maxComputeWorkGroupInvocations` and `maxComputeSharedMemorySize` from
-    /// llvmpipe's compute caps (1024 and 32768 as `vulkaninfo` reports them).
+    /// llvmpipe's compute caps: `PIPE_COMPUTE_CAP_MAX_THREADS_PER_BLOCK` 1024
+    /// and `PIPE_COMPUTE_CAP_MAX_LOCAL_SIZE` 32768 in
+    /// `llvmpipe_get_compute_param` (`src/gallium/drivers/llvmpipe/lp_screen.c`,
+    /// Mesa 24). Read from the source, not from a running driver.
     pub const fn lavapipe() -> Target {
         Target {
             kind: TargetKind::Lavapipe,
