@@ -422,3 +422,23 @@ fn the_attribute_records_the_target_it_checked() {
         vec![Rule::NonConvergentCollective]
     );
 }
+
+#[test]
+fn every_corpus_case_checks_and_simulates_at_every_width_without_panicking() {
+    // Not a verdict test (the expectations file holds those): the analysis
+    // and the simulator must give an answer, never panic, at every width.
+    for c in oxmera_kernel::corpus::cases() {
+        let e = oxmera_kernel::registry::find(&c.kernel).unwrap();
+        for w in [1u32, 4, 8, 16, 32, 64] {
+            let t = width(w);
+            check((e.kernel)(), &CheckOptions::new(c.launch).on(t))
+                .unwrap_or_else(|err| panic!("{} on {t}: {err}", c.kernel));
+            let r = oxmera_kernel::corpus::simulate_on(&c.kernel, c.launch, t, 1).unwrap();
+            match r {
+                Ok(_) | Err(SimError::Report(_)) => assert!(w <= 32),
+                Err(SimError::WarpTooWide { width, .. }) => assert_eq!(width, 64),
+                Err(other) => panic!("{} on {t}: {other}", c.kernel),
+            }
+        }
+    }
+}
