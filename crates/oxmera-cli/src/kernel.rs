@@ -10,6 +10,7 @@ use oxmera_kernel::ir::Dim3;
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::limits::ComputeCapability;
 use oxmera_kernel::registry::{self, Entry, Origin};
+use oxmera_kernel::target::Target;
 
 /// Arguments of `oxmera kernel`.
 #[derive(Debug, clap::Args)]
@@ -37,9 +38,17 @@ enum KernelCommand {
         /// Grid size, same forms as `--block`.
         #[arg(long, default_value = "1")]
         grid: String,
-        /// Target compute capability for the shared-memory limit, e.g. `8.6`.
-        #[arg(long)]
+        /// Target compute capability for the shared-memory limit, e.g. `8.6`
+        /// (the same as `--target cuda:sm_86`).
+        #[arg(long, conflicts_with = "target")]
         cc: Option<String>,
+        /// Target: `generic` (warps of 32, 48 KiB shared), `cuda:sm_80`,
+        /// `lavapipe` (subgroups of 8), `wave64`, `wave32`, `apple`; append
+        /// `/warpN` for another warp width. Verdicts depend on the warp
+        /// width. Default: the target the kernel's attribute names, else
+        /// generic.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Simulate a kernel on seeded inputs and compare with the expected result.
     Run {
@@ -51,6 +60,10 @@ enum KernelCommand {
         /// Seed of the inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Target whose warp width the simulation uses (see `check`; the same
+        /// default); warps wider than 32 cannot be simulated.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Explain a rule, e.g. `OXK001`.
     Explain {
@@ -111,6 +124,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
             block,
             grid,
             cc,
+            target,
         } => {
             let prepared = (|| -> Result<_, String> {
                 let e = lookup(&name)?;
@@ -118,25 +132,33 @@ pub fn run(args: KernelArgs) -> ExitCode {
                     grid: parse_dim(&grid)?,
                     block: parse_dim(&block)?,
                 };
-                let cc = cc
-                    .map(|c| c.parse::<ComputeCapability>().map_err(|e| e.to_string()))
-                    .transpose()?;
-                Ok((e, launch, cc))
+                let target = match (cc, target) {
+                    (Some(c), _) => Some(Target::cuda(
+                        c.parse::<ComputeCapability>().map_err(|e| e.to_string())?,
+                    )),
+                    (None, Some(t)) => Some(t.parse::<Target>().map_err(|e| e.to_string())?),
+                    (None, None) => None,
+                };
+                Ok((e, launch, target))
             })();
-            let (e, launch, cc) = match prepared {
+            let (e, launch, target) = match prepared {
                 Ok(x) => x,
                 Err(m) => return usage(m),
             };
             let k = (e.kernel)();
-            let opts = CheckOptions {
-                launch,
-                cc,
-                specs: None,
+            let target = target.or(k.launch.target).unwrap_or_default();
+            let opts = CheckOptions::new(launch).on(target);
+            // Name the target unless it is the default, so output for the
+            // default reads as it did before targets existed.
+            let on = if target == Target::generic() {
+                String::new()
+            } else {
+                format!(" on target {target} (warps of {})", target.warp_width())
             };
             match check(k, &opts) {
                 Err(err) => usage(err.to_string()),
                 Ok(findings) if findings.is_empty() => {
-                    println!("{}: clean at launch {launch}", k.name);
+                    println!("{}: clean at launch {launch}{on}", k.name);
                     ExitCode::SUCCESS
                 }
                 Ok(findings) => {
@@ -144,7 +166,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
                         println!("{}", oxmera_kernel::diag::render(k, f));
                     }
                     println!(
-                        "{}: {} finding(s) at launch {launch}",
+                        "{}: {} finding(s) at launch {launch}{on}",
                         k.name,
                         findings.len()
                     );
@@ -152,13 +174,25 @@ pub fn run(args: KernelArgs) -> ExitCode {
                 }
             }
         }
-        KernelCommand::Run { name, block, seed } => {
-            let prepared = (|| -> Result<_, String> { Ok((lookup(&name)?, parse_dim(&block)?)) })();
-            let (e, block) = match prepared {
+        KernelCommand::Run {
+            name,
+            block,
+            seed,
+            target,
+        } => {
+            let prepared = (|| -> Result<_, String> {
+                let e = lookup(&name)?;
+                let target = match target {
+                    Some(t) => t.parse::<Target>().map_err(|e| e.to_string())?,
+                    None => (e.kernel)().launch.target.unwrap_or_default(),
+                };
+                Ok((e, parse_dim(&block)?, target))
+            })();
+            let (e, block, target) = match prepared {
                 Ok(x) => x,
                 Err(m) => return usage(m),
             };
-            oxmera_kernel_run(e, block, seed)
+            oxmera_kernel_run(e, block, target, seed)
         }
         KernelCommand::Explain { code } => match oxmera_kernel::explain::explain(&code) {
             Some(page) => {
@@ -170,11 +204,11 @@ pub fn run(args: KernelArgs) -> ExitCode {
     }
 }
 
-fn oxmera_kernel_run(e: Entry, block: Dim3, seed: u64) -> ExitCode {
+fn oxmera_kernel_run(e: Entry, block: Dim3, target: Target, seed: u64) -> ExitCode {
     let k = (e.kernel)();
     let outcome = match e.origin {
-        Origin::Library => oxmera_kernel::library::demo(e.name, block, seed),
-        Origin::Corpus => oxmera_kernel::corpus::demo(e.name, block, seed),
+        Origin::Library => oxmera_kernel::library::demo_on(e.name, block, target, seed),
+        Origin::Corpus => oxmera_kernel::corpus::demo_on(e.name, block, target, seed),
     };
     match outcome {
         None => usage(format!("kernel `{}` has no seeded demo", e.name)),
@@ -185,7 +219,15 @@ fn oxmera_kernel_run(e: Entry, block: Dim3, seed: u64) -> ExitCode {
         Some(Err(err)) => usage(err.to_string()),
         Some(Ok(out)) => {
             println!("{}: {}", k.name, out.summary);
-            println!("  launch {}", out.launch);
+            if target == Target::generic() {
+                println!("  launch {}", out.launch);
+            } else {
+                println!(
+                    "  launch {} on target {target} (warps of {})",
+                    out.launch,
+                    target.warp_width()
+                );
+            }
             let head: Vec<String> = out.head.iter().map(|v| format!("{v:.6}")).collect();
             println!("  output[..{}] = [{}]", head.len(), head.join(", "));
             println!(

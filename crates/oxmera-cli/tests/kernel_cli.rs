@@ -47,6 +47,71 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn the_verdict_depends_on_the_targets_warp_width() {
+    // One warp of 32 is the whole 32-thread block; four subgroups of 8 are not.
+    let (code, out) = oxmera(&[
+        "kernel", "check", "flip", "--block", "32", "--target", "lavapipe",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("error[OXK001]"), "{out}");
+    assert!(out.contains("on target lavapipe (warps of 8)"), "{out}");
+    assert!(out.contains("warp  0: WWWWWWWW\n"), "{out}");
+    let (code, out) = oxmera(&[
+        "kernel", "check", "flip", "--block", "32", "--target", "generic",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // The other direction: `lane_id() < 16` is every lane of an 8-wide warp.
+    let (code, out) = oxmera(&["kernel", "check", "ballot_divergent", "--block", "32"]);
+    assert_eq!(code, 1, "{out}");
+    let (code, out) = oxmera(&[
+        "kernel",
+        "check",
+        "ballot_divergent",
+        "--block",
+        "32",
+        "--target",
+        "lavapipe",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("clean"), "{out}");
+    assert_eq!(
+        oxmera(&[
+            "kernel", "check", "flip", "--block", "32", "--target", "tpu"
+        ])
+        .0,
+        2
+    );
+}
+
+#[test]
+fn run_simulates_on_the_target() {
+    let (code, out) = oxmera(&[
+        "kernel",
+        "run",
+        "reduce_sum",
+        "--block",
+        "64",
+        "--target",
+        "lavapipe",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("matches the host result"), "{out}");
+    assert_eq!(
+        oxmera(&[
+            "kernel",
+            "run",
+            "reduce_sum",
+            "--block",
+            "64",
+            "--target",
+            "wave64"
+        ])
+        .0,
+        2
+    );
+}
+
+#[test]
 fn explain_prints_the_page() {
     let (code, out) = oxmera(&["kernel", "explain", "OXK001"]);
     assert_eq!(code, 0);

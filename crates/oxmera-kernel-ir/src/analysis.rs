@@ -9,6 +9,12 @@
 //! block 64 — and yields the lane maps of findings. Data-dependent values fall
 //! back to the uniformity lattice, which is conservative.
 //!
+//! Warps are the [`Target`]'s: a block is cut into warps of its warp width,
+//! so `warp_id() == 0` covers a 32-thread block on a 32-wide target and one
+//! quarter of it on lavapipe's 8-wide subgroups. A verdict is therefore per
+//! (target, launch); [`CheckOptions::new`] uses [`Target::generic`] (warps of
+//! 32), which is what every check did before targets existed.
+//!
 //! Control is tracked the same way: the set of threads of the block reaching a
 //! statement (exact when known) and its uniformity. Threads that `return`,
 //! `break` or `continue` under divergent control make the rest of their region
@@ -20,8 +26,8 @@ use std::rc::Rc;
 
 use crate::eval;
 use crate::ir::*;
-use crate::launch::{LaunchConfig, LaunchError, WARP_SIZE};
-use crate::limits::{ComputeCapability, STATIC_SHARED_CAP};
+use crate::launch::{LaunchConfig, LaunchError};
+use crate::target::{Target, TargetKind};
 
 /// How far a value or a control decision is the same across threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -149,6 +155,8 @@ pub struct Finding {
     pub confirmed: bool,
     /// The launch it was found for.
     pub launch: LaunchConfig,
+    /// The target it was found for.
+    pub target: Target,
 }
 
 /// What to check.
@@ -156,20 +164,27 @@ pub struct Finding {
 pub struct CheckOptions {
     /// The launch.
     pub launch: LaunchConfig,
-    /// The target, for the shared-memory limit (none: the 48 KiB static cap).
-    pub cc: Option<ComputeCapability>,
+    /// The target: its warp width decides which values are warp-uniform, its
+    /// limits bound the block and the shared memory.
+    pub target: Target,
     /// Specialization values (none: the defaults).
     pub specs: Option<Vec<i64>>,
 }
 
 impl CheckOptions {
-    /// Checks one launch with default specialization and no target.
+    /// Checks one launch with default specialization on
+    /// [`Target::generic`] (warps of 32, the 48 KiB static shared cap).
     pub fn new(launch: LaunchConfig) -> Self {
         CheckOptions {
             launch,
-            cc: None,
+            target: Target::generic(),
             specs: None,
         }
+    }
+
+    /// The same check on `target`.
+    pub fn on(self, target: Target) -> Self {
+        CheckOptions { target, ..self }
     }
 }
 
@@ -194,6 +209,16 @@ pub enum CheckError {
         /// Number given.
         given: usize,
     },
+    /// The kernel uses a scalar type the target does not support.
+    #[error("kernel `{kernel}` uses `{dtype}`, which target {target} does not support")]
+    Dtype {
+        /// Kernel name.
+        kernel: String,
+        /// The unsupported type.
+        dtype: Scalar,
+        /// The target, by name.
+        target: String,
+    },
     /// A shared array length does not evaluate.
     #[error("kernel `{kernel}`: the length of shared array `{array}` overflows or divides by zero")]
     SharedLength {
@@ -207,11 +232,18 @@ pub enum CheckError {
 /// Runs every rule on one kernel for one launch.
 pub fn check(k: &Kernel, opts: &CheckOptions) -> Result<Vec<Finding>, CheckError> {
     opts.launch
-        .validate()
+        .validate(&opts.target)
         .map_err(|source| CheckError::Launch {
             kernel: k.name.clone(),
             source,
         })?;
+    if let Some(dtype) = opts.target.unsupported_dtype(k) {
+        return Err(CheckError::Dtype {
+            kernel: k.name.clone(),
+            dtype,
+            target: opts.target.to_string(),
+        });
+    }
     let specs = opts.specs.clone().unwrap_or_else(|| k.default_specs());
     if specs.len() != k.specs.len() {
         return Err(CheckError::Specs {
@@ -223,7 +255,7 @@ pub fn check(k: &Kernel, opts: &CheckOptions) -> Result<Vec<Finding>, CheckError
     let mut findings = Vec::new();
     contract(k, opts, &mut findings);
     shared_budget(k, opts, &specs, &mut findings)?;
-    let mut a = Analyzer::new(k, opts.launch, specs);
+    let mut a = Analyzer::new(k, opts.launch, opts.target, specs);
     let mut env = vec![AVal::grid(); k.locals.len()];
     let top = Ctl::all(a.bt);
     a.block(&k.body, &mut env, &top);
@@ -265,6 +297,7 @@ fn contract(k: &Kernel, opts: &CheckOptions, out: &mut Vec<Finding>) {
         lanes: None,
         confirmed: true,
         launch: l,
+        target: opts.target,
     });
 }
 
@@ -286,16 +319,8 @@ fn shared_budget(
             })?;
         total = total.saturating_add(n);
     }
-    let (limit, what) = match opts.cc {
-        Some(cc) => (
-            cc.max_shared_per_block(),
-            format!("the per-block limit of compute capability {cc}"),
-        ),
-        None => (
-            STATIC_SHARED_CAP,
-            "the 48 KiB static shared-memory cap".to_string(),
-        ),
-    };
+    let limit = opts.target.shared_max();
+    let what = opts.target.shared_limit_text();
     if total <= limit {
         return Ok(());
     }
@@ -326,14 +351,15 @@ fn shared_budget(
         label: "the largest shared array".into(),
         notes: Vec::new(),
         extra,
-        help: if opts.cc.is_none() {
-            "shrink the tile, or name a target with `--cc` whose opt-in limit is larger".into()
+        help: if opts.target.kind() == TargetKind::Generic {
+            "shrink the tile, or name a target with `--target` (e.g. `cuda:sm_80`) or `--cc` whose opt-in limit is larger".into()
         } else {
             "shrink the tile or the element count; this target cannot hold it".into()
         },
         lanes: None,
         confirmed: true,
         launch: opts.launch,
+        target: opts.target,
     });
     Ok(())
 }
@@ -437,30 +463,33 @@ impl Leave {
     }
 }
 
-fn classify_vals(v: &[Value]) -> Uniformity {
+/// The uniformity of a per-thread vector over one block cut into warps of
+/// `ws` lanes.
+fn classify_vals(ws: usize, v: &[Value]) -> Uniformity {
     let Some(first) = v.first() else {
         return Uniformity::Grid;
     };
     if v.iter().all(|x| x.same(*first)) {
         return Uniformity::Grid;
     }
-    if v.chunks(WARP_SIZE as usize)
-        .all(|c| c.iter().all(|x| x.same(c[0])))
-    {
+    if v.chunks(ws).all(|c| c.iter().all(|x| x.same(c[0]))) {
         Uniformity::Warp
     } else {
         Uniformity::Divergent
     }
 }
 
-fn classify_mask(m: &[bool]) -> Uniformity {
+fn classify_mask(ws: usize, m: &[bool]) -> Uniformity {
     let v: Vec<Value> = m.iter().map(|b| Value::Bool(*b)).collect();
-    classify_vals(&v)
+    classify_vals(ws, &v)
 }
 
 struct Analyzer<'k> {
     k: &'k Kernel,
     launch: LaunchConfig,
+    target: Target,
+    /// The target's warp width.
+    ws: usize,
     bt: usize,
     specs: Vec<i64>,
     findings: Vec<Finding>,
@@ -468,10 +497,12 @@ struct Analyzer<'k> {
 }
 
 impl<'k> Analyzer<'k> {
-    fn new(k: &'k Kernel, launch: LaunchConfig, specs: Vec<i64>) -> Self {
+    fn new(k: &'k Kernel, launch: LaunchConfig, target: Target, specs: Vec<i64>) -> Self {
         Analyzer {
             k,
             launch,
+            target,
+            ws: target.warp_width() as usize,
             bt: launch.block_threads() as usize,
             specs,
             findings: Vec::new(),
@@ -505,7 +536,7 @@ impl<'k> Analyzer<'k> {
             _ => None,
         };
         let uni = match &mask {
-            Some(m) => classify_mask(m).max(ctl.uni.min(Uniformity::Block)),
+            Some(m) => classify_mask(self.ws, m).max(ctl.uni.min(Uniformity::Block)),
             None => ctl.uni.max(c.uni),
         };
         let prov = if uni > ctl.uni {
@@ -530,7 +561,7 @@ impl<'k> Analyzer<'k> {
             _ => None,
         };
         let uni = match &mask {
-            Some(m) => classify_mask(m).max(ctl.uni.min(Uniformity::Block)),
+            Some(m) => classify_mask(self.ws, m).max(ctl.uni.min(Uniformity::Block)),
             None => ctl.uni.max(left.uni),
         };
         let prov = if uni > ctl.uni {
@@ -554,7 +585,7 @@ impl<'k> Analyzer<'k> {
     fn lane_map(&self, m: &[bool]) -> LaneMap {
         LaneMap {
             warps: m
-                .chunks(WARP_SIZE as usize)
+                .chunks(self.ws)
                 .map(|c| c.iter().map(|b| if *b { 'W' } else { '.' }).collect())
                 .collect(),
         }
@@ -598,7 +629,7 @@ impl<'k> Analyzer<'k> {
                     )
                 });
                 if let Some(c) = &v.conc {
-                    v.uni = classify_vals(c);
+                    v.uni = classify_vals(self.ws, c);
                 }
             }
         } else if v.conc.is_some() && ctl.mask.is_none() {
@@ -686,7 +717,7 @@ impl<'k> Analyzer<'k> {
                     };
                     let (uni, prov) = match &conc {
                         Some(v) => (
-                            classify_vals(v),
+                            classify_vals(self.ws, v),
                             if t.uni >= e.uni {
                                 t.prov.clone()
                             } else {
@@ -797,7 +828,7 @@ impl<'k> Analyzer<'k> {
             }
             // Trip counts differ: the first iteration only some threads run is the witness.
             let wm: Vec<bool> = (0..self.bt).map(|t| m[t] && trips[t] > lo).collect();
-            let uni = classify_mask(&wm).max(ctl.uni);
+            let uni = classify_mask(self.ws, &wm).max(ctl.uni);
             let prov = self.push_prov(&trip_prov, self.step(span, what));
             return (
                 Ctl {
@@ -946,6 +977,7 @@ impl<'k> Analyzer<'k> {
             confirmed: lanes.is_some(),
             lanes,
             launch: self.launch,
+            target: self.target,
         };
         self.find(f);
     }
@@ -954,7 +986,7 @@ impl<'k> Analyzer<'k> {
     fn collective(&mut self, name: &str, mask: &AVal, ctl: &Ctl, span: SpanId) {
         let Some(mv) = &mask.conc else { return };
         let bt = self.bt;
-        let ws = WARP_SIZE as usize;
+        let ws = self.ws;
         let mut rows = Vec::new();
         let mut bad = false;
         let mut absent = false;
@@ -973,8 +1005,12 @@ impl<'k> Analyzer<'k> {
                 continue;
             }
             let mut row = String::new();
+            // Mask bit `l` names lane `l` of the warp. Bits at or above the
+            // warp width name no lane (so a full mask means "the whole warp"
+            // on every target); the mask is 32 bits, so on a 64-wide target
+            // lanes 32..63 cannot be named at all.
             for l in 0..ws {
-                let n = named & (1 << l) != 0;
+                let n = l < 32 && named & (1u32 << l) != 0;
                 let present = l < lanes && active[l];
                 if n && l >= lanes {
                     absent = true;
@@ -1031,6 +1067,7 @@ impl<'k> Analyzer<'k> {
             },
             confirmed: bad,
             launch: self.launch,
+            target: self.target,
         };
         self.find(f);
     }
@@ -1060,6 +1097,7 @@ impl<'k> Analyzer<'k> {
                     lanes: None,
                     confirmed: false,
                     launch: self.launch,
+                    target: self.target,
                 };
                 self.find(f);
             }
@@ -1093,8 +1131,8 @@ impl<'k> Analyzer<'k> {
             let per_warp =
                 active
                     .chunks(1)
-                    .fold(vec![0usize; self.bt.div_ceil(32)], |mut acc, t| {
-                        acc[t[0] / 32] += 1;
+                    .fold(vec![0usize; self.bt.div_ceil(self.ws)], |mut acc, t| {
+                        acc[t[0] / self.ws] += 1;
                         acc
                     });
             why = match idx.uni {
@@ -1127,6 +1165,7 @@ impl<'k> Analyzer<'k> {
             lanes: None,
             confirmed: true,
             launch: self.launch,
+            target: self.target,
         };
         self.find(f);
     }
@@ -1145,7 +1184,7 @@ impl<'k> Analyzer<'k> {
             }
         }
         let uni = match &conc {
-            Some(v) => classify_vals(v),
+            Some(v) => classify_vals(self.ws, v),
             None => parts
                 .iter()
                 .map(|p| p.uni)
@@ -1318,19 +1357,23 @@ impl<'k> Analyzer<'k> {
 
     fn builtin(&self, b: Builtin, span: SpanId) -> AVal {
         let vals: Option<Vec<Value>> = (0..self.bt as u32)
-            .map(|t| self.launch.builtin_in_block(b, t).map(Value::U32))
+            .map(|t| {
+                self.launch
+                    .builtin_in_block(b, t, self.target.warp_width())
+                    .map(Value::U32)
+            })
             .collect();
         let block = self.launch.block;
         match vals {
             Some(v) => {
-                let uni = classify_vals(&v);
+                let uni = classify_vals(self.ws, &v);
                 let text = match uni {
                     Uniformity::Grid => String::new(),
                     Uniformity::Block => unreachable!("concrete builtins do not vary by block"),
                     Uniformity::Warp => format!(
                         "`{}` is the same within a warp but differs between the {} warps of a {} block",
                         b.source_name(),
-                        self.launch.warps_per_block(),
+                        self.launch.warps_per_block(self.target.warp_width()),
                         block
                     ),
                     Uniformity::Divergent => {

@@ -4,6 +4,22 @@ use std::fmt::Write;
 
 use crate::analysis::{Finding, Rule};
 use crate::ir::Kernel;
+use crate::target::Target;
+
+/// The launch, and the target unless it is the generic default (whose
+/// findings read as they did before targets existed).
+fn where_(f: &Finding) -> String {
+    if f.target == Target::generic() {
+        f.launch.to_string()
+    } else {
+        format!(
+            "{} on target {} (warps of {})",
+            f.launch,
+            f.target,
+            f.target.warp_width()
+        )
+    }
+}
 
 /// Renders one finding: header, location, source line with carets,
 /// provenance notes, lane map and help.
@@ -38,7 +54,7 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
     } else {
         let _ = writeln!(out, "{pad}--> kernel `{}`: `{}`", k.name, k.snippet(f.span));
     }
-    let _ = writeln!(out, "{pad} = note: at launch {}", f.launch);
+    let _ = writeln!(out, "{pad} = note: at launch {}", where_(f));
     for s in &f.notes {
         let line = k.span(s.span).line;
         if line > 0 {
@@ -77,7 +93,12 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
 /// A compact, location-free form for `compile_error!`: rustc already points
 /// at the span, so only the reasoning and the lane map are added.
 pub fn render_compact(k: &Kernel, f: &Finding) -> String {
-    let mut out = format!("[{}] {} (at launch {})", f.rule.code(), f.message, f.launch);
+    let mut out = format!(
+        "[{}] {} (at launch {})",
+        f.rule.code(),
+        f.message,
+        where_(f)
+    );
     for s in &f.notes {
         let _ = write!(out, "\n  note: {}", s.text);
     }

@@ -141,11 +141,13 @@ pub enum Builtin {
     BlockDim(Axis),
     /// `grid_dim_x()` etc.
     GridDim(Axis),
-    /// `lane_id()`: linear thread index in the block modulo 32.
+    /// `lane_id()`: linear thread index in the block modulo the target's
+    /// warp width.
     LaneId,
-    /// `warp_id()`: linear thread index in the block divided by 32.
+    /// `warp_id()`: linear thread index in the block divided by the target's
+    /// warp width.
     WarpId,
-    /// `warp_size()`: always 32.
+    /// `warp_size()`: the target's warp width (32 on the generic target).
     WarpSize,
 }
 
@@ -699,6 +701,10 @@ pub struct LaunchSpace {
     pub blocks: Vec<Dim3>,
     /// Allowed grid sizes (empty: any).
     pub grids: Vec<Dim3>,
+    /// The target the attribute names (`target = ".."` or `cc = ..`), which
+    /// the gate checked; `None`: the generic default. Tools that are given
+    /// no target use this one.
+    pub target: Option<crate::target::Target>,
 }
 
 /// A source location, filled in where the kernel was compiled.

@@ -1,14 +1,13 @@
 //! Launch configurations and the thread geometry they imply.
+//!
+//! A launch is only grid and block sizes; how its threads fall into warps is
+//! the [`Target`]'s business, so every function here that speaks of warps
+//! takes the target's warp width.
 
 use std::fmt;
 
 use crate::ir::{Axis, Builtin, Dim3};
-
-/// Threads per warp on every target oxmera models.
-pub const WARP_SIZE: u32 = 32;
-
-/// Most threads a block may have on compute capability 7.0 and later.
-pub const MAX_BLOCK_THREADS: u64 = 1024;
+use crate::target::Target;
 
 /// A concrete launch: grid and block sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,13 +29,19 @@ pub enum LaunchError {
         /// The block.
         block: Dim3,
     },
-    /// More than 1024 threads per block.
-    #[error("block {block} has {threads} threads; the most a block may have is 1024")]
+    /// More threads per block than the target allows.
+    #[error(
+        "block {block} has {threads} threads; the most a block may have on target {target} is {max}"
+    )]
     BlockTooLarge {
         /// The block.
         block: Dim3,
         /// Its thread count.
         threads: u64,
+        /// The target's limit.
+        max: u32,
+        /// The target, by name.
+        target: String,
     },
 }
 
@@ -49,18 +54,20 @@ impl LaunchConfig {
         }
     }
 
-    /// Checks the hardware limits every target shares.
-    pub fn validate(&self) -> Result<(), LaunchError> {
+    /// Checks the launch against the target's limits.
+    pub fn validate(&self, target: &Target) -> Result<(), LaunchError> {
         if self.grid.count() == 0 || self.block.count() == 0 {
             return Err(LaunchError::ZeroExtent {
                 grid: self.grid,
                 block: self.block,
             });
         }
-        if self.block.count() > MAX_BLOCK_THREADS {
+        if self.block.count() > target.max_block_threads() as u64 {
             return Err(LaunchError::BlockTooLarge {
                 block: self.block,
                 threads: self.block.count(),
+                max: target.max_block_threads(),
+                target: target.to_string(),
             });
         }
         Ok(())
@@ -71,9 +78,9 @@ impl LaunchConfig {
         self.block.count() as u32
     }
 
-    /// Warps per block (the last may be partial).
-    pub fn warps_per_block(&self) -> u32 {
-        self.block_threads().div_ceil(WARP_SIZE)
+    /// Warps of `warp_width` lanes per block (the last may be partial).
+    pub fn warps_per_block(&self, warp_width: u32) -> u32 {
+        self.block_threads().div_ceil(warp_width)
     }
 
     /// The 3-D thread index of a linear thread index within a block.
@@ -82,17 +89,18 @@ impl LaunchConfig {
         Dim3::new(linear % b.x, (linear / b.x) % b.y, linear / (b.x * b.y))
     }
 
-    /// The value of a builtin for linear thread `t` of a block, if it is the
-    /// same in every block (block indices are not).
-    pub fn builtin_in_block(&self, b: Builtin, t: u32) -> Option<u32> {
+    /// The value of a builtin for linear thread `t` of a block on a target
+    /// with warps of `warp_width` lanes, if it is the same in every block
+    /// (block indices are not).
+    pub fn builtin_in_block(&self, b: Builtin, t: u32, warp_width: u32) -> Option<u32> {
         let ti = self.thread_index(t);
         Some(match b {
             Builtin::ThreadIdx(a) => ti.get(a),
             Builtin::BlockDim(a) => self.block.get(a),
             Builtin::GridDim(a) => self.grid.get(a),
-            Builtin::LaneId => t % WARP_SIZE,
-            Builtin::WarpId => t / WARP_SIZE,
-            Builtin::WarpSize => WARP_SIZE,
+            Builtin::LaneId => t % warp_width,
+            Builtin::WarpId => t / warp_width,
+            Builtin::WarpSize => warp_width,
             Builtin::BlockIdx(a) => {
                 if self.grid.get(a) == 1 {
                     0
@@ -124,17 +132,32 @@ mod tests {
             block: Dim3::new(16, 4, 1),
         };
         assert_eq!(l.thread_index(17), Dim3::new(1, 1, 0));
-        assert_eq!(l.warps_per_block(), 2);
-        assert_eq!(l.builtin_in_block(Builtin::WarpId, 40), Some(1));
-        assert_eq!(l.builtin_in_block(Builtin::LaneId, 40), Some(8));
+        assert_eq!(l.warps_per_block(32), 2);
+        assert_eq!(l.builtin_in_block(Builtin::WarpId, 40, 32), Some(1));
+        assert_eq!(l.builtin_in_block(Builtin::LaneId, 40, 32), Some(8));
+    }
+
+    #[test]
+    fn geometry_depends_on_the_warp_width() {
+        let l = LaunchConfig::linear(1, 64);
+        assert_eq!(l.warps_per_block(8), 8);
+        assert_eq!(l.warps_per_block(64), 1);
+        assert_eq!(l.builtin_in_block(Builtin::WarpId, 40, 8), Some(5));
+        assert_eq!(l.builtin_in_block(Builtin::LaneId, 40, 8), Some(0));
+        assert_eq!(l.builtin_in_block(Builtin::WarpSize, 3, 8), Some(8));
+        assert_eq!(l.builtin_in_block(Builtin::WarpId, 40, 64), Some(0));
     }
 
     #[test]
     fn oversized_block_is_rejected() {
         let l = LaunchConfig::linear(1, 2048);
         assert!(matches!(
-            l.validate(),
-            Err(LaunchError::BlockTooLarge { threads: 2048, .. })
+            l.validate(&Target::generic()),
+            Err(LaunchError::BlockTooLarge {
+                threads: 2048,
+                max: 1024,
+                ..
+            })
         ));
     }
 }

@@ -4,6 +4,7 @@
 //! This crate owns the typed, structured IR that `#[kernel]` produces
 //! ([`ir`]), the scalar semantics of its operators ([`eval`]), a validator
 //! ([`validate`]), a printer ([`pretty`]), launch geometry ([`launch`]), the
+//! hardware targets ([`target`]: warp width, per-block limits, dtypes), the
 //! shared-memory limits of NVIDIA targets ([`limits`]), the launch-aware
 //! convergence analysis ([`analysis`]), diagnostics ([`diag`]) and the explain
 //! pages of its rules ([`explain`]).
@@ -21,9 +22,11 @@ pub mod ir;
 pub mod launch;
 pub mod limits;
 pub mod pretty;
+pub mod target;
 pub mod validate;
 
 pub use analysis::{CheckError, CheckOptions, Finding, Rule, Uniformity, check};
 pub use ir::*;
-pub use launch::{LaunchConfig, LaunchError, WARP_SIZE};
+pub use launch::{LaunchConfig, LaunchError};
 pub use limits::ComputeCapability;
+pub use target::{Target, TargetError, TargetKind};

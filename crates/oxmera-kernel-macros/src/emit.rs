@@ -330,6 +330,18 @@ pub fn kernel_fn(
     });
     let blocks = k.launch.blocks.iter().map(|d| dim(*d));
     let grids = k.launch.grids.iter().map(|d| dim(*d));
+    // The declared target travels by name (named targets print and parse
+    // back exactly; the attribute only takes names).
+    let target = match k.launch.target {
+        Some(t) => {
+            let name = Literal::string(&t.to_string());
+            quote!(::core::option::Option::Some(
+                <::oxmera_kernel::target::Target as ::core::str::FromStr>::from_str(#name)
+                    .expect("a target name the macro parsed")
+            ))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let body = block(&k.body);
     let span_items = spans.iter().map(span_info);
     let snippets = k.snippets.iter().map(|x| s(x));
@@ -360,6 +372,7 @@ pub fn kernel_fn(
                     launch: #ir::LaunchSpace {
                         blocks: ::std::vec![#(#blocks),*],
                         grids: ::std::vec![#(#grids),*],
+                        target: #target,
                     },
                     spans: ::std::vec![#(#span_items),*],
                     snippets: ::std::vec![#(#snippets),*],

@@ -10,6 +10,26 @@
 //! configuration at compile time and turns every confirmed finding into a
 //! `compile_error!` at the offending span, so `cargo check` is the gate.
 //!
+//! The options:
+//!
+//! - `block = [..]`: the block sizes to check (and the launch contract);
+//! - `grid = [..]`: the grid sizes; **when absent the gate checks a grid of
+//!   one block**. That is a choice, not an accident: with one block
+//!   `block_idx_*()` is 0, so guards built from the global thread id are
+//!   known exactly per thread and their findings are confirmed; with several
+//!   blocks they depend on the block and the analysis can only say "maybe",
+//!   which the gate does not fail on. Declare a grid to check what only
+//!   several blocks show (blocks writing the same global elements);
+//! - `target = "lavapipe"`: the target to check for (any name
+//!   [`Target`]'s `FromStr` takes: `generic`, `cuda:sm_80`, `lavapipe`,
+//!   `wave64`, `wave32`, `apple`, with an optional `/warpN`); its warp width
+//!   decides which guards are warp-uniform and its limits bound the block
+//!   and the shared memory. Default: the generic target (warps of 32, the
+//!   48 KiB static shared cap);
+//! - `cc = 80` (or `cc = "8.0"`): shorthand for `target = "cuda:sm_80"`, so a
+//!   kernel meant for a part with opt-in shared memory is checked against
+//!   that part's limit instead of 48 KiB.
+//!
 //! This crate knows syntax and the IR crate; it must never know about the
 //! simulator, the kernel library or any backend.
 
@@ -20,6 +40,7 @@ use oxmera_kernel_ir::analysis::{CheckOptions, check};
 use oxmera_kernel_ir::diag::render_compact;
 use oxmera_kernel_ir::ir::{Dim3, LaunchSpace};
 use oxmera_kernel_ir::launch::LaunchConfig;
+use oxmera_kernel_ir::target::Target;
 use proc_macro::TokenStream;
 use syn::punctuated::Punctuated;
 
@@ -78,8 +99,48 @@ fn int(e: &syn::Expr) -> syn::Result<u32> {
     }
 }
 
+/// `target = "name"` as a target.
+fn target_name(e: &syn::Expr) -> syn::Result<Target> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => s
+            .value()
+            .parse::<Target>()
+            .map_err(|err| syn::Error::new_spanned(e, err.to_string())),
+        _ => Err(syn::Error::new_spanned(
+            e,
+            "expected a target name; hint: write e.g. `target = \"lavapipe\"` or `target = \"cuda:sm_80\"`",
+        )),
+    }
+}
+
+/// `cc = 80` or `cc = "8.0"` as a CUDA target.
+fn cc_target(e: &syn::Expr) -> syn::Result<Target> {
+    let name = match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => format!("cuda:sm_{}", i.base10_digits()),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => format!("cuda:{}", s.value()),
+        _ => {
+            return Err(syn::Error::new_spanned(
+                e,
+                "expected a compute capability; hint: write e.g. `cc = 80` or `cc = \"8.0\"`",
+            ));
+        }
+    };
+    name.parse::<Target>()
+        .map_err(|err| syn::Error::new_spanned(e, err.to_string()))
+}
+
 fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<LaunchSpace> {
     let mut space = LaunchSpace::default();
+    let mut target: Option<Target> = None;
     if attr.is_empty() {
         return Ok(space);
     }
@@ -90,13 +151,26 @@ fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<LaunchSpace> {
             space.blocks = dims(&nv.value)?;
         } else if nv.path.is_ident("grid") {
             space.grids = dims(&nv.value)?;
+        } else if nv.path.is_ident("target") || nv.path.is_ident("cc") {
+            if target.is_some() {
+                return Err(syn::Error::new_spanned(
+                    &nv.path,
+                    "the target is named twice; hint: give one of `target = ..` and `cc = ..`",
+                ));
+            }
+            target = Some(if nv.path.is_ident("cc") {
+                cc_target(&nv.value)?
+            } else {
+                target_name(&nv.value)?
+            });
         } else {
             return Err(syn::Error::new_spanned(
                 &nv.path,
-                "unknown kernel option; hint: options are `block = [..]` and `grid = [..]`",
+                "unknown kernel option; hint: options are `block = [..]`, `grid = [..]`, `target = \"..\"` and `cc = ..`",
             ));
         }
     }
+    space.target = target;
     Ok(space)
 }
 
@@ -122,9 +196,12 @@ fn expand(
     ))
 }
 
-/// Runs the analysis for every declared configuration; confirmed findings
-/// become compile errors at their spans.
+/// Runs the analysis for every declared configuration on the declared
+/// target (default: generic); confirmed findings become compile errors at
+/// their spans.
 fn gate(l: &lower::Lowered, space: &LaunchSpace) -> syn::Result<()> {
+    let target = space.target.unwrap_or_default();
+    // No declared grid: one block (see the crate docs for why).
     let grids = if space.grids.is_empty() {
         vec![Dim3::x(1)]
     } else {
@@ -133,7 +210,7 @@ fn gate(l: &lower::Lowered, space: &LaunchSpace) -> syn::Result<()> {
     let mut errors: Option<syn::Error> = None;
     for &block in &space.blocks {
         for &grid in &grids {
-            let opts = CheckOptions::new(LaunchConfig { grid, block });
+            let opts = CheckOptions::new(LaunchConfig { grid, block }).on(target);
             let findings = match check(&l.kernel, &opts) {
                 Ok(f) => f,
                 Err(e) => {

@@ -17,6 +17,7 @@ fn measure(name: &str, prog: &Program, launch: LaunchConfig, mut args: Vec<Arg>)
     let opts = SimOptions {
         max_warp_steps: u64::MAX,
         detect_races: true,
+        ..SimOptions::default()
     };
     // One warm-up run, then the best of three.
     let mut best = f64::INFINITY;

@@ -6,8 +6,10 @@
 //!
 //! - [`analysis::check`] runs the launch-aware convergence rules (divergent
 //!   barriers, non-convergent warp collectives, global write races, shared
-//!   memory over budget, launch contracts) for one concrete launch, and
-//!   [`diag::render`] prints a finding like a rustc diagnostic;
+//!   memory over budget, launch contracts) for one concrete launch on one
+//!   [`target::Target`] (warp width, per-block limits, dtypes; the default is
+//!   warps of 32), and [`diag::render`] prints a finding like a rustc
+//!   diagnostic;
 //! - [`sim`] runs it on concrete buffers, warp by warp in lock-step, and stops
 //!   with a witness on a barrier that can never be satisfied, an
 //!   out-of-bounds access or a shared-memory race;
@@ -54,7 +56,9 @@
 
 extern crate self as oxmera_kernel;
 
-pub use oxmera_kernel_ir::{analysis, diag, eval, explain, ir, launch, limits, pretty, validate};
+pub use oxmera_kernel_ir::{
+    analysis, diag, eval, explain, ir, launch, limits, pretty, target, validate,
+};
 pub use oxmera_kernel_macros::kernel;
 
 pub mod corpus;

@@ -30,11 +30,7 @@ fn every_case_gets_its_expected_verdict() {
             .find(|e| e.name == c.kernel)
             .unwrap_or_else(|| panic!("{}", c.kernel));
         let k = (e.kernel)();
-        let opts = CheckOptions {
-            launch: c.launch,
-            cc: c.cc.as_ref().map(|s| s.parse().unwrap()),
-            specs: None,
-        };
+        let opts = CheckOptions::new(c.launch).on(c.target());
         let findings = check(k, &opts).unwrap();
         for want in &c.expect {
             if want == "clean" {
@@ -45,7 +41,7 @@ fn every_case_gets_its_expected_verdict() {
                     c.launch
                 );
             } else if let Some(kind) = want.strip_prefix("sim:") {
-                match corpus::simulate(&c.kernel, c.launch, 1).unwrap() {
+                match corpus::simulate_on(&c.kernel, c.launch, c.target(), 1).unwrap() {
                     Err(SimError::Report(r)) => {
                         assert_eq!(r.kind_name(), kind, "{} at {}: {r:?}", c.kernel, c.launch);
                         let text = oxmera_kernel::sim::render_report(k, &r);

@@ -11,6 +11,7 @@ use crate::launch::LaunchConfig;
 use crate::library::{DemoOutcome, rng_f32};
 use crate::registry::{Entry, Origin};
 use crate::sim::{self, Arg, Buffer, SimError, SimOptions};
+use crate::target::Target;
 
 /// The expected verdicts, as shipped.
 pub const EXPECTED: &str = include_str!("../../corpus/expected.toml");
@@ -149,10 +150,30 @@ pub struct Case {
     pub kernel: String,
     /// The launch.
     pub launch: LaunchConfig,
-    /// Target compute capability, if any.
+    /// Target compute capability, if any (`cc = "8.6"`: [`Target::cuda`]).
     pub cc: Option<String>,
+    /// Target by name, if any (`target = "lavapipe"`; see [`Target`]).
+    pub target: Option<String>,
     /// Expected verdicts: `OXKnnn`, `sim:KIND` or `clean`.
     pub expect: Vec<String>,
+}
+
+impl Case {
+    /// The target the case names: `target`, else `cc` as a CUDA target, else
+    /// [`Target::generic`].
+    ///
+    /// # Panics
+    /// If `cc` names an unknown compute capability (`target` is checked when
+    /// the file is parsed).
+    pub fn target(&self) -> Target {
+        if let Some(t) = &self.target {
+            return t.parse().expect("checked when parsed");
+        }
+        match &self.cc {
+            Some(cc) => Target::cuda(cc.parse().expect("a known compute capability")),
+            None => Target::generic(),
+        }
+    }
 }
 
 /// A malformed line of the expectations file.
@@ -197,6 +218,7 @@ pub fn parse(text: &str) -> Result<Vec<Case>, ParseError> {
                 kernel: String::new(),
                 launch: LaunchConfig::linear(1, 32),
                 cc: None,
+                target: None,
                 expect: Vec::new(),
             });
             continue;
@@ -214,6 +236,11 @@ pub fn parse(text: &str) -> Result<Vec<Case>, ParseError> {
             "block" => c.launch.block = dim(v).ok_or_else(|| err("bad block"))?,
             "grid" => c.launch.grid = dim(v).ok_or_else(|| err("bad grid"))?,
             "cc" => c.cc = Some(unq(v)),
+            "target" => {
+                let t = unq(v);
+                t.parse::<Target>().map_err(|e| err(&e.to_string()))?;
+                c.target = Some(t)
+            }
             "expect" => {
                 c.expect = v
                     .trim_start_matches('[')
@@ -253,16 +280,28 @@ pub fn inputs(launch: LaunchConfig, seed: u64) -> Vec<Arg> {
 /// that the endless loop stops at once.
 pub const STEP_BUDGET: u64 = 2_000_000;
 
-/// Runs a corpus kernel for one launch on the standard inputs.
+/// Runs a corpus kernel for one launch on the standard inputs, on the
+/// generic target.
 pub fn simulate(
     name: &str,
     launch: LaunchConfig,
+    seed: u64,
+) -> Option<Result<DemoOutcome, SimError>> {
+    simulate_on(name, launch, Target::generic(), seed)
+}
+
+/// Runs a corpus kernel for one launch on the standard inputs, on `target`.
+pub fn simulate_on(
+    name: &str,
+    launch: LaunchConfig,
+    target: Target,
     seed: u64,
 ) -> Option<Result<DemoOutcome, SimError>> {
     let e = entries().into_iter().find(|e| e.name == name)?;
     let mut args = inputs(launch, seed);
     let opts = SimOptions {
         max_warp_steps: STEP_BUDGET,
+        target,
         ..SimOptions::default()
     };
     Some(
@@ -283,16 +322,27 @@ pub fn simulate(
 /// Runs a corpus kernel with one block of the given size... or two, when the
 /// expectations file launches it with a grid; used by `oxmera kernel run`.
 pub fn demo(name: &str, block: Dim3, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
+    demo_on(name, block, Target::generic(), seed)
+}
+
+/// [`demo`] on `target`.
+pub fn demo_on(
+    name: &str,
+    block: Dim3,
+    target: Target,
+    seed: u64,
+) -> Option<Result<DemoOutcome, SimError>> {
     let grid = cases()
         .iter()
         .find(|c| c.kernel == name && c.launch.block == block)
         .map(|c| c.launch.grid);
-    simulate(
+    simulate_on(
         name,
         LaunchConfig {
             grid: grid.unwrap_or(Dim3::x(2)),
             block,
         },
+        target,
         seed,
     )
 }

@@ -9,6 +9,7 @@
 use crate::ir::{Dim3, Value};
 use crate::launch::LaunchConfig;
 use crate::sim::{self, Arg, Buffer, SimError, SimOptions, SimStats};
+use crate::target::Target;
 
 const EPS: f64 = f32::EPSILON as f64;
 
@@ -307,16 +308,28 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
     })
 }
 
-/// Runs the demo of a library kernel; `None` if it has none.
+/// Runs the demo of a library kernel on the generic target; `None` if it
+/// has none.
 pub fn demo(name: &str, block: Dim3, seed: u64) -> Option<Result<DemoOutcome, SimError>> {
+    demo_on(name, block, Target::generic(), seed)
+}
+
+/// Runs the demo of a library kernel on `target` (its warp width decides
+/// what the kernel's warp builtins and collectives see); `None` if it has
+/// none.
+pub fn demo_on(
+    name: &str,
+    block: Dim3,
+    target: Target,
+    seed: u64,
+) -> Option<Result<DemoOutcome, SimError>> {
     let entry = crate::registry::find(name)?;
     let mut d = prepare(name, block, seed)?;
-    let stats = match sim::run(
-        (entry.kernel)(),
-        d.launch,
-        &mut d.args,
-        &SimOptions::default(),
-    ) {
+    let opts = SimOptions {
+        target,
+        ..SimOptions::default()
+    };
+    let stats = match sim::run((entry.kernel)(), d.launch, &mut d.args, &opts) {
         Ok(s) => s,
         Err(e) => return Some(Err(e)),
     };

@@ -116,17 +116,21 @@ pub fn reduce_sum(x: &[f32], out: &mut [f32], n: u32) {
     }
     s[tid] = acc;
     sync_threads();
+    // The tree stops at one warp and the warp finishes with shuffles; the
+    // warp's width is the target's (`warp_size()`), not a literal 32, so the
+    // sum is right on lavapipe's subgroups of 8 as well as on 32-wide warps.
+    let ws = warp_size();
     let mut half = block_dim_x() / 2;
-    while half >= 32 {
+    while half >= ws {
         if tid < half {
             s[tid] += s[tid + half];
         }
         sync_threads();
         half /= 2;
     }
-    if tid < 32 {
+    if tid < ws {
         let mut v = s[tid];
-        let mut off = 16u32;
+        let mut off = ws / 2;
         while off > 0 {
             v += shfl_down_sync(0xffff_ffffu32, v, off);
             off /= 2;

@@ -6,7 +6,7 @@ mod demos;
 mod flip;
 mod kernels;
 
-pub use demos::{Demo, DemoOutcome, demo, demos_launch, prepare, rng_f32};
+pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
 pub use kernels::{
     add, binary_strided, matmul_tiled, reduce_sum, softmax_rows, transpose_tiled, unary_strided,

@@ -1,13 +1,23 @@
 //! The warp engine and the block scheduler.
 
 use crate::ir::{AtomicOp, Builtin, Dim3, Kernel, Mem, Scalar, ShuffleKind, SpanId, VoteKind};
-use crate::launch::{LaunchConfig, WARP_SIZE};
+use crate::launch::LaunchConfig;
 use crate::sim::buffer::{Arg, check_args};
 use crate::sim::compile::{BinK, Op, Program, Reg, UnK};
 use crate::sim::report::{Report, ReportKind, SimError};
+use crate::target::Target;
 
-const W: usize = WARP_SIZE as usize;
+/// Lanes of a register: the widest warp the simulator runs. A target with
+/// narrower warps uses the low `warp_width` lanes of each register (the rest
+/// are never valid); wider targets (AMD's wave64) are refused with
+/// [`SimError::WarpTooWide`] rather than half-simulated.
+const W: usize = 32;
 type Lanes = [u32; W];
+
+/// The mask of the low `n` lanes (`n <= 32`).
+fn low_lanes(n: u32) -> u32 {
+    if n >= 32 { u32::MAX } else { (1u32 << n) - 1 }
+}
 
 /// Simulation limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +26,9 @@ pub struct SimOptions {
     pub max_warp_steps: u64,
     /// Track shared-memory accesses between barriers and report races.
     pub detect_races: bool,
+    /// The target: its warp width decides how a block is cut into warps and
+    /// what `lane_id()`, `warp_id()`, `warp_size()`, shuffles and votes see.
+    pub target: Target,
 }
 
 impl Default for SimOptions {
@@ -23,6 +36,7 @@ impl Default for SimOptions {
         SimOptions {
             max_warp_steps: 200_000_000,
             detect_races: true,
+            target: Target::generic(),
         }
     }
 }
@@ -85,6 +99,8 @@ struct Access {
 struct Block<'p> {
     p: &'p Program,
     launch: LaunchConfig,
+    /// The target's warp width, at most 32.
+    width: u32,
     block: Dim3,
     warps: Vec<Warp>,
     shared: Vec<Vec<u32>>,
@@ -101,19 +117,22 @@ pub fn run_program(
     args: &mut [Arg],
     opts: &SimOptions,
 ) -> Result<SimStats, SimError> {
-    launch.validate()?;
+    let target = opts.target;
+    launch.validate(&target)?;
+    let width = target.warp_width();
+    if width as usize > W {
+        return Err(SimError::WarpTooWide {
+            target: target.to_string(),
+            width,
+        });
+    }
     check_args(&p.kernel, args)?;
     let bt = launch.block_threads();
-    let nw = launch.warps_per_block() as usize;
+    let nw = launch.warps_per_block(width) as usize;
     let mut warps: Vec<Warp> = (0..nw)
         .map(|w| {
-            let base = w as u32 * WARP_SIZE;
-            let lanes = (bt - base).min(WARP_SIZE);
-            let valid = if lanes == 32 {
-                u32::MAX
-            } else {
-                (1u32 << lanes) - 1
-            };
+            let base = w as u32 * width;
+            let valid = low_lanes((bt - base).min(width));
             Warp {
                 pc: 0,
                 active: valid,
@@ -144,6 +163,7 @@ pub fn run_program(
                 let mut b = Block {
                     p,
                     launch,
+                    width,
                     block: Dim3::new(bx, by, bz),
                     shared: p.shared_len.iter().map(|&n| vec![0; n]).collect(),
                     access: if opts.detect_races {
@@ -162,7 +182,7 @@ pub fn run_program(
                 let r = b.run(args);
                 stats = b.stats;
                 warps = b.warps;
-                r.map_err(|rep| SimError::Report(Box::new(rep)))?;
+                r.map_err(SimError::Report)?;
             }
         }
     }
@@ -182,17 +202,20 @@ fn lanes_of(m: u32) -> impl Iterator<Item = usize> {
 }
 
 impl Block<'_> {
-    fn report(&self, kind: ReportKind, span: SpanId, warp: usize) -> Report {
-        Report {
+    // Reports are boxed: they are rare, and a `Result` on the hot path stays
+    // small.
+    fn report(&self, kind: ReportKind, span: SpanId, warp: usize) -> Box<Report> {
+        Box::new(Report {
             kind,
             span,
             launch: self.launch,
+            target: self.opts.target,
             block: self.block,
             warp: warp as u32,
-        }
+        })
     }
 
-    fn run(&mut self, args: &mut [Arg]) -> Result<(), Report> {
+    fn run(&mut self, args: &mut [Arg]) -> Result<(), Box<Report>> {
         loop {
             for w in 0..self.warps.len() {
                 if self.warps[w].state == State::Running {
@@ -249,7 +272,7 @@ impl Block<'_> {
         }
     }
 
-    fn run_warp(&mut self, wi: usize, args: &mut [Arg]) -> Result<(), Report> {
+    fn run_warp(&mut self, wi: usize, args: &mut [Arg]) -> Result<(), Box<Report>> {
         let p = self.p;
         let ops = &p.ops;
         let mut steps = self.stats.warp_instructions;
@@ -268,7 +291,7 @@ impl Block<'_> {
             match &ops[pc] {
                 Op::Const { d, bits } => w.regs[*d as usize] = [*bits; W],
                 Op::Builtin { d, b } => {
-                    let v = builtin_lanes(*b, w.base, self.launch, self.block);
+                    let v = builtin_lanes(*b, w.base, self.width, self.launch, self.block);
                     w.regs[*d as usize] = v;
                 }
                 Op::Mov { d, s } => {
@@ -516,7 +539,7 @@ impl Block<'_> {
         len: usize,
         write: bool,
         span: SpanId,
-    ) -> Report {
+    ) -> Box<Report> {
         let w = &self.warps[wi];
         let buffer = self.p.kernel.mem_name(mem).to_string();
         let kind = ReportKind::OutOfBounds {
@@ -538,7 +561,7 @@ impl Block<'_> {
         l: usize,
         write: bool,
         span: SpanId,
-    ) -> Result<(), Report> {
+    ) -> Result<(), Box<Report>> {
         if !self.opts.detect_races {
             return Ok(());
         }
@@ -598,7 +621,7 @@ impl Block<'_> {
         signed: bool,
         span: SpanId,
         args: &[Arg],
-    ) -> Result<(), Report> {
+    ) -> Result<(), Box<Report>> {
         let len = self.mem_len(mem, args);
         let active = self.warps[wi].active;
         let mut out = self.warps[wi].regs[d as usize];
@@ -633,7 +656,7 @@ impl Block<'_> {
         signed: bool,
         span: SpanId,
         args: &mut [Arg],
-    ) -> Result<(), Report> {
+    ) -> Result<(), Box<Report>> {
         let len = self.mem_len(mem, args);
         let active = self.warps[wi].active;
         let vals = self.warps[wi].regs[v as usize];
@@ -663,7 +686,7 @@ impl Block<'_> {
         wi: usize,
         a: (Reg, AtomicOp, Scalar, Mem, Reg, Reg, Reg, bool, SpanId),
         args: &mut [Arg],
-    ) -> Result<(), Report> {
+    ) -> Result<(), Box<Report>> {
         let (d, op, ty, mem, idx, v, cmp, signed, span) = a;
         let len = self.mem_len(mem, args);
         let active = self.warps[wi].active;
@@ -715,18 +738,21 @@ impl Block<'_> {
     }
 
     /// Checks a collective's mask: every named lane must be executing it.
+    /// Mask bits at or above the warp width name no lane and are dropped, so
+    /// a full mask means "the whole warp" on every target (the analysis reads
+    /// masks the same way).
     fn collective_mask(
         &self,
         wi: usize,
         mask: Reg,
         name: &str,
         span: SpanId,
-    ) -> Result<u32, Report> {
+    ) -> Result<u32, Box<Report>> {
         let w = &self.warps[wi];
         let first = w.active.trailing_zeros() as usize;
-        let m = w.regs[mask as usize][first];
+        let m = w.regs[mask as usize][first] & low_lanes(self.width);
         if m & !w.active != 0 || w.active & !m != 0 {
-            let lanes = (0..W)
+            let lanes = (0..self.width as usize)
                 .map(|l| {
                     let bit = 1u32 << l;
                     match (m & bit != 0, w.active & bit != 0) {
@@ -759,11 +785,14 @@ impl Block<'_> {
         v: Reg,
         arg: Reg,
         span: SpanId,
-    ) -> Result<(), Report> {
+    ) -> Result<(), Box<Report>> {
         if self.warps[wi].active == 0 {
             return Ok(());
         }
         let m = self.collective_mask(wi, mask, kind.name(), span)?;
+        // Lane arithmetic wraps within the target's warp, as CUDA's
+        // `__shfl_*_sync(.., width)` and Vulkan's subgroup shuffles do.
+        let width = self.width as i64;
         let w = &mut self.warps[wi];
         let vals = w.regs[v as usize];
         let args = w.regs[arg as usize];
@@ -771,9 +800,9 @@ impl Block<'_> {
         for l in lanes_of(w.active) {
             let a = args[l] as i64;
             let src = match kind {
-                ShuffleKind::Xor => (l as i64 ^ a) & 31,
+                ShuffleKind::Xor => (l as i64 ^ a) & (width - 1),
                 ShuffleKind::Down => {
-                    if l as i64 + a < 32 {
+                    if l as i64 + a < width {
                         l as i64 + a
                     } else {
                         l as i64
@@ -786,10 +815,10 @@ impl Block<'_> {
                         l as i64
                     }
                 }
-                ShuffleKind::Idx => a & 31,
+                ShuffleKind::Idx => a & (width - 1),
             } as usize;
             if m & (1 << src) == 0 {
-                let lanes = (0..W)
+                let lanes = (0..width as usize)
                     .map(|x| {
                         if x == src {
                             '?'
@@ -820,7 +849,7 @@ impl Block<'_> {
         mask: Reg,
         pred: Reg,
         span: SpanId,
-    ) -> Result<(), Report> {
+    ) -> Result<(), Box<Report>> {
         if self.warps[wi].active == 0 {
             return Ok(());
         }
@@ -846,15 +875,17 @@ impl Block<'_> {
     }
 }
 
-fn builtin_lanes(b: Builtin, base: u32, launch: LaunchConfig, block: Dim3) -> Lanes {
+/// A builtin's value in each lane of the warp whose lane 0 is thread `base`,
+/// on a target with warps of `width` lanes.
+fn builtin_lanes(b: Builtin, base: u32, width: u32, launch: LaunchConfig, block: Dim3) -> Lanes {
     let mut o = [0u32; W];
     let bd = launch.block;
     match b {
         Builtin::BlockIdx(a) => o = [block.get(a); W],
         Builtin::BlockDim(a) => o = [bd.get(a); W],
         Builtin::GridDim(a) => o = [launch.grid.get(a); W],
-        Builtin::WarpSize => o = [WARP_SIZE; W],
-        Builtin::WarpId => o = [base / WARP_SIZE; W],
+        Builtin::WarpSize => o = [width; W],
+        Builtin::WarpId => o = [base / width; W],
         Builtin::LaneId => {
             for (l, x) in o.iter_mut().enumerate() {
                 *x = l as u32;

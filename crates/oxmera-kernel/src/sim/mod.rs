@@ -1,7 +1,10 @@
 //! The SIMT simulator: runs a kernel on concrete buffers for one launch.
 //!
 //! A kernel is first compiled to a register bytecode ([`Program`]) whose
-//! operations work on whole warps: 32 lanes at once, under an active mask.
+//! operations work on whole warps: 32-lane registers, under an active mask.
+//! A warp has the target's width ([`SimOptions::target`]): a narrower one
+//! (lavapipe's 8) uses the low lanes of each register, a wider one (wave64)
+//! is refused with [`SimError::WarpTooWide`].
 //! Structured control flow becomes mask operations on a small per-warp stack
 //! (if/else, loops with break/continue, early return), so warps reconverge
 //! exactly where the source's blocks end. Warps of a block run in turn until

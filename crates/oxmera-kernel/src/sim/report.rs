@@ -5,6 +5,7 @@ use std::fmt::Write;
 use crate::ir::{Dim3, Kernel, SpanId};
 use crate::launch::{LaunchConfig, LaunchError};
 use crate::sim::ArgError;
+use crate::target::Target;
 
 /// Why a simulation stopped early.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +74,8 @@ pub struct Report {
     pub span: SpanId,
     /// The launch.
     pub launch: LaunchConfig,
+    /// The target whose warp width the run used.
+    pub target: Target,
     /// The block index.
     pub block: Dim3,
     /// The warp in the block.
@@ -102,6 +105,16 @@ pub enum SimError {
     /// The launch is impossible.
     #[error("cannot simulate: {0}")]
     Launch(#[from] LaunchError),
+    /// The target's warps are wider than the simulator's 32-lane registers.
+    #[error(
+        "cannot simulate target {target}: its warps have {width} lanes and the simulator runs at most 32; check it with the analysis, or simulate a 32-wide target"
+    )]
+    WarpTooWide {
+        /// The target, by name.
+        target: String,
+        /// Its warp width.
+        width: u32,
+    },
     /// The kernel misbehaved; the report is the witness.
     #[error("the simulation stopped: {}", .0.kind_name())]
     Report(Box<Report>),
@@ -185,9 +198,19 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
             "^".repeat(end - start)
         );
     }
+    // The generic target's reports read as they did before targets existed.
+    let on = if r.target == Target::generic() {
+        String::new()
+    } else {
+        format!(
+            " on target {} (warps of {})",
+            r.target,
+            r.target.warp_width()
+        )
+    };
     let _ = writeln!(
         out,
-        "{pad} = note: launch {}, block {}, warp {}",
+        "{pad} = note: launch {}{on}, block {}, warp {}",
         r.launch, r.block, r.warp
     );
     match &r.kind {
