@@ -53,16 +53,32 @@ pub(crate) fn write_atomic(
         drop(file);
         before_rename(&temp)
     })();
+    publish(staged, &temp, path, &dir)
+}
+
+/// The second half of every atomic write: once `staged` says the temporary
+/// file is complete and synced, rename it over `path` and sync `dir`; on
+/// any error remove the temporary file (best effort: the error that
+/// matters is the one that stopped us) and leave `path` untouched.
+fn publish(
+    staged: io::Result<()>,
+    temp: &Path,
+    path: &Path,
+    dir: &Path,
+) -> Result<(), CheckpointError> {
+    let io_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CheckpointError::Io { path, source }
+    };
     if let Err(e) = staged {
-        // Best effort: the error that matters is the one that stopped us.
-        let _ = fs::remove_file(&temp);
-        return Err(io_err(&temp)(e));
+        let _ = fs::remove_file(temp);
+        return Err(io_err(temp)(e));
     }
-    if let Err(e) = fs::rename(&temp, path) {
-        let _ = fs::remove_file(&temp);
+    if let Err(e) = fs::rename(temp, path) {
+        let _ = fs::remove_file(temp);
         return Err(io_err(path)(e));
     }
-    sync_dir(&dir).map_err(io_err(&dir))
+    sync_dir(dir).map_err(io_err(dir))
 }
 
 /// A name no other writer (thread or process) is using: hidden, next to
@@ -112,20 +128,8 @@ pub fn write_via_temp(
         name = format!("{name}.{}", ext.to_string_lossy());
     }
     let temp = dir.join(name);
-    let io_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| CheckpointError::Io { path, source }
-    };
     let staged = produce(&temp).and_then(|()| fs::File::open(&temp)?.sync_all());
-    if let Err(e) = staged {
-        let _ = fs::remove_file(&temp);
-        return Err(io_err(&temp)(e));
-    }
-    if let Err(e) = fs::rename(&temp, path) {
-        let _ = fs::remove_file(&temp);
-        return Err(io_err(path)(e));
-    }
-    sync_dir(&dir).map_err(io_err(&dir))
+    publish(staged, &temp, path, &dir)
 }
 
 /// Whether `name` is one of the temporary names this module makes
