@@ -17,9 +17,10 @@
 //! replacing any earlier one (tests use it for deliberately broken
 //! backends).
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 
 use oxmera_core::{Device, Error, Result};
 
@@ -84,6 +85,37 @@ fn opening() -> &'static Mutex<()> {
     &OPENING
 }
 
+thread_local! {
+    /// Whether this thread is inside a provider's `open` already: a
+    /// provider may itself use another device (make a reference tensor to
+    /// warm up, say), and taking the lock again would deadlock.
+    static OPENING_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Holds the opening lock, unless this thread holds it already, and marks
+/// the thread as opening until dropped.
+struct OpeningGuard {
+    _lock: Option<MutexGuard<'static, ()>>,
+    outer: bool,
+}
+
+impl OpeningGuard {
+    fn take() -> OpeningGuard {
+        let outer = !OPENING_HERE.with(Cell::get);
+        let lock = outer.then(|| opening().lock().unwrap_or_else(|e| e.into_inner()));
+        OPENING_HERE.with(|c| c.set(true));
+        OpeningGuard { _lock: lock, outer }
+    }
+}
+
+impl Drop for OpeningGuard {
+    fn drop(&mut self) {
+        if self.outer {
+            OPENING_HERE.with(|c| c.set(false));
+        }
+    }
+}
+
 /// Adds a provider at run time (a custom device made by a program, a
 /// learner's backend). A provider for a kind already served replaces the
 /// earlier one for devices not yet opened.
@@ -110,7 +142,7 @@ pub fn backend(device: Device) -> Result<Arc<dyn Backend>> {
     {
         return Ok(b.clone());
     }
-    let _one_at_a_time = opening().lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = OpeningGuard::take();
     // Another thread may have opened it while this one waited.
     if let Some(b) = opened()
         .read()

@@ -36,6 +36,32 @@ fn registering_opens_nothing_and_the_first_tensor_opens_once() {
 }
 
 #[test]
+fn a_provider_may_use_another_device_while_it_opens() {
+    // Opening is serialized, but not against the opening thread itself: a
+    // provider that makes a tensor on another device not yet opened (here,
+    // to build a lookup table) while it opens must not deadlock on the
+    // registry.
+    custom("warm-inner", |d| Ok(Arc::new(Queued::new(d))));
+    let d = custom("warm-up", |d| {
+        let inner = Device::custom("warm-inner", 0)?;
+        let table = Tensor::arange(0.0, 4.0, 1.0, DType::F32, inner)?;
+        assert_eq!(table.to_vec::<f32>()?, vec![0.0, 1.0, 2.0, 3.0]);
+        Ok(Arc::new(Queued::new(d)))
+    });
+    // A generous watchdog turns a deadlock into a failure instead of a
+    // hung test run (it asserts nothing about speed).
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let made = Tensor::ones([2], DType::F32, d).map(|t| t.dims().to_vec());
+        let _ = done.send(made);
+    });
+    let made = wait
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("opening a device that opens another one deadlocked");
+    assert_eq!(made.unwrap(), vec![2]);
+}
+
+#[test]
 fn a_provider_that_fails_is_backend_unavailable_with_its_reason() {
     let d = custom("no-driver", |d| {
         Err(Error::BackendUnavailable {
