@@ -8,43 +8,17 @@
 //! parameters). On a GPU each is a transfer across the bus that costs more
 //! than the small kernel it feeds.
 
-use std::sync::Arc;
-
-use oxmera_core::{DType, Device, Result};
+use oxmera_core::DType;
+use oxmera_core::Device;
 use oxmera_nn::Param;
 use oxmera_optim::{Adam, AdamConfig, AdamW, AdamWConfig, Optimizer, Sgd, SgdConfig};
-use oxmera_reference as _;
-use oxmera_tensor::{Backend, HostBuffer, Provider, Storage, Tensor, fallback, registry, transfer};
+use oxmera_tensor::{Tensor, fallback, transfer};
 
-/// A backend with device services only, on a device of its own, so the
-/// upload count sees this test's traffic alone. Every op falls back to
-/// the reference (the fallback's own traffic is not a front-end upload).
-#[derive(Debug)]
-struct Probe(Device);
-
-impl Backend for Probe {
-    fn name(&self) -> &'static str {
-        "probe"
-    }
-    fn device(&self) -> Device {
-        self.0
-    }
-    fn from_host(&self, data: HostBuffer) -> Result<Storage> {
-        Ok(Storage::host(self.0, data))
-    }
-    fn download(&self, storage: &Storage) -> Result<HostBuffer> {
-        oxmera_tensor::host_device::download(storage)
-    }
-}
-
-fn probe_device(name: &str) -> Device {
-    registry::register_provider(Provider {
-        kind: "upload-probe",
-        open: |d| Ok(Arc::new(Probe(d))),
-    });
-    let d = Device::custom("upload-probe", 0).unwrap();
-    assert_eq!(d.kind(), "upload-probe", "{name}");
-    d
+/// The loopback device (device services only, every op through the host
+/// fallback, whose own traffic is not a front-end upload), at an ordinal
+/// no other test uses, so the upload count sees this test's traffic alone.
+fn probe_device() -> Device {
+    oxmera_loopback::device(77)
 }
 
 /// Two parameters with gradients, on `dev`.
@@ -70,7 +44,7 @@ fn uploads_over(dev: Device, opt: &mut dyn Optimizer, steps: usize) -> u64 {
 
 #[test]
 fn optimizer_steps_upload_no_scalars() {
-    let dev = probe_device("optimizers");
+    let dev = probe_device();
     let adam = AdamConfig {
         weight_decay: 0.01,
         ..AdamConfig::default()

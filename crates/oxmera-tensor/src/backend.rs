@@ -42,7 +42,7 @@
 
 use std::fmt;
 
-use oxmera_core::{DType, Device, Error, Result};
+use oxmera_core::{DType, Device, Result};
 
 use crate::fallback::{self, Host};
 use crate::{
@@ -496,13 +496,5 @@ pub trait Backend: Send + Sync + fmt::Debug {
         let host = Host::begin(self, "avg_pool2d_backward", x.dtype())?;
         let (x, g) = (host.tensor_of(x)?, host.tensor_of(grad)?);
         host.finish(host.reference().avg_pool2d_backward(&x, &g, params)?)
-    }
-}
-
-/// The error of an op a backend declines and cannot fall back for.
-pub(crate) fn declined(backend: &str, op: &'static str) -> Error {
-    Error::NotImplemented {
-        op,
-        backend: backend.to_string(),
     }
 }

@@ -4,8 +4,8 @@
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 
-use crate::tensor::check_stores;
-use crate::{HostBuffer, Tensor, registry};
+use crate::tensor::backend_storing;
+use crate::{HostBuffer, Tensor};
 
 impl Tensor {
     /// A tensor of `shape` filled with `value` (converted to `dtype`).
@@ -16,8 +16,7 @@ impl Tensor {
         device: Device,
     ) -> Result<Tensor> {
         let shape = shape.into();
-        let backend = registry::backend(device)?;
-        check_stores(&*backend, "full", dtype)?;
+        let backend = backend_storing(device, "full", dtype)?;
         let storage = backend.fill(dtype, shape.numel(), value)?;
         Ok(Tensor::from_storage(storage, shape))
     }
@@ -65,8 +64,7 @@ impl Tensor {
             ));
         }
         let n = n.max(0.0) as usize;
-        let backend = registry::backend(device)?;
-        check_stores(&*backend, op, dtype)?;
+        let backend = backend_storing(device, op, dtype)?;
         let storage = backend.arange(start, step, n, dtype)?;
         Ok(Tensor::from_storage(storage, [n]))
     }

@@ -122,10 +122,10 @@ impl Shown {
     }
 
     fn format(&self, style: &Style, i: usize) -> String {
-        match (&self.ints, style) {
-            (_, Style::Bool) => (self.floats[i] != 0.0).to_string(),
-            (Some(ints), _) => ints[i].to_string(),
-            (None, _) => style.format(self.floats[i]),
+        match &self.ints {
+            Some(ints) if matches!(style, Style::Bool) => (ints[i] != 0).to_string(),
+            Some(ints) => ints[i].to_string(),
+            None => style.format(self.floats[i]),
         }
     }
 }
@@ -197,12 +197,11 @@ impl Style {
         }
     }
 
-    /// A float in this style (integers and bools are formatted by
-    /// [`Shown::format`] from their exact values).
+    /// A float in this style. Integers and bools never reach here:
+    /// [`Shown::format`] prints them from their exact values.
     fn format(&self, v: f64) -> String {
         match self {
-            Style::Bool => (v != 0.0).to_string(),
-            Style::Int => format!("{}", v as i64),
+            Style::Bool | Style::Int => unreachable!("integer dtypes print exactly"),
             _ if v.is_nan() => "nan".into(),
             _ if v.is_infinite() => if v > 0.0 { "inf" } else { "-inf" }.into(),
             Style::WholeFloat => format!("{v}."),

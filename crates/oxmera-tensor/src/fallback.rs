@@ -35,10 +35,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use oxmera_core::{DType, Device, Error, Result};
 
-use crate::backend::declined;
 use crate::{Backend, Storage, Support, Tensor, registry};
 
-/// Counts per (device, op), and whether each was logged yet.
+/// Calls that fell back, per (device, op).
 fn counts() -> &'static Mutex<BTreeMap<(Device, &'static str), u64>> {
     static COUNTS: OnceLock<Mutex<BTreeMap<(Device, &'static str), u64>>> = OnceLock::new();
     COUNTS.get_or_init(Default::default)
@@ -89,8 +88,13 @@ impl<'a, B: Backend + ?Sized> Host<'a, B> {
     /// Starts a fallback of `op` on `dtype` for `dev`: refuses an op the
     /// backend declines, finds the reference, and counts the fallback.
     pub(crate) fn begin(dev: &'a B, op: &'static str, dtype: DType) -> Result<Self> {
+        // The reference has nothing to fall back on; an op a backend
+        // declines is refused rather than quietly run on the host.
         if dev.device() == Device::Reference || dev.support(op, dtype) == Support::Unsupported {
-            return Err(declined(dev.name(), op));
+            return Err(Error::NotImplemented {
+                op,
+                backend: dev.name().to_string(),
+            });
         }
         let reference =
             registry::backend(Device::Reference).map_err(|_| Error::BackendUnavailable {

@@ -51,7 +51,7 @@
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 
-use crate::{Distribution, HostBuffer, Tensor, registry};
+use crate::{Distribution, HostBuffer, Tensor};
 
 const M0: u32 = 0xD251_1F53;
 const M1: u32 = 0xCD9E_8D57;
@@ -116,8 +116,7 @@ impl Generator {
     ) -> Result<Tensor> {
         let op = dist.name();
         let shape = shape.into();
-        let backend = registry::backend(device)?;
-        crate::tensor::check_stores(&*backend, op, dtype)?;
+        let backend = crate::tensor::backend_storing(device, op, dtype)?;
         let n = shape.numel();
         let storage = backend.random(dist, *self, n, dtype)?;
         self.offset = self.offset.wrapping_add(n as u64);

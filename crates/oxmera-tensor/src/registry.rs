@@ -78,6 +78,12 @@ fn opened() -> &'static RwLock<BTreeMap<Device, Arc<dyn Backend>>> {
     OPENED.get_or_init(Default::default)
 }
 
+/// The backend of `device` if it is open.
+fn already_open(device: Device) -> Option<Arc<dyn Backend>> {
+    let t = opened().read().unwrap_or_else(|e| e.into_inner());
+    t.get(&device).cloned()
+}
+
 /// Serializes opening, so two threads making a first tensor at once open
 /// a device once.
 fn opening() -> &'static Mutex<()> {
@@ -94,23 +100,22 @@ thread_local! {
 
 /// Holds the opening lock, unless this thread holds it already, and marks
 /// the thread as opening until dropped.
-struct OpeningGuard {
-    _lock: Option<MutexGuard<'static, ()>>,
-    outer: bool,
-}
+/// The lock is `None` for a nested opening on the thread that holds it.
+struct OpeningGuard(Option<MutexGuard<'static, ()>>);
 
 impl OpeningGuard {
     fn take() -> OpeningGuard {
-        let outer = !OPENING_HERE.with(Cell::get);
-        let lock = outer.then(|| opening().lock().unwrap_or_else(|e| e.into_inner()));
+        let nested = OPENING_HERE.with(Cell::get);
+        let lock = (!nested).then(|| opening().lock().unwrap_or_else(|e| e.into_inner()));
         OPENING_HERE.with(|c| c.set(true));
-        OpeningGuard { _lock: lock, outer }
+        OpeningGuard(lock)
     }
 }
 
 impl Drop for OpeningGuard {
     fn drop(&mut self) {
-        if self.outer {
+        // Only the outermost opening clears the mark.
+        if self.0.is_some() {
             OPENING_HERE.with(|c| c.set(false));
         }
     }
@@ -135,21 +140,13 @@ pub fn register(backend: Arc<dyn Backend>) {
 /// The backend for `device`, opening it on first use, or
 /// [`Error::BackendUnavailable`] saying why there is none.
 pub fn backend(device: Device) -> Result<Arc<dyn Backend>> {
-    if let Some(b) = opened()
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&device)
-    {
-        return Ok(b.clone());
+    if let Some(b) = already_open(device) {
+        return Ok(b);
     }
     let _one_at_a_time = OpeningGuard::take();
     // Another thread may have opened it while this one waited.
-    if let Some(b) = opened()
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&device)
-    {
-        return Ok(b.clone());
+    if let Some(b) = already_open(device) {
+        return Ok(b);
     }
     let provider = providers()
         .read()

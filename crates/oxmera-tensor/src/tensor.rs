@@ -148,10 +148,8 @@ impl Tensor {
                 shape,
             });
         }
-        let backend = registry::backend(device)?;
-        check_stores(&*backend, op, data.dtype())?;
+        let storage = backend_storing(device, op, data.dtype())?.from_host(data)?;
         crate::transfer::count_upload(device);
-        let storage = backend.from_host(data)?;
         Ok(Tensor::from_storage(storage, shape))
     }
 
@@ -322,6 +320,18 @@ impl Tensor {
         let host = self.to_host()?;
         Tensor::from_host(host, self.shape().clone(), device, "to_device")
     }
+}
+
+/// The backend of `device`, which must be able to hold `dtype`: what every
+/// constructor asks before it makes a tensor.
+pub(crate) fn backend_storing(
+    device: Device,
+    op: &'static str,
+    dtype: DType,
+) -> Result<Arc<dyn Backend>> {
+    let backend = registry::backend(device)?;
+    check_stores(&*backend, op, dtype)?;
+    Ok(backend)
 }
 
 /// `Err(UnsupportedOnDevice)` when `backend`'s device cannot hold `dtype`.

@@ -173,7 +173,8 @@ impl Tensor {
         if !crate::autograd::wants_grad(&[self]) {
             return Ok(out);
         }
-        let s = self.scalar_like(name, value)?;
+        // Checked representable above; the device's fill service makes it.
+        let s = Tensor::full(Shape::scalar(), value, self.dtype(), self.device())?;
         Ok(if scalar_first {
             crate::autograd::rules::binary(op, &s, self, out)
         } else {
