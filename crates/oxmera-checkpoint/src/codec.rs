@@ -4,7 +4,6 @@
 //! oxmera's eight dtypes each have an exact counterpart, so a round trip
 //! through a file is bit-exact, NaN payloads included.
 
-use half::{bf16, f16};
 use oxmera_core::DType;
 use oxmera_tensor::HostBuffer;
 use safetensors::Dtype;
@@ -43,58 +42,33 @@ pub fn from_header_name(name: &str) -> Option<DType> {
 
 /// The elements of a buffer as little-endian bytes.
 pub(crate) fn encode(buf: &HostBuffer) -> Vec<u8> {
-    fn bytes<T, const N: usize>(v: &[T], f: impl Fn(&T) -> [u8; N]) -> Vec<u8> {
-        v.iter().flat_map(f).collect()
-    }
-    match buf {
-        HostBuffer::F16(v) => bytes(v, |x| x.to_le_bytes()),
-        HostBuffer::BF16(v) => bytes(v, |x| x.to_le_bytes()),
-        HostBuffer::F32(v) => bytes(v, |x| x.to_le_bytes()),
-        HostBuffer::F64(v) => bytes(v, |x| x.to_le_bytes()),
-        HostBuffer::I32(v) => bytes(v, |x| x.to_le_bytes()),
-        HostBuffer::I64(v) => bytes(v, |x| x.to_le_bytes()),
-        HostBuffer::U8(v) => v.clone(),
-        HostBuffer::Bool(v) => bytes(v, |&x| [u8::from(x)]),
-    }
+    buf.to_le_bytes()
 }
 
 /// Decodes little-endian bytes, whose length the caller has checked to be
-/// a multiple of the dtype's size, into a buffer.
+/// a multiple of the dtype's size, into a buffer; a bool byte other than 0
+/// or 1 is an error, as safetensors defines them.
 pub(crate) fn decode(
     name: &str,
     dtype: DType,
     bytes: &[u8],
 ) -> Result<HostBuffer, CheckpointError> {
-    fn values<T, const N: usize>(bytes: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-        bytes
-            .chunks_exact(N)
-            .map(|c| f(c.try_into().expect("chunks_exact gives N bytes")))
-            .collect()
+    if dtype == DType::Bool
+        && let Some((index, &byte)) = bytes.iter().enumerate().find(|&(_, &b)| b > 1)
+    {
+        return Err(CheckpointError::InvalidBool {
+            name: name.to_string(),
+            index,
+            byte,
+        });
     }
-    Ok(match dtype {
-        DType::F16 => HostBuffer::F16(values(bytes, f16::from_le_bytes)),
-        DType::BF16 => HostBuffer::BF16(values(bytes, bf16::from_le_bytes)),
-        DType::F32 => HostBuffer::F32(values(bytes, f32::from_le_bytes)),
-        DType::F64 => HostBuffer::F64(values(bytes, f64::from_le_bytes)),
-        DType::I32 => HostBuffer::I32(values(bytes, i32::from_le_bytes)),
-        DType::I64 => HostBuffer::I64(values(bytes, i64::from_le_bytes)),
-        DType::U8 => HostBuffer::U8(bytes.to_vec()),
-        DType::Bool => {
-            if let Some((index, &byte)) = bytes.iter().enumerate().find(|&(_, &b)| b > 1) {
-                return Err(CheckpointError::InvalidBool {
-                    name: name.to_string(),
-                    index,
-                    byte,
-                });
-            }
-            HostBuffer::Bool(bytes.iter().map(|&b| b == 1).collect())
-        }
-    })
+    Ok(HostBuffer::from_le_bytes(dtype, bytes))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::bf16;
 
     #[test]
     fn every_dtype_maps_both_ways() {

@@ -28,6 +28,11 @@ pub struct DoctorArgs {
     /// Render a saved report instead of probing this machine.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Also probe the GPUs wgpu finds: each adapter's name, API, driver,
+    /// subgroup sizes, dtype features and limits. Plain `doctor` opens no
+    /// device; this asks the drivers (and may take a second).
+    #[arg(long)]
+    gpu: bool,
 }
 
 /// Everything the doctor found, in the order it is shown.
@@ -145,5 +150,40 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     } else {
         print!("{}", render::render(&report, Paint::for_stdout()));
     }
+    if args.gpu {
+        print!("{}", gpu_section());
+    }
     ExitCode::SUCCESS
+}
+
+/// The `--gpu` section: every wgpu adapter, or why there is none.
+fn gpu_section() -> String {
+    #[cfg(feature = "wgpu")]
+    {
+        match oxmera_wgpu::probe() {
+            Ok(adapters) if adapters.is_empty() => {
+                "\nGPUs (wgpu)\n  none found: no Vulkan, Metal or DX12 driver \
+                 (on Linux without a GPU: apt-get install mesa-vulkan-drivers for lavapipe)\n"
+                    .to_string()
+            }
+            Ok(adapters) => {
+                let mut s = String::from("\nGPUs (wgpu)\n");
+                for a in adapters {
+                    for line in a.to_string().lines() {
+                        s.push_str("  ");
+                        s.push_str(line);
+                        s.push('\n');
+                    }
+                }
+                s
+            }
+            Err(e) => format!("\nGPUs (wgpu)\n  {e}\n"),
+        }
+    }
+    #[cfg(not(feature = "wgpu"))]
+    {
+        "\nGPUs (wgpu)\n  this build has no wgpu support: rebuild with \
+         `cargo run --release -p oxmera-cli --features wgpu -- doctor --gpu`\n"
+            .to_string()
+    }
 }

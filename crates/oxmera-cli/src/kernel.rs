@@ -1,4 +1,5 @@
-//! `oxmera kernel`: list, print, check, run and explain kernels.
+//! `oxmera kernel`: list, print, check, run, write as WGSL and explain
+//! kernels.
 //!
 //! `check` exits 0 when the launch is clean, 1 on a finding and 2 on a usage
 //! or tool error, so it can gate scripts and CI.
@@ -6,6 +7,7 @@
 use std::process::ExitCode;
 
 use oxmera_kernel::analysis::{CheckOptions, check};
+use oxmera_kernel::emit::wgsl::{WgslOptions, wgsl};
 use oxmera_kernel::ir::Dim3;
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::limits::ComputeCapability;
@@ -62,6 +64,20 @@ enum KernelCommand {
         seed: u64,
         /// Target whose warp width the simulation uses (see `check`; the same
         /// default); warps wider than 32 cannot be simulated.
+        #[arg(long)]
+        target: Option<String>,
+    },
+    /// Print a kernel as WGSL (what the wgpu backend compiles) for one
+    /// block size and target.
+    Wgsl {
+        /// Kernel name.
+        name: String,
+        /// Block size: `64`, `16x16` or `8x8x4`. Default: the first the
+        /// kernel declares, else 64.
+        #[arg(long)]
+        block: Option<String>,
+        /// Target whose warp width `lane_id()`, `warp_size()` and the
+        /// subgroup operations assume (see `check`; the same default).
         #[arg(long)]
         target: Option<String>,
     },
@@ -193,6 +209,33 @@ pub fn run(args: KernelArgs) -> ExitCode {
                 Err(m) => return usage(m),
             };
             oxmera_kernel_run(e, block, target, seed)
+        }
+        KernelCommand::Wgsl {
+            name,
+            block,
+            target,
+        } => {
+            let prepared = (|| -> Result<_, String> {
+                let e = lookup(&name)?;
+                let k = (e.kernel)();
+                let target = match target {
+                    Some(t) => t.parse::<Target>().map_err(|e| e.to_string())?,
+                    None => k.launch.target.unwrap_or_default(),
+                };
+                let block = match block {
+                    Some(b) => parse_dim(&b)?,
+                    None => k.launch.blocks.first().copied().unwrap_or(Dim3::x(64)),
+                };
+                let opts = WgslOptions::new(block).with_target(target);
+                wgsl(k, &opts).map_err(|e| e.to_string())
+            })();
+            match prepared {
+                Ok(w) => {
+                    print!("{}", w.source);
+                    ExitCode::SUCCESS
+                }
+                Err(m) => usage(m),
+            }
         }
         KernelCommand::Explain { code } => match oxmera_kernel::explain::explain(&code) {
             Some(page) => {

@@ -10,6 +10,9 @@ use clap::{Parser, Subcommand};
 // Linking the loopback backend registers its `loopback` device: the one
 // every op of which runs through the visible host fallback.
 use oxmera_loopback as _;
+// With the `wgpu` feature, linking the wgpu backend registers `wgpu:N`.
+#[cfg(feature = "wgpu")]
+use oxmera_wgpu as _;
 
 mod conformance;
 mod doctor;

@@ -14,7 +14,9 @@
 //!   with a witness on a barrier that can never be satisfied, an
 //!   out-of-bounds access or a shared-memory race;
 //! - [`library`] holds the kernels oxmera ships, each validated in the
-//!   simulator, and [`corpus`] the broken kernels every rule must catch.
+//!   simulator, and [`corpus`] the broken kernels every rule must catch;
+//! - [`emit`] writes it in a GPU's language (WGSL today) for one target and
+//!   launch, from the same IR the analysis and the simulator read.
 //!
 //! ```
 //! use oxmera_kernel::analysis::{CheckOptions, Rule, check};
@@ -51,8 +53,8 @@
 //!
 //! The IR, its analysis and printer live in `oxmera-kernel-ir` (re-exported
 //! here) so that the macro can run the analysis at compile time. This crate
-//! must never know about tensors, backends or any GPU API: emitters for PTX
-//! and WGSL consume the same IR from crates above it.
+//! must never know about tensors, backends or any GPU API: its emitters
+//! write shader text, and the backends (`oxmera-wgpu`) compile and run it.
 
 extern crate self as oxmera_kernel;
 
@@ -62,6 +64,7 @@ pub use oxmera_kernel_ir::{
 pub use oxmera_kernel_macros::kernel;
 
 pub mod corpus;
+pub mod emit;
 pub mod library;
 pub mod registry;
 pub mod sim;

@@ -78,8 +78,15 @@ pub(crate) fn host_view<B: Backend + ?Sized>(dev: &B, x: &Tensor) -> Result<Tens
     Ok(Tensor::from_parts(Arc::new(storage), x.layout().clone()))
 }
 
-/// One op's run on the host on behalf of a device backend.
-pub(crate) struct Host<'a, B: Backend + ?Sized> {
+/// One op's run on the host on behalf of a device backend: what every
+/// default op body does, public for a backend that computes some cases of
+/// an op natively (one dtype, say) and hands the others to the host:
+///
+/// ```ignore
+/// let host = Host::begin(self, op.name(), x.dtype())?;
+/// host.finish(host.reference().unary(op, &host.tensor_of(x)?)?)
+/// ```
+pub struct Host<'a, B: Backend + ?Sized> {
     dev: &'a B,
     reference: Arc<dyn Backend>,
 }
@@ -87,7 +94,7 @@ pub(crate) struct Host<'a, B: Backend + ?Sized> {
 impl<'a, B: Backend + ?Sized> Host<'a, B> {
     /// Starts a fallback of `op` on `dtype` for `dev`: refuses an op the
     /// backend declines, finds the reference, and counts the fallback.
-    pub(crate) fn begin(dev: &'a B, op: &'static str, dtype: DType) -> Result<Self> {
+    pub fn begin(dev: &'a B, op: &'static str, dtype: DType) -> Result<Self> {
         // The reference has nothing to fall back on; an op a backend
         // declines is refused rather than quietly run on the host.
         if dev.device() == Device::Reference || dev.support(op, dtype) == Support::Unsupported {
@@ -111,17 +118,17 @@ impl<'a, B: Backend + ?Sized> Host<'a, B> {
     }
 
     /// The backend that computes on the host.
-    pub(crate) fn reference(&self) -> &dyn Backend {
+    pub fn reference(&self) -> &dyn Backend {
         &*self.reference
     }
 
     /// An operand, on the host.
-    pub(crate) fn tensor_of(&self, x: &Tensor) -> Result<Tensor> {
+    pub fn tensor_of(&self, x: &Tensor) -> Result<Tensor> {
         host_view(self.dev, x)
     }
 
     /// An index operand, on the host in the reference's index dtype.
-    pub(crate) fn index_of(&self, x: &Tensor) -> Result<Tensor> {
+    pub fn index_of(&self, x: &Tensor) -> Result<Tensor> {
         let host = host_view(self.dev, x)?;
         let want = self.reference.index_dtype();
         if host.dtype() == want {
@@ -132,7 +139,7 @@ impl<'a, B: Backend + ?Sized> Host<'a, B> {
     }
 
     /// The reference's result, uploaded to the device.
-    pub(crate) fn finish(&self, out: Storage) -> Result<Storage> {
+    pub fn finish(&self, out: Storage) -> Result<Storage> {
         let buffer = out
             .into_host()
             .expect("the reference backend stores on the host");

@@ -115,6 +115,49 @@ impl HostBuffer {
     pub fn get_i64(&self, i: usize) -> i64 {
         with_host_buffer!(self, v => v[i].to_i64())
     }
+
+    /// The elements as little-endian bytes, `dtype().size_in_bytes()` each
+    /// (a `bool` is one byte, 0 or 1): the layout of a checkpoint file and
+    /// of a device buffer.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        fn bytes<T, const N: usize>(v: &[T], f: impl Fn(&T) -> [u8; N]) -> Vec<u8> {
+            v.iter().flat_map(f).collect()
+        }
+        match self {
+            HostBuffer::F16(v) => bytes(v, |x| x.to_le_bytes()),
+            HostBuffer::BF16(v) => bytes(v, |x| x.to_le_bytes()),
+            HostBuffer::F32(v) => bytes(v, |x| x.to_le_bytes()),
+            HostBuffer::F64(v) => bytes(v, |x| x.to_le_bytes()),
+            HostBuffer::I32(v) => bytes(v, |x| x.to_le_bytes()),
+            HostBuffer::I64(v) => bytes(v, |x| x.to_le_bytes()),
+            HostBuffer::U8(v) => v.clone(),
+            HostBuffer::Bool(v) => bytes(v, |&x| [u8::from(x)]),
+        }
+    }
+
+    /// Reads elements of `dtype` from little-endian bytes, the inverse of
+    /// [`HostBuffer::to_le_bytes`]. Trailing bytes short of a whole element
+    /// are ignored (a device pads its buffers to whole words); a `bool` is
+    /// true for any non-zero byte — a caller that must refuse other bytes
+    /// checks them first.
+    pub fn from_le_bytes(dtype: DType, bytes: &[u8]) -> HostBuffer {
+        fn values<T, const N: usize>(bytes: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+            bytes
+                .chunks_exact(N)
+                .map(|c| f(c.try_into().expect("chunks_exact gives N bytes")))
+                .collect()
+        }
+        match dtype {
+            DType::F16 => HostBuffer::F16(values(bytes, f16::from_le_bytes)),
+            DType::BF16 => HostBuffer::BF16(values(bytes, bf16::from_le_bytes)),
+            DType::F32 => HostBuffer::F32(values(bytes, f32::from_le_bytes)),
+            DType::F64 => HostBuffer::F64(values(bytes, f64::from_le_bytes)),
+            DType::I32 => HostBuffer::I32(values(bytes, i32::from_le_bytes)),
+            DType::I64 => HostBuffer::I64(values(bytes, i64::from_le_bytes)),
+            DType::U8 => HostBuffer::U8(bytes.to_vec()),
+            DType::Bool => HostBuffer::Bool(bytes.iter().map(|&b| b != 0).collect()),
+        }
+    }
 }
 
 impl fmt::Debug for HostBuffer {

@@ -271,8 +271,11 @@ fn wgpu() -> BackendProbe {
         }
     }
     if p.available {
-        p.detail
-            .push_str("; an adapter is likely (this build has no wgpu, so none was opened)");
+        p.detail.push_str(if cfg!(feature = "wgpu") {
+            "; an adapter is likely (none was opened: `oxmera doctor --gpu` opens them)"
+        } else {
+            "; an adapter is likely (this build has no wgpu, so none was opened)"
+        });
     }
     p
 }

@@ -2,6 +2,54 @@
 
 use crate::kernel;
 
+/// The `op` values of [`unary_strided`].
+pub mod unary_code {
+    /// `-x`
+    pub const NEG: u32 = 0;
+    /// `e^x`
+    pub const EXP: u32 = 1;
+    /// `tanh x`
+    pub const TANH: u32 = 2;
+    /// `max(x, 0)`
+    pub const RELU: u32 = 3;
+    /// `sqrt x`
+    pub const SQRT: u32 = 4;
+    /// `|x|`
+    pub const ABS: u32 = 5;
+    /// `x` (a strided copy)
+    pub const COPY: u32 = 6;
+    /// `ln x`
+    pub const LOG: u32 = 7;
+    /// `1 / sqrt x`
+    pub const RSQRT: u32 = 8;
+    /// `1 / x`
+    pub const RECIP: u32 = 9;
+    /// `x * x`
+    pub const SQUARE: u32 = 10;
+    /// `1 / (1 + e^-x)`
+    pub const SIGMOID: u32 = 11;
+    /// round down
+    pub const FLOOR: u32 = 12;
+    /// round up
+    pub const CEIL: u32 = 13;
+}
+
+/// The `op` values of [`binary_strided`].
+pub mod binary_code {
+    /// `a + b`
+    pub const ADD: u32 = 0;
+    /// `a - b`
+    pub const SUB: u32 = 1;
+    /// `a * b`
+    pub const MUL: u32 = 2;
+    /// `a / b`
+    pub const DIV: u32 = 3;
+    /// `max(a, b)`
+    pub const MAX: u32 = 4;
+    /// `min(a, b)`
+    pub const MIN: u32 = 5;
+}
+
 /// `out[i] = a[i] + b[i]` over contiguous buffers: the simplest elementwise
 /// kernel, and the simulator benchmark's workload.
 #[kernel(block = [64, 128, 256])]
@@ -14,8 +62,9 @@ pub fn add(a: &[f32], b: &[f32], out: &mut [f32], n: u32) {
 
 /// Elementwise unary op over a strided (possibly broadcast, stride 0) input:
 /// `out[i] = f(x[xoff + sum_d coord_d(i) * xstride[d]])` for the contiguous
-/// output index `i` of shape `shape[..ndim]`. `op`: 0 neg, 1 exp, 2 tanh,
-/// 3 relu, 4 sqrt, 5 abs.
+/// output index `i` of shape `shape[..ndim]`. `op` is one of
+/// [`unary_code`]: 0 neg, 1 exp, 2 tanh, 3 relu, 4 sqrt, 5 abs, 6 copy,
+/// 7 log, 8 rsqrt, 9 recip, 10 square, 11 sigmoid, 12 floor, 13 ceil.
 #[kernel(block = [64, 128, 256])]
 pub fn unary_strided(
     x: &[f32],
@@ -51,13 +100,30 @@ pub fn unary_strided(
             r = v.sqrt();
         } else if op == 5 {
             r = v.abs();
+        } else if op == 7 {
+            r = v.ln();
+        } else if op == 8 {
+            r = rsqrt(v);
+        } else if op == 9 {
+            r = 1.0 / v;
+        } else if op == 10 {
+            r = v * v;
+        } else if op == 11 {
+            // 1 / (1 + e^-v), written so that e^-v overflowing to +inf
+            // gives 0 rather than NaN.
+            r = 1.0 / (1.0 + (-v).exp());
+        } else if op == 12 {
+            r = v.floor();
+        } else if op == 13 {
+            r = v.ceil();
         }
         out[i] = r;
     }
 }
 
 /// Elementwise binary op over two strided, broadcast inputs (stride 0 on a
-/// broadcast axis). `op`: 0 add, 1 sub, 2 mul, 3 div, 4 max.
+/// broadcast axis). `op` is one of [`binary_code`]: 0 add, 1 sub, 2 mul,
+/// 3 div, 4 max, 5 min.
 #[kernel(block = [64, 128, 256])]
 pub fn binary_strided(
     a: &[f32],
@@ -95,6 +161,8 @@ pub fn binary_strided(
             r = x / y;
         } else if op == 4 {
             r = x.max(y);
+        } else if op == 5 {
+            r = x.min(y);
         }
         out[i] = r;
     }
@@ -245,5 +313,79 @@ pub fn matmul_tiled<const TILE: u32 = 16>(
     }
     if row < m && col < n {
         c[row * n + col] = acc;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Value;
+    use crate::launch::LaunchConfig;
+    use crate::sim::{self, Arg, Buffer, SimOptions};
+
+    /// Every `unary_strided` code in the simulator, on a transposed view,
+    /// against the same function in f64.
+    #[test]
+    fn every_unary_code_computes_its_function() {
+        let x: Vec<f32> = (0..12).map(|i| 0.3 + i as f32 * 0.41).collect();
+        let f: [(u32, fn(f64) -> f64); 14] = [
+            (unary_code::NEG, |v| -v),
+            (unary_code::EXP, f64::exp),
+            (unary_code::TANH, f64::tanh),
+            (unary_code::RELU, |v| v.max(0.0)),
+            (unary_code::SQRT, f64::sqrt),
+            (unary_code::ABS, f64::abs),
+            (unary_code::COPY, |v| v),
+            (unary_code::LOG, f64::ln),
+            (unary_code::RSQRT, |v| 1.0 / v.sqrt()),
+            (unary_code::RECIP, |v| 1.0 / v),
+            (unary_code::SQUARE, |v| v * v),
+            (unary_code::SIGMOID, |v| 1.0 / (1.0 + (-v).exp())),
+            (unary_code::FLOOR, f64::floor),
+            (unary_code::CEIL, f64::ceil),
+        ];
+        for (code, want) in f {
+            // out[3, 4] reads x viewed as the transpose of a [4, 3] buffer.
+            let mut args = vec![
+                Arg::Buffer(Buffer::from_f32(&x)),
+                Arg::Buffer(Buffer::from_f32(&[0.0; 12])),
+                Arg::Buffer(Buffer::from_u32(&[3, 4])),
+                Arg::Buffer(Buffer::from_i32(&[1, 3])),
+                Arg::Scalar(Value::U32(2)),
+                Arg::Scalar(Value::U32(12)),
+                Arg::Scalar(Value::I32(0)),
+                Arg::Scalar(Value::U32(code)),
+            ];
+            let launch = LaunchConfig::linear(1, 64);
+            sim::run(unary_strided(), launch, &mut args, &SimOptions::default()).unwrap();
+            let got = args[1].buffer().unwrap().to_f32();
+            for r in 0..3 {
+                for c in 0..4 {
+                    let w = want(x[c * 3 + r] as f64);
+                    let g = got[r * 4 + c] as f64;
+                    assert!(
+                        (g - w).abs() <= 4e-7 * w.abs().max(1.0),
+                        "code {code}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+        // And binary min, the newest code.
+        let mut args = vec![
+            Arg::Buffer(Buffer::from_f32(&[1.0, -2.0])),
+            Arg::Buffer(Buffer::from_f32(&[0.5, 3.0])),
+            Arg::Buffer(Buffer::from_f32(&[0.0; 2])),
+            Arg::Buffer(Buffer::from_u32(&[2])),
+            Arg::Buffer(Buffer::from_i32(&[1])),
+            Arg::Buffer(Buffer::from_i32(&[1])),
+            Arg::Scalar(Value::U32(1)),
+            Arg::Scalar(Value::U32(2)),
+            Arg::Scalar(Value::I32(0)),
+            Arg::Scalar(Value::I32(0)),
+            Arg::Scalar(Value::U32(binary_code::MIN)),
+        ];
+        let launch = LaunchConfig::linear(1, 64);
+        sim::run(binary_strided(), launch, &mut args, &SimOptions::default()).unwrap();
+        assert_eq!(args[2].buffer().unwrap().to_f32(), vec![0.5, -2.0]);
     }
 }

@@ -9,7 +9,8 @@ mod kernels;
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
 pub use kernels::{
-    add, binary_strided, matmul_tiled, reduce_sum, softmax_rows, transpose_tiled, unary_strided,
+    add, binary_code, binary_strided, matmul_tiled, reduce_sum, softmax_rows, transpose_tiled,
+    unary_code, unary_strided,
 };
 
 use crate::registry::{Entry, Origin};

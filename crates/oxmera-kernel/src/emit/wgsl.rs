@@ -1,0 +1,1235 @@
+//! WGSL from the kernel IR.
+//!
+//! WGSL is the shading language of WebGPU; wgpu translates it to SPIR-V for
+//! Vulkan, MSL for Metal and HLSL for DX12. This module writes one kernel,
+//! for one target and one block size, as one WGSL compute shader. The rules
+//! it follows, each with the reason:
+//!
+//! - **Bindings in parameter order.** Buffer parameters become
+//!   `var<storage>` bindings 0, 1, … of group 0 in the order the kernel
+//!   declares them (`read` for `&[T]`, `read_write` for `&mut [T]`); the
+//!   scalar parameters travel together in one `var<uniform>` struct at the
+//!   next binding, as values (never as one-element buffers). A uniform
+//!   value is uniform for WGSL's own analysis too, so a loop bound read from
+//!   it may enclose a barrier.
+//! - **The launch is compiled in.** `block_dim_x()` is the workgroup size
+//!   the shader declares, `warp_size()` the target's warp width and
+//!   specialization constants their values: the same values the analysis
+//!   checked the kernel with. A different block is a different shader.
+//! - **Warps are the target's.** `lane_id()` and `warp_id()` are the linear
+//!   thread index modulo and divided by the target's warp width. Shuffles
+//!   and votes become subgroup operations, correct only when the adapter's
+//!   subgroups have exactly that width; [`WgslKernel::subgroup_width`] says
+//!   so, and a backend must refuse to launch on any other adapter.
+//!   Shuffle lanes wrap or stay as the simulator's do (`shfl_down` past the
+//!   warp's end returns the lane's own value), with a `select` where WGSL
+//!   leaves the value undefined.
+//! - **Values as Rust computes them.** Where WGSL's conversions or builtins
+//!   differ from Rust's (`f32 as i32` of NaN is 0, `f32::min` ignores a
+//!   NaN, shift amounts wrap at 32, `tanh` of a large argument is ±1), a
+//!   small helper function makes the emitted code compute what the
+//!   simulator computes.
+//! - **What WGSL lacks is lowered.** `bool` buffers hold one `u32` word per
+//!   element (WGSL's `bool` is not host-shareable); a memory an atomic
+//!   touches is declared `atomic<…>` and every plain access to it becomes
+//!   `atomicLoad`/`atomicStore`; `f32` atomics are compare-exchange loops on
+//!   the bits, so they run on adapters without float atomics; CUDA's
+//!   `atomicCAS` is strong where WGSL's compare-exchange is weak, so it
+//!   retries a spurious failure.
+//! - **Barriers order both memories.** CUDA's `__syncthreads()` makes the
+//!   block's global writes visible too, WGSL's `workgroupBarrier()` only
+//!   workgroup memory, so a kernel that writes a global buffer gets a
+//!   `storageBarrier()` beside each of its barriers.
+//!
+//! Uniformity, WGSL's and oxmera's: the WGSL specification asks a compiler
+//! to reject a barrier under control flow its *static* analysis cannot
+//! prove uniform, and `local_invocation_index` is never uniform to it. So
+//! `flip` (a barrier under `if warp_id() == 0`), which oxmera's launch-aware
+//! analysis passes at block 32 on a 32-wide target, is invalid WGSL by the
+//! letter of the specification at every block. naga — wgpu's compiler,
+//! which validates every shader oxmera emits in its tests — does not
+//! enforce that rule: it accepts `flip` at block 32 *and* at 64, and every
+//! divergent barrier of the broken corpus. On wgpu, then, oxmera's analysis
+//! is the only guard, and the backend runs it for the adapter's warp width
+//! before every launch; the emitter writes the shader as the IR says.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use thiserror::Error;
+
+use crate::ir::{
+    AtomicOp, Axis, BinOp, Builtin, Dim3, Expr, ExprKind, Kernel, MathFn, Mem, ParamId, ParamKind,
+    Scalar, ShuffleKind, Stmt, StmtKind, UnOp, Value, VoteKind,
+};
+use crate::target::Target;
+
+/// What the WGSL emitter needs besides the kernel: one concrete launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WgslOptions {
+    /// The target the kernel was checked for (its warp width decides what
+    /// `lane_id()` means and which subgroup size the shader needs).
+    pub target: Target,
+    /// The block (workgroup) size compiled into the shader.
+    pub block: Dim3,
+    /// Specialization values; `None`: the kernel's defaults.
+    pub specs: Option<Vec<i64>>,
+}
+
+impl WgslOptions {
+    /// Options for `block` on the generic target with default specs.
+    pub fn new(block: Dim3) -> WgslOptions {
+        WgslOptions {
+            target: Target::generic(),
+            block,
+            specs: None,
+        }
+    }
+
+    /// The same options for another target.
+    pub fn with_target(mut self, target: Target) -> WgslOptions {
+        self.target = target;
+        self
+    }
+}
+
+/// Why a kernel could not be written as WGSL.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum WgslError {
+    /// The construct has no WGSL form on this target.
+    #[error("kernel `{kernel}`: {construct} cannot be written as WGSL for target {target}: {why}")]
+    Unsupported {
+        /// The kernel.
+        kernel: String,
+        /// The construct, as the source spells it.
+        construct: String,
+        /// The target.
+        target: String,
+        /// Why not.
+        why: String,
+    },
+    /// A length or a specialization value does not evaluate.
+    #[error("kernel `{kernel}`: {what}")]
+    Specialization {
+        /// The kernel.
+        kernel: String,
+        /// What failed.
+        what: String,
+    },
+}
+
+/// One buffer binding of an emitted shader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferBinding {
+    /// The `@binding` index in group 0.
+    pub binding: u32,
+    /// The kernel parameter it is.
+    pub param: ParamId,
+    /// The parameter's name.
+    pub name: String,
+    /// The element type as the kernel sees it (`bool` is one `u32` word).
+    pub elem: Scalar,
+    /// `&mut [T]`: bound `read_write`.
+    pub writable: bool,
+}
+
+/// One scalar parameter's place in the uniform struct.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UniformField {
+    /// The kernel parameter it is.
+    pub param: ParamId,
+    /// Its byte offset in the struct.
+    pub offset: u32,
+    /// Its type (`bool` travels as a `u32` word).
+    pub ty: Scalar,
+}
+
+/// An emitted shader and what a backend needs to bind and launch it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WgslKernel {
+    /// The WGSL source.
+    pub source: String,
+    /// The entry point's name.
+    pub entry_point: String,
+    /// The workgroup size compiled in.
+    pub block: Dim3,
+    /// Buffer parameters, by binding.
+    pub buffers: Vec<BufferBinding>,
+    /// The binding of the scalar parameters' uniform struct, if any.
+    pub uniform_binding: Option<u32>,
+    /// The scalar parameters' layout in it.
+    pub uniforms: Vec<UniformField>,
+    /// `Some(w)`: the shader uses subgroup operations and is correct only on
+    /// an adapter whose subgroups are exactly `w` lanes wide.
+    pub subgroup_width: Option<u32>,
+}
+
+impl WgslKernel {
+    /// The uniform struct's bytes for the scalar arguments, given in the
+    /// kernel's parameter order (one value per scalar parameter). The size
+    /// is rounded up to 16 bytes, as uniform bindings want.
+    pub fn uniform_bytes(&self, scalars: &[Value]) -> Vec<u8> {
+        let mut bytes = vec![0u8; (self.uniforms.len() * 4).div_ceil(16).max(1) * 16];
+        for (field, v) in self.uniforms.iter().zip(scalars) {
+            let o = field.offset as usize;
+            bytes[o..o + 4].copy_from_slice(&v.to_bits().to_le_bytes());
+        }
+        bytes
+    }
+}
+
+/// Writes `kernel` as a WGSL compute shader for one launch.
+pub fn wgsl(kernel: &Kernel, options: &WgslOptions) -> Result<WgslKernel, WgslError> {
+    Emitter::new(kernel, options)?.run()
+}
+
+/// How a memory is declared and accessed in the shader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repr {
+    /// `array<T>` read and written directly.
+    Plain(Scalar),
+    /// `array<u32>`: one word per `bool`.
+    BoolWord,
+    /// `array<atomic<T>>`; an `f32` memory is `atomic<u32>` holding bits.
+    Atomic(Scalar),
+}
+
+struct Emitter<'k> {
+    k: &'k Kernel,
+    target: Target,
+    block: Dim3,
+    specs: Vec<i64>,
+    warp: u32,
+    /// Memories an atomic touches.
+    atomic: HashSet<Mem>,
+    uses_subgroups: bool,
+    writes_global: bool,
+    /// Helper functions the body needs, by name, with their text.
+    helpers: std::collections::BTreeMap<String, String>,
+    body: String,
+    fresh: u32,
+}
+
+impl<'k> Emitter<'k> {
+    fn new(k: &'k Kernel, o: &WgslOptions) -> Result<Emitter<'k>, WgslError> {
+        let specs = o.specs.clone().unwrap_or_else(|| k.default_specs());
+        if specs.len() != k.specs.len() {
+            return Err(WgslError::Specialization {
+                kernel: k.name.clone(),
+                what: format!(
+                    "{} specialization values for {} constants",
+                    specs.len(),
+                    k.specs.len()
+                ),
+            });
+        }
+        let mut e = Emitter {
+            k,
+            target: o.target,
+            block: o.block,
+            specs,
+            warp: o.target.warp_width(),
+            atomic: HashSet::new(),
+            uses_subgroups: false,
+            writes_global: false,
+            helpers: Default::default(),
+            body: String::new(),
+            fresh: 0,
+        };
+        e.survey(&k.body);
+        Ok(e)
+    }
+
+    fn unsupported(&self, construct: &str, why: &str) -> WgslError {
+        WgslError::Unsupported {
+            kernel: self.k.name.clone(),
+            construct: construct.to_string(),
+            target: self.target.to_string(),
+            why: why.to_string(),
+        }
+    }
+
+    /// Finds the atomically accessed memories, the collectives and the
+    /// global writes before anything is written.
+    fn survey(&mut self, body: &[Stmt]) {
+        fn expr(e: &Expr, s: &mut Emitter<'_>) {
+            match &e.kind {
+                ExprKind::Load { index, .. } => expr(index, s),
+                ExprKind::Unary { arg, .. } | ExprKind::Cast(arg) => expr(arg, s),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    expr(lhs, s);
+                    expr(rhs, s);
+                }
+                ExprKind::Math { args, .. } => args.iter().for_each(|a| expr(a, s)),
+                ExprKind::Shuffle {
+                    mask, value, arg, ..
+                } => {
+                    s.uses_subgroups = true;
+                    [mask, value, arg].into_iter().for_each(|a| expr(a, s));
+                }
+                ExprKind::Vote { mask, pred, .. } => {
+                    s.uses_subgroups = true;
+                    expr(mask, s);
+                    expr(pred, s);
+                }
+                ExprKind::Atomic {
+                    mem,
+                    index,
+                    value,
+                    compare,
+                    ..
+                } => {
+                    s.atomic.insert(*mem);
+                    if matches!(mem, Mem::Global(_)) {
+                        s.writes_global = true;
+                    }
+                    expr(index, s);
+                    expr(value, s);
+                    if let Some(c) = compare {
+                        expr(c, s);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for st in body {
+            match &st.kind {
+                StmtKind::Assign { value, .. } => expr(value, self),
+                StmtKind::Store { mem, index, value } => {
+                    if matches!(mem, Mem::Global(_)) {
+                        self.writes_global = true;
+                    }
+                    expr(index, self);
+                    expr(value, self);
+                }
+                StmtKind::Eval(e) => expr(e, self),
+                StmtKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    expr(cond, self);
+                    self.survey(then);
+                    self.survey(otherwise);
+                }
+                StmtKind::For {
+                    start,
+                    end,
+                    step,
+                    body,
+                    ..
+                } => {
+                    expr(start, self);
+                    expr(end, self);
+                    expr(step, self);
+                    self.survey(body);
+                }
+                StmtKind::While { cond, body } => {
+                    expr(cond, self);
+                    self.survey(body);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn elem_of(&self, mem: Mem) -> Scalar {
+        match mem {
+            Mem::Global(p) => match self.k.params[p as usize].kind {
+                ParamKind::Buffer { elem, .. } => elem,
+                ParamKind::Scalar(s) => s,
+            },
+            Mem::Shared(s) => self.k.shared[s as usize].elem,
+        }
+    }
+
+    fn repr(&self, mem: Mem) -> Repr {
+        let elem = self.elem_of(mem);
+        if self.atomic.contains(&mem) {
+            Repr::Atomic(elem)
+        } else if elem == Scalar::Bool {
+            Repr::BoolWord
+        } else {
+            Repr::Plain(elem)
+        }
+    }
+
+    fn storage_type(&self, mem: Mem) -> Result<String, WgslError> {
+        Ok(match self.repr(mem) {
+            Repr::Plain(s) => s.name().to_string(),
+            Repr::BoolWord => "u32".into(),
+            Repr::Atomic(Scalar::Bool) => {
+                return Err(self.unsupported(
+                    &format!("an atomic on the bool memory `{}`", self.k.mem_name(mem)),
+                    "WGSL atomics hold i32 or u32",
+                ));
+            }
+            Repr::Atomic(Scalar::I32) => "atomic<i32>".into(),
+            Repr::Atomic(_) => "atomic<u32>".into(),
+        })
+    }
+
+    fn mem_var(&self, mem: Mem) -> String {
+        match mem {
+            Mem::Global(p) => format!("g_{}", self.k.params[p as usize].name),
+            Mem::Shared(s) => format!("s_{}", self.k.shared[s as usize].name),
+        }
+    }
+
+    /// A local's WGSL name: its source name and its id, which no WGSL
+    /// keyword ends in (leading underscores go: WGSL reserves `__`).
+    fn local(&self, id: u32) -> String {
+        let name = self.k.locals[id as usize].name.trim_start_matches('_');
+        format!("{}_{id}", if name.is_empty() { "v" } else { name })
+    }
+
+    fn run(mut self) -> Result<WgslKernel, WgslError> {
+        let k = self.k;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "// `{}`: WGSL written by oxmera from the kernel IR for target {}, block {}.",
+            k.name, self.target, self.block
+        );
+        if !self.specs.is_empty() {
+            let specs: Vec<String> = k
+                .specs
+                .iter()
+                .zip(&self.specs)
+                .map(|(s, v)| format!("{} = {v}", s.name))
+                .collect();
+            let _ = writeln!(out, "// Specialized with {}.", specs.join(", "));
+        }
+        if self.uses_subgroups {
+            let _ = writeln!(
+                out,
+                "// Uses subgroup operations: correct only where subgroups are {} lanes wide.",
+                self.warp
+            );
+            // naga takes the subgroup builtins without `enable subgroups;` (it
+            // does not parse that directive yet); wgpu gates them by feature.
+        }
+        out.push('\n');
+
+        // Bindings: buffers in parameter order, then the scalars' uniform.
+        let mut buffers = Vec::new();
+        let mut uniforms = Vec::new();
+        for (i, p) in k.params.iter().enumerate() {
+            match p.kind {
+                ParamKind::Buffer { elem, writable } => {
+                    let mem = Mem::Global(i as ParamId);
+                    let binding = buffers.len() as u32;
+                    let access = if writable { "read_write" } else { "read" };
+                    if self.atomic.contains(&mem) && !writable {
+                        return Err(self.unsupported(
+                            &format!("an atomic on the read-only buffer `{}`", p.name),
+                            "atomics need a `&mut` buffer",
+                        ));
+                    }
+                    let _ = writeln!(
+                        out,
+                        "@group(0) @binding({binding}) var<storage, {access}> {}: array<{}>;",
+                        self.mem_var(mem),
+                        self.storage_type(mem)?
+                    );
+                    buffers.push(BufferBinding {
+                        binding,
+                        param: i as ParamId,
+                        name: p.name.clone(),
+                        elem,
+                        writable,
+                    });
+                }
+                ParamKind::Scalar(ty) => uniforms.push(UniformField {
+                    param: i as ParamId,
+                    offset: uniforms.len() as u32 * 4,
+                    ty,
+                }),
+            }
+        }
+        let uniform_binding = (!uniforms.is_empty()).then_some(buffers.len() as u32);
+        if let Some(b) = uniform_binding {
+            out.push_str("\nstruct Params {\n");
+            for f in &uniforms {
+                let word = if f.ty == Scalar::Bool {
+                    Scalar::U32
+                } else {
+                    f.ty
+                };
+                let _ = writeln!(out, "    p_{}: {},", k.params[f.param as usize].name, word);
+            }
+            out.push_str("}\n");
+            let _ = writeln!(out, "@group(0) @binding({b}) var<uniform> params: Params;");
+        }
+        for (i, s) in k.shared.iter().enumerate() {
+            let mem = Mem::Shared(i as u32);
+            let len = s
+                .len
+                .eval(&self.specs)
+                .ok_or_else(|| WgslError::Specialization {
+                    kernel: k.name.clone(),
+                    what: format!("the length of shared array `{}` does not evaluate", s.name),
+                })?;
+            let _ = writeln!(
+                out,
+                "var<workgroup> {}: array<{}, {len}>;",
+                self.mem_var(mem),
+                self.storage_type(mem)?
+            );
+        }
+
+        self.block_of(&k.body, 1)?;
+        let body = std::mem::take(&mut self.body);
+        for h in self.helpers.values() {
+            out.push('\n');
+            out.push_str(h);
+        }
+        let b = self.block;
+        let _ = write!(
+            out,
+            "\n@compute @workgroup_size({}, {}, {})\nfn {}(\n    \
+             @builtin(local_invocation_id) thread: vec3<u32>,\n    \
+             @builtin(local_invocation_index) linear: u32,\n    \
+             @builtin(workgroup_id) block: vec3<u32>,\n    \
+             @builtin(num_workgroups) grid: vec3<u32>,\n) {{\n",
+            b.x,
+            b.y,
+            b.z,
+            entry_name(&k.name)
+        );
+        for (i, l) in k.locals.iter().enumerate() {
+            let ty = if l.ty == Scalar::Bool {
+                "bool"
+            } else {
+                l.ty.name()
+            };
+            let _ = writeln!(out, "    var {}: {ty};", self.local(i as u32));
+        }
+        out.push_str(&body);
+        out.push_str("}\n");
+        Ok(WgslKernel {
+            source: out,
+            entry_point: entry_name(&k.name),
+            block: self.block,
+            buffers,
+            uniform_binding,
+            uniforms,
+            subgroup_width: self.uses_subgroups.then_some(self.warp),
+        })
+    }
+
+    fn line(&mut self, depth: usize, text: &str) {
+        for _ in 0..depth {
+            self.body.push_str("    ");
+        }
+        self.body.push_str(text);
+        self.body.push('\n');
+    }
+
+    fn block_of(&mut self, stmts: &[Stmt], depth: usize) -> Result<(), WgslError> {
+        for s in stmts {
+            self.stmt(s, depth)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt, d: usize) -> Result<(), WgslError> {
+        match &s.kind {
+            StmtKind::Assign { local, value } => {
+                let v = self.expr(value)?;
+                let t = format!("{} = {v};", self.local(*local));
+                self.line(d, &t);
+            }
+            StmtKind::Store { mem, index, value } => {
+                let i = self.expr(index)?;
+                let v = self.expr(value)?;
+                let var = self.mem_var(*mem);
+                let t = match self.repr(*mem) {
+                    Repr::Plain(_) => format!("{var}[{i}] = {v};"),
+                    Repr::BoolWord => format!("{var}[{i}] = select(0u, 1u, {v});"),
+                    Repr::Atomic(Scalar::F32) => {
+                        format!("atomicStore(&{var}[{i}], bitcast<u32>({v}));")
+                    }
+                    Repr::Atomic(_) => format!("atomicStore(&{var}[{i}], {v});"),
+                };
+                self.line(d, &t);
+            }
+            StmtKind::Eval(e) => {
+                let v = self.expr(e)?;
+                self.line(d, &format!("_ = {v};"));
+            }
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(cond)?;
+                self.line(d, &format!("if {c} {{"));
+                self.block_of(then, d + 1)?;
+                if otherwise.is_empty() {
+                    self.line(d, "}");
+                } else {
+                    self.line(d, "} else {");
+                    self.block_of(otherwise, d + 1)?;
+                    self.line(d, "}");
+                }
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                // Rust evaluates the bound and the step once, and stops
+                // rather than wraps when the next value would pass the
+                // bound; the distance left is computed in u32, which holds
+                // it for i32 loops too.
+                let n = self.fresh;
+                self.fresh += 1;
+                let v = self.local(*var);
+                let ty = self.k.locals[*var as usize].ty;
+                let (s, e, st) = (self.expr(start)?, self.expr(end)?, self.expr(step)?);
+                let as_u32 = |x: &str| {
+                    if ty == Scalar::I32 {
+                        format!("bitcast<u32>({x})")
+                    } else {
+                        x.to_string()
+                    }
+                };
+                self.line(d, "{");
+                self.line(d + 1, &format!("let end{n} = {e};"));
+                self.line(d + 1, &format!("let step{n} = {st};"));
+                self.line(d + 1, &format!("{v} = {s};"));
+                self.line(d + 1, "loop {");
+                self.line(d + 2, &format!("if !({v} < end{n}) {{ break; }}"));
+                self.block_of(body, d + 2)?;
+                self.line(d + 2, "continuing {");
+                self.line(
+                    d + 3,
+                    &format!(
+                        "let left{n} = {} - {};",
+                        as_u32(&format!("end{n}")),
+                        as_u32(&v)
+                    ),
+                );
+                self.line(d + 3, &format!("{v} = {v} + step{n};"));
+                self.line(
+                    d + 3,
+                    &format!("break if {} >= left{n};", as_u32(&format!("step{n}"))),
+                );
+                self.line(d + 2, "}");
+                self.line(d + 1, "}");
+                self.line(d, "}");
+            }
+            StmtKind::While { cond, body } => {
+                self.line(d, "loop {");
+                let c = self.expr(cond)?;
+                self.line(d + 1, &format!("if !{c} {{ break; }}"));
+                self.block_of(body, d + 1)?;
+                self.line(d, "}");
+            }
+            StmtKind::Break => self.line(d, "break;"),
+            StmtKind::Continue => self.line(d, "continue;"),
+            StmtKind::Return => self.line(d, "return;"),
+            StmtKind::Barrier => {
+                if self.writes_global {
+                    self.line(d, "storageBarrier();");
+                }
+                self.line(d, "workgroupBarrier();");
+            }
+        }
+        Ok(())
+    }
+
+    fn helper(&mut self, name: &str, text: impl FnOnce() -> String) -> String {
+        if !self.helpers.contains_key(name) {
+            let t = text();
+            self.helpers.insert(name.to_string(), t);
+        }
+        name.to_string()
+    }
+
+    fn as_u32_index(&mut self, index: &Expr) -> Result<String, WgslError> {
+        let i = self.expr(index)?;
+        Ok(if index.ty == Scalar::I32 {
+            format!("bitcast<u32>({i})")
+        } else {
+            i
+        })
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<String, WgslError> {
+        Ok(match &e.kind {
+            ExprKind::Lit(v) => literal(*v),
+            ExprKind::Local(l) => self.local(*l),
+            ExprKind::Param(p) => {
+                let name = &self.k.params[*p as usize].name;
+                if e.ty == Scalar::Bool {
+                    format!("(params.p_{name} != 0u)")
+                } else {
+                    format!("params.p_{name}")
+                }
+            }
+            ExprKind::Spec(s) => {
+                let v = self.specs[*s as usize];
+                match self.k.specs[*s as usize].ty {
+                    Scalar::I32 => literal(Value::I32(v as i32)),
+                    _ => literal(Value::U32(v as u32)),
+                }
+            }
+            ExprKind::Builtin(b) => self.builtin(*b),
+            ExprKind::Load { mem, index } => {
+                let i = self.expr(index)?;
+                let var = self.mem_var(*mem);
+                match self.repr(*mem) {
+                    Repr::Plain(_) => format!("{var}[{i}]"),
+                    Repr::BoolWord => format!("({var}[{i}] != 0u)"),
+                    Repr::Atomic(Scalar::F32) => {
+                        format!("bitcast<f32>(atomicLoad(&{var}[{i}]))")
+                    }
+                    Repr::Atomic(_) => format!("atomicLoad(&{var}[{i}])"),
+                }
+            }
+            ExprKind::Unary { op, arg } => {
+                let a = self.expr(arg)?;
+                match (op, arg.ty) {
+                    (UnOp::Neg, _) => format!("(-{a})"),
+                    (UnOp::Not, Scalar::Bool) => format!("(!{a})"),
+                    (UnOp::Not, _) => format!("(~{a})"),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs)?,
+            ExprKind::Cast(arg) => self.cast(arg, e.ty)?,
+            ExprKind::Math { func, args } => self.math(*func, args)?,
+            ExprKind::Shuffle {
+                kind,
+                mask: _,
+                value,
+                arg,
+            } => {
+                // The mask is the analysis's business: a collective whose
+                // lanes are not all converged is OXK002 before it gets here.
+                let v = self.expr(value)?;
+                let a = self.expr(arg)?;
+                let a = if arg.ty == Scalar::I32 {
+                    format!("bitcast<u32>({a})")
+                } else {
+                    a
+                };
+                let f = self.shuffle_helper(*kind, value.ty)?;
+                format!("{f}({v}, {a}, linear % {}u)", self.warp)
+            }
+            ExprKind::Vote {
+                kind,
+                mask: _,
+                pred,
+            } => {
+                let p = self.expr(pred)?;
+                match kind {
+                    VoteKind::Ballot => format!("subgroupBallot({p}).x"),
+                    VoteKind::Any => format!("subgroupAny({p})"),
+                    VoteKind::All => format!("subgroupAll({p})"),
+                }
+            }
+            ExprKind::Atomic {
+                op,
+                mem,
+                index,
+                value,
+                compare,
+            } => self.atomic(*op, *mem, index, value, compare.as_deref())?,
+        })
+    }
+
+    fn builtin(&self, b: Builtin) -> String {
+        let axis = |a: Axis| a.letter();
+        let dim = |a: Axis| self.block.get(a);
+        match b {
+            Builtin::ThreadIdx(a) => format!("thread.{}", axis(a)),
+            Builtin::BlockIdx(a) => format!("block.{}", axis(a)),
+            Builtin::BlockDim(a) => format!("{}u", dim(a)),
+            Builtin::GridDim(a) => format!("grid.{}", axis(a)),
+            Builtin::LaneId => format!("(linear % {}u)", self.warp),
+            Builtin::WarpId => format!("(linear / {}u)", self.warp),
+            Builtin::WarpSize => format!("{}u", self.warp),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<String, WgslError> {
+        let a = self.expr(lhs)?;
+        let b = self.expr(rhs)?;
+        Ok(match op {
+            // Rust's wrapping shifts use the amount modulo 32; WGSL rejects
+            // a constant amount of 32 or more, so the mask is explicit.
+            BinOp::Shl | BinOp::Shr => {
+                let amount = if rhs.ty == Scalar::I32 {
+                    format!("(bitcast<u32>({b}) & 31u)")
+                } else {
+                    format!("({b} & 31u)")
+                };
+                format!("({a} {} {amount})", op.symbol())
+            }
+            BinOp::BitXor if lhs.ty == Scalar::Bool => format!("({a} != {b})"),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge if lhs.ty == Scalar::Bool => {
+                format!("(select(0u, 1u, {a}) {} select(0u, 1u, {b}))", op.symbol())
+            }
+            _ => format!("({a} {} {b})", op.symbol()),
+        })
+    }
+
+    fn cast(&mut self, arg: &Expr, to: Scalar) -> Result<String, WgslError> {
+        let a = self.expr(arg)?;
+        Ok(match (arg.ty, to) {
+            (x, y) if x == y => a,
+            (Scalar::F32, Scalar::I32) => {
+                let f = self.helper("f32_as_i32", || {
+                    "// Rust's `as`: NaN is 0, out of range saturates.\n\
+                     fn f32_as_i32(x: f32) -> i32 {\n    \
+                     if x != x { return 0i; }\n    \
+                     if x >= 2147483648.0f { return 2147483647i; }\n    \
+                     if x <= -2147483648.0f { return bitcast<i32>(0x80000000u); }\n    \
+                     return i32(x);\n}\n"
+                        .to_string()
+                });
+                format!("{f}({a})")
+            }
+            (Scalar::F32, Scalar::U32) => {
+                let f = self.helper("f32_as_u32", || {
+                    "// Rust's `as`: NaN and negatives are 0, out of range saturates.\n\
+                     fn f32_as_u32(x: f32) -> u32 {\n    \
+                     if !(x > 0.0f) { return 0u; }\n    \
+                     if x >= 4294967296.0f { return 4294967295u; }\n    \
+                     return u32(x);\n}\n"
+                        .to_string()
+                });
+                format!("{f}({a})")
+            }
+            (Scalar::I32 | Scalar::U32, Scalar::F32) => format!("f32({a})"),
+            (Scalar::I32, Scalar::U32) => format!("bitcast<u32>({a})"),
+            (Scalar::U32, Scalar::I32) => format!("bitcast<i32>({a})"),
+            // Rust reads a value's bits: -0.0 and NaN are true.
+            (Scalar::F32, Scalar::Bool) => format!("(bitcast<u32>({a}) != 0u)"),
+            (Scalar::I32, Scalar::Bool) => format!("({a} != 0i)"),
+            (Scalar::U32, Scalar::Bool) => format!("({a} != 0u)"),
+            (Scalar::Bool, Scalar::F32) => format!("select(0.0f, 1.0f, {a})"),
+            (Scalar::Bool, Scalar::I32) => format!("select(0i, 1i, {a})"),
+            (Scalar::Bool, Scalar::U32) => format!("select(0u, 1u, {a})"),
+            (x, y) => {
+                return Err(self.unsupported(&format!("`{x} as {y}`"), "no such conversion"));
+            }
+        })
+    }
+
+    fn math(&mut self, f: MathFn, args: &[Expr]) -> Result<String, WgslError> {
+        let mut a = Vec::with_capacity(args.len());
+        for x in args {
+            a.push(self.expr(x)?);
+        }
+        let ty = args.first().map(|x| x.ty).unwrap_or(Scalar::F32);
+        Ok(match f {
+            MathFn::Exp => format!("exp({})", a[0]),
+            MathFn::Log => format!("log({})", a[0]),
+            MathFn::Sqrt => format!("sqrt({})", a[0]),
+            MathFn::Rsqrt => format!("inverseSqrt({})", a[0]),
+            MathFn::Fma => format!("fma({}, {}, {})", a[0], a[1], a[2]),
+            MathFn::Abs => format!("abs({})", a[0]),
+            MathFn::Floor => format!("floor({})", a[0]),
+            MathFn::Ceil => format!("ceil({})", a[0]),
+            MathFn::Tanh => {
+                let h = self.helper("tanh_f32", || {
+                    "// tanh through exp overflows to NaN on some drivers past |x| ~ 44;\n\
+                     // f32's tanh is exactly +-1 beyond |x| = 9.02, so clamping is exact.\n\
+                     fn tanh_f32(x: f32) -> f32 {\n    \
+                     if x != x { return x; }\n    \
+                     return tanh(clamp(x, -15.0f, 15.0f));\n}\n"
+                        .to_string()
+                });
+                format!("{h}({})", a[0])
+            }
+            MathFn::Min | MathFn::Max if ty == Scalar::F32 => {
+                let name = if f == MathFn::Min { "min" } else { "max" };
+                let h = self.helper(&format!("{name}_f32"), || {
+                    format!(
+                        "// Rust's f32::{name}: a NaN operand yields the other one.\n\
+                         fn {name}_f32(a: f32, b: f32) -> f32 {{\n    \
+                         if a != a {{ return b; }}\n    \
+                         if b != b {{ return a; }}\n    \
+                         return {name}(a, b);\n}}\n"
+                    )
+                });
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::Min => format!("min({}, {})", a[0], a[1]),
+            MathFn::Max => format!("max({}, {})", a[0], a[1]),
+        })
+    }
+
+    fn shuffle_helper(&mut self, kind: ShuffleKind, ty: Scalar) -> Result<String, WgslError> {
+        if ty == Scalar::Bool {
+            return Err(self.unsupported(
+                &format!("`{}` of a bool", kind.name()),
+                "subgroup shuffles move numbers; shuffle `b as u32` instead",
+            ));
+        }
+        let w = self.warp;
+        let name = format!("{}_{}", kind.name(), ty.name());
+        let t = ty.name();
+        // The source lane, as the simulator computes it: XOR and index wrap
+        // within the warp, up and down keep the lane's own value past an end.
+        let (src, inside) = match kind {
+            ShuffleKind::Xor => ("(lane ^ arg) & {w1}u".to_string(), "true".to_string()),
+            ShuffleKind::Idx => ("arg & {w1}u".to_string(), "true".to_string()),
+            ShuffleKind::Down => ("lane + arg".to_string(), "arg < {w}u - lane".to_string()),
+            ShuffleKind::Up => ("lane - arg".to_string(), "arg <= lane".to_string()),
+        };
+        let fill = |s: &str| {
+            s.replace("{w1}", &(w - 1).to_string())
+                .replace("{w}", &w.to_string())
+        };
+        let (src, inside) = (fill(&src), fill(&inside));
+        Ok(self.helper(&name, || {
+            format!(
+                "fn {name}(v: {t}, arg: u32, lane: u32) -> {t} {{\n    \
+                 let inside = {inside};\n    \
+                 let src = select(lane, {src}, inside);\n    \
+                 return subgroupShuffle(v, src);\n}}\n"
+            )
+        }))
+    }
+
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        mem: Mem,
+        index: &Expr,
+        value: &Expr,
+        compare: Option<&Expr>,
+    ) -> Result<String, WgslError> {
+        let var = self.mem_var(mem);
+        let i = self.as_u32_index(index)?;
+        let v = self.expr(value)?;
+        let elem = self.elem_of(mem);
+        let cmp = match compare {
+            Some(c) => Some(self.expr(c)?),
+            None => None,
+        };
+        if elem == Scalar::F32 {
+            // Bits in an atomic<u32>: exchange directly, the rest through a
+            // compare-exchange loop.
+            return Ok(match op {
+                AtomicOp::Exch => {
+                    format!("bitcast<f32>(atomicExchange(&{var}[{i}], bitcast<u32>({v})))")
+                }
+                AtomicOp::Add => {
+                    let h = self.helper(&format!("atomic_add_{var}"), || {
+                        format!(
+                            "// f32 atomic add as a compare-exchange loop on the bits.\n\
+                             fn atomic_add_{var}(i: u32, v: f32) -> f32 {{\n    \
+                             var old = atomicLoad(&{var}[i]);\n    \
+                             loop {{\n        \
+                             let r = atomicCompareExchangeWeak(&{var}[i], old, bitcast<u32>(bitcast<f32>(old) + v));\n        \
+                             if r.exchanged {{ break; }}\n        \
+                             old = r.old_value;\n    \
+                             }}\n    \
+                             return bitcast<f32>(old);\n}}\n"
+                        )
+                    });
+                    format!("{h}({i}, {v})")
+                }
+                AtomicOp::Cas => {
+                    let h = self.strong_cas(&var, "u32");
+                    format!(
+                        "bitcast<f32>({h}({i}, bitcast<u32>({}), bitcast<u32>({v})))",
+                        cmp.unwrap_or_default()
+                    )
+                }
+                AtomicOp::Min | AtomicOp::Max => {
+                    return Err(self.unsupported(
+                        &format!("`{}` on f32", op.name()),
+                        "the language has no float atomic min/max yet",
+                    ));
+                }
+            });
+        }
+        Ok(match op {
+            AtomicOp::Add => format!("atomicAdd(&{var}[{i}], {v})"),
+            AtomicOp::Min => format!("atomicMin(&{var}[{i}], {v})"),
+            AtomicOp::Max => format!("atomicMax(&{var}[{i}], {v})"),
+            AtomicOp::Exch => format!("atomicExchange(&{var}[{i}], {v})"),
+            AtomicOp::Cas => {
+                let h = self.strong_cas(&var, elem.name());
+                format!("{h}({i}, {}, {v})", cmp.unwrap_or_default())
+            }
+        })
+    }
+
+    /// CUDA's compare-and-swap fails only when the value differs; WGSL's
+    /// weak exchange may also fail spuriously, so retry those.
+    fn strong_cas(&mut self, var: &str, t: &str) -> String {
+        self.helper(&format!("atomic_cas_{var}"), || {
+            format!(
+                "// A strong compare-and-swap from WGSL's weak one.\n\
+                 fn atomic_cas_{var}(i: u32, expected: {t}, v: {t}) -> {t} {{\n    \
+                 var old: {t};\n    \
+                 loop {{\n        \
+                 let r = atomicCompareExchangeWeak(&{var}[i], expected, v);\n        \
+                 old = r.old_value;\n        \
+                 if r.exchanged || r.old_value != expected {{ break; }}\n    \
+                 }}\n    \
+                 return old;\n}}\n"
+            )
+        })
+    }
+}
+
+/// The entry point's name: the kernel's, unless WGSL reserves it.
+fn entry_name(name: &str) -> String {
+    // WGSL's keywords and the reserved words a Rust identifier could be.
+    const RESERVED: &[&str] = &[
+        "alias",
+        "break",
+        "case",
+        "const",
+        "const_assert",
+        "continue",
+        "continuing",
+        "default",
+        "diagnostic",
+        "discard",
+        "else",
+        "enable",
+        "false",
+        "fn",
+        "for",
+        "if",
+        "let",
+        "loop",
+        "override",
+        "requires",
+        "return",
+        "struct",
+        "switch",
+        "true",
+        "var",
+        "while",
+        "main",
+        "NULL",
+        "Self",
+        "abstract",
+        "active",
+        "alignas",
+        "alignof",
+        "as",
+        "asm",
+        "async",
+        "attribute",
+        "auto",
+        "await",
+        "become",
+        "binding_array",
+        "cast",
+        "catch",
+        "class",
+        "co_await",
+        "co_return",
+        "co_yield",
+        "coherent",
+        "column_major",
+        "common",
+        "compile",
+        "compile_fragment",
+        "concept",
+        "const_cast",
+        "consteval",
+        "constexpr",
+        "constinit",
+        "crate",
+        "debugger",
+        "decltype",
+        "delete",
+        "demote",
+        "demote_to_helper",
+        "do",
+        "dynamic_cast",
+        "enum",
+        "explicit",
+        "export",
+        "extends",
+        "extern",
+        "external",
+        "fallthrough",
+        "filter",
+        "final",
+        "finally",
+        "friend",
+        "from",
+        "fxgroup",
+        "get",
+        "goto",
+        "groupshared",
+        "highp",
+        "impl",
+        "implements",
+        "import",
+        "inline",
+        "instanceof",
+        "interface",
+        "layout",
+        "lowp",
+        "macro",
+        "macro_rules",
+        "match",
+        "mediump",
+        "meta",
+        "mod",
+        "module",
+        "move",
+        "mut",
+        "mutable",
+        "namespace",
+        "new",
+        "nil",
+        "noexcept",
+        "noinline",
+        "nointerpolation",
+        "non_coherent",
+        "noncoherent",
+        "noperspective",
+        "null",
+        "nullptr",
+        "of",
+        "operator",
+        "package",
+        "packoffset",
+        "partition",
+        "pass",
+        "patch",
+        "pixelfragment",
+        "precise",
+        "precision",
+        "premerge",
+        "priv",
+        "protected",
+        "pub",
+        "public",
+        "readonly",
+        "ref",
+        "regardless",
+        "register",
+        "reinterpret_cast",
+        "require",
+        "resource",
+        "restrict",
+        "self",
+        "set",
+        "shared",
+        "sizeof",
+        "smooth",
+        "snorm",
+        "static",
+        "static_assert",
+        "static_cast",
+        "std",
+        "subroutine",
+        "super",
+        "target",
+        "template",
+        "this",
+        "thread_local",
+        "throw",
+        "trait",
+        "try",
+        "type",
+        "typedef",
+        "typeid",
+        "typename",
+        "typeof",
+        "union",
+        "unless",
+        "unorm",
+        "unsafe",
+        "unsized",
+        "use",
+        "using",
+        "varying",
+        "virtual",
+        "volatile",
+        "wgsl",
+        "where",
+        "with",
+        "writeonly",
+        "yield",
+        // The emitter's own names.
+        "thread",
+        "block",
+        "linear",
+        "grid",
+        "params",
+        "Params",
+    ];
+    if RESERVED.contains(&name) || name.starts_with("__") || is_helper_name(name) {
+        format!("{name}_kernel")
+    } else {
+        name.to_string()
+    }
+}
+
+/// True for the names of the helper functions the emitter may add.
+fn is_helper_name(name: &str) -> bool {
+    name.starts_with("atomic_")
+        || name.starts_with("shfl_")
+        || matches!(
+            name,
+            "f32_as_i32" | "f32_as_u32" | "tanh_f32" | "min_f32" | "max_f32"
+        )
+}
+
+/// A literal WGSL reads back as exactly this value.
+fn literal(v: Value) -> String {
+    match v {
+        Value::F32(x) if x.is_finite() && (x == 0.0 || x.is_normal()) => {
+            // Debug prints the shortest decimal that reads back exactly.
+            let s = format!("{x:?}");
+            if x.is_sign_negative() {
+                format!("({s}f)")
+            } else {
+                format!("{s}f")
+            }
+        }
+        // Infinities, NaNs and subnormals by their bits.
+        Value::F32(x) => format!("bitcast<f32>({:#010x}u)", x.to_bits()),
+        Value::I32(i32::MIN) => "bitcast<i32>(0x80000000u)".into(),
+        Value::I32(x) if x < 0 => format!("({x}i)"),
+        Value::I32(x) => format!("{x}i"),
+        Value::U32(x) => format!("{x}u"),
+        Value::Bool(b) => b.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_read_back_exactly() {
+        assert_eq!(literal(Value::F32(1.5)), "1.5f");
+        assert_eq!(literal(Value::F32(-0.0)), "(-0.0f)");
+        assert_eq!(literal(Value::F32(1e-7)), "1e-7f");
+        assert_eq!(
+            literal(Value::F32(f32::NEG_INFINITY)),
+            "bitcast<f32>(0xff800000u)"
+        );
+        assert_eq!(literal(Value::F32(1e-45)), "bitcast<f32>(0x00000001u)");
+        assert_eq!(literal(Value::I32(i32::MIN)), "bitcast<i32>(0x80000000u)");
+        assert_eq!(literal(Value::I32(-3)), "(-3i)");
+        assert_eq!(literal(Value::U32(7)), "7u");
+    }
+
+    #[test]
+    fn reserved_entry_names_get_a_suffix() {
+        assert_eq!(entry_name("add"), "add");
+        assert_eq!(entry_name("filter"), "filter_kernel");
+        assert_eq!(entry_name("main"), "main_kernel");
+    }
+}

@@ -1,0 +1,548 @@
+//! One opened adapter: its device and queue, the buffer pool, compiled
+//! kernels, and the gate every kernel passes before its first launch.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, mpsc};
+
+use oxmera_core::{Device, Error, Result};
+use oxmera_kernel::analysis::{CheckOptions, check};
+use oxmera_kernel::emit::wgsl::{WgslKernel, WgslOptions, wgsl};
+use oxmera_kernel::ir::{Dim3, Kernel, Value};
+use oxmera_kernel::launch::LaunchConfig;
+use oxmera_kernel::target::Target;
+use wgpu::util::DeviceExt;
+
+use crate::probe::AdapterReport;
+use crate::{PoolStats, unavailable};
+
+/// Every adapter wgpu finds, in a fixed order.
+pub(crate) fn adapters() -> Vec<wgpu::Adapter> {
+    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    let instance = wgpu::Instance::new(desc);
+    pollster::block_on(instance.enumerate_adapters(backends))
+}
+
+/// The probe's facts about one adapter.
+pub(crate) fn report(ordinal: usize, a: &wgpu::Adapter) -> AdapterReport {
+    let info = a.get_info();
+    let f = a.features();
+    let l = a.limits();
+    let mut features = Vec::new();
+    for (flag, name) in [
+        (wgpu::Features::SHADER_F16, "f16"),
+        (wgpu::Features::SHADER_F64, "f64"),
+        (wgpu::Features::SHADER_INT64, "i64"),
+        (wgpu::Features::SHADER_FLOAT32_ATOMIC, "f32-atomics"),
+        (wgpu::Features::SUBGROUP, "subgroups"),
+    ] {
+        if f.contains(flag) {
+            features.push(name);
+        }
+    }
+    AdapterReport {
+        ordinal,
+        name: info.name,
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_string(),
+        subgroup_sizes: (info.subgroup_min_size, info.subgroup_max_size),
+        features,
+        max_workgroup_storage: l.max_compute_workgroup_storage_size,
+        max_storage_binding: l.max_storage_buffer_binding_size,
+        max_invocations: l.max_compute_invocations_per_workgroup,
+        max_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+    }
+}
+
+/// Every adapter opened in this process, for [`crate::pool_stats`].
+static OPENED: Mutex<Vec<(Device, std::sync::Weak<Gpu>)>> = Mutex::new(Vec::new());
+
+/// The pool statistics of an opened device.
+pub(crate) fn pool_stats(device: Device) -> Option<PoolStats> {
+    let opened = OPENED.lock().ok()?;
+    let gpu = opened.iter().find(|(d, _)| *d == device)?.1.upgrade()?;
+    Some(gpu.pool_stats())
+}
+
+/// Buffers kept for reuse, by size class.
+#[derive(Default)]
+struct Pool {
+    free: HashMap<u64, Vec<wgpu::Buffer>>,
+    stats: PoolStats,
+}
+
+/// The most bytes the pool keeps; a buffer returned past it is freed.
+const POOL_CAP: u64 = 1 << 30;
+
+/// The size class of an allocation: a power of two up to 1 MiB, then
+/// whole MiB, so a training loop's repeated shapes land in few classes; a
+/// class wastes at most half its size below 1 MiB and under 1 MiB above.
+fn size_class(bytes: u64) -> u64 {
+    let b = bytes.max(4);
+    if b <= 1 << 20 {
+        b.next_power_of_two()
+    } else {
+        b.div_ceil(1 << 20) << 20
+    }
+}
+
+/// A buffer in device memory, returned to its pool when dropped.
+#[derive(Debug)]
+pub(crate) struct GpuBuffer {
+    buffer: Option<wgpu::Buffer>,
+    pool: Arc<Mutex<PoolHandle>>,
+}
+
+/// The pool as a buffer sees it (Debug for `DeviceBuffer`).
+pub(crate) struct PoolHandle(Pool);
+
+impl std::fmt::Debug for PoolHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pool({:?})", self.0.stats)
+    }
+}
+
+impl GpuBuffer {
+    pub(crate) fn raw(&self) -> &wgpu::Buffer {
+        self.buffer.as_ref().expect("a live buffer")
+    }
+}
+
+impl Drop for GpuBuffer {
+    fn drop(&mut self) {
+        if let Some(b) = self.buffer.take()
+            && let Ok(mut p) = self.pool.lock()
+        {
+            let pool = &mut p.0;
+            if pool.stats.pooled_bytes + b.size() <= POOL_CAP {
+                pool.stats.pooled_bytes += b.size();
+                pool.free.entry(b.size()).or_default().push(b);
+            }
+        }
+    }
+}
+
+/// A compiled kernel: its shader's facts and its pipeline.
+pub(crate) struct Compiled {
+    shader: WgslKernel,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+/// One opened adapter.
+pub(crate) struct Gpu {
+    pub(crate) device_id: Device,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pub(crate) report: AdapterReport,
+    pub(crate) target: Target,
+    fault: Arc<Mutex<Option<String>>>,
+    pool: Arc<Mutex<PoolHandle>>,
+    compiled: Mutex<HashMap<(usize, Dim3), Arc<Compiled>>>,
+    passed: Mutex<HashSet<(usize, Dim3, Dim3)>>,
+}
+
+impl Gpu {
+    /// Opens adapter `wgpu:N`.
+    pub(crate) fn open(device_id: Device) -> Result<Arc<Gpu>> {
+        let ordinal = device_id.ordinal();
+        let all = adapters();
+        let Some(adapter) = all.get(ordinal) else {
+            let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
+            return Err(unavailable(
+                device_id,
+                if names.is_empty() {
+                    "wgpu found no adapter (no Vulkan, Metal or DX12 driver; on Linux \
+                     without a GPU install Mesa's lavapipe: apt-get install mesa-vulkan-drivers)"
+                        .to_string()
+                } else {
+                    format!(
+                        "wgpu found {} adapter(s): {}",
+                        names.len(),
+                        names.join("; ")
+                    )
+                },
+            ));
+        };
+        let report = report(ordinal, adapter);
+        let features = adapter.features() & wgpu::Features::SUBGROUP;
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("oxmera"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| unavailable(device_id, format!("{}: {e}", report.name)))?;
+        let fault = Arc::new(Mutex::new(None::<String>));
+        let sink = fault.clone();
+        // An error wgpu finds after a call returned (validation of queued
+        // work, out of memory) is kept and surfaces at the next read-back
+        // or synchronize, as the device seam defines; it never panics.
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut f) = sink.lock()
+                && f.is_none()
+            {
+                *f = Some(e.to_string());
+            }
+        }));
+        let (lo, hi) = report.subgroup_sizes;
+        // The analysis needs one width; an adapter reporting a range gets
+        // the largest (uniformity proofs for it hold for narrower warps
+        // only where the kernel uses no collective, which the launch checks).
+        let width = if lo == hi { lo } else { hi };
+        let limits = adapter.limits();
+        let target = Target::from_limits(
+            width.clamp(1, 64).next_power_of_two(),
+            limits.max_compute_invocations_per_workgroup,
+            limits.max_compute_workgroup_storage_size as u64,
+        )
+        .map_err(|e| unavailable(device_id, format!("{}: {e}", report.name)))?;
+        let gpu = Arc::new(Gpu {
+            device_id,
+            device,
+            queue,
+            report,
+            target,
+            fault,
+            pool: Arc::new(Mutex::new(PoolHandle(Pool::default()))),
+            compiled: Mutex::new(HashMap::new()),
+            passed: Mutex::new(HashSet::new()),
+        });
+        if let Ok(mut o) = OPENED.lock() {
+            o.push((device_id, Arc::downgrade(&gpu)));
+        }
+        Ok(gpu)
+    }
+
+    /// The first asynchronous error, as the seam's `DeviceFault`.
+    pub(crate) fn check_fault(&self, op: &'static str) -> Result<()> {
+        match self.fault.lock().ok().and_then(|f| f.clone()) {
+            Some(reason) => Err(Error::DeviceFault {
+                op,
+                device: self.device_id,
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn pool_stats(&self) -> PoolStats {
+        self.pool.lock().map(|p| p.0.stats).unwrap_or_default()
+    }
+
+    /// A buffer of at least `bytes` bytes, from the pool if one is free.
+    pub(crate) fn alloc(&self, bytes: u64, op: &'static str) -> Result<GpuBuffer> {
+        if bytes > self.report.max_storage_binding {
+            return Err(Error::DeviceFault {
+                op,
+                device: self.device_id,
+                reason: format!(
+                    "a buffer of {bytes} bytes is over the adapter's storage binding limit of {} bytes",
+                    self.report.max_storage_binding
+                ),
+            });
+        }
+        // Rounding up to the class must not pass the binding limit.
+        let class = size_class(bytes)
+            .min(self.report.max_storage_binding)
+            .max(bytes.max(4).next_multiple_of(4));
+        let mut pool = self.pool.lock().expect("pool lock");
+        let reused = pool.0.free.get_mut(&class).and_then(Vec::pop);
+        let buffer = match reused {
+            Some(b) => {
+                pool.0.stats.hits += 1;
+                pool.0.stats.pooled_bytes -= b.size();
+                b
+            }
+            None => {
+                pool.0.stats.misses += 1;
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: class,
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_SRC
+                        | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            }
+        };
+        Ok(GpuBuffer {
+            buffer: Some(buffer),
+            pool: self.pool.clone(),
+        })
+    }
+
+    /// Copies `bytes` into a fresh buffer.
+    pub(crate) fn upload(&self, bytes: &[u8], op: &'static str) -> Result<GpuBuffer> {
+        let buf = self.alloc(bytes.len() as u64, op)?;
+        if !bytes.is_empty() {
+            if bytes.len() % 4 == 0 {
+                self.queue.write_buffer(buf.raw(), 0, bytes);
+            } else {
+                let mut padded = bytes.to_vec();
+                padded.resize(bytes.len().next_multiple_of(4), 0);
+                self.queue.write_buffer(buf.raw(), 0, &padded);
+            }
+        }
+        Ok(buf)
+    }
+
+    /// Reads the first `bytes` bytes of `buf` back (waits for queued work).
+    pub(crate) fn download(
+        &self,
+        buf: &GpuBuffer,
+        bytes: u64,
+        op: &'static str,
+    ) -> Result<Vec<u8>> {
+        self.check_fault(op)?;
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let size = bytes.next_multiple_of(4);
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("oxmera read-back"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(buf.raw(), 0, &staging, 0, size);
+        self.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.wait(op)?;
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.fault_now(op, e.to_string())),
+            Err(_) => return Err(self.fault_now(op, "the read-back was never mapped".into())),
+        }
+        let data = staging
+            .get_mapped_range(..)
+            .map_err(|e| self.fault_now(op, e.to_string()))?
+            .to_vec();
+        staging.unmap();
+        self.check_fault(op)?;
+        Ok(data[..bytes as usize].to_vec())
+    }
+
+    fn fault_now(&self, op: &'static str, reason: String) -> Error {
+        Error::DeviceFault {
+            op,
+            device: self.device_id,
+            reason,
+        }
+    }
+
+    /// Waits for every submitted command.
+    pub(crate) fn wait(&self, op: &'static str) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| self.fault_now(op, e.to_string()))?;
+        self.check_fault(op)
+    }
+
+    /// The gate: the analysis for this adapter's warp width and limits, at
+    /// this launch, once per (kernel, block, grid).
+    fn gate(&self, k: &'static Kernel, launch: LaunchConfig, op: &'static str) -> Result<()> {
+        let key = (k as *const Kernel as usize, launch.block, launch.grid);
+        if self.passed.lock().expect("gate lock").contains(&key) {
+            return Ok(());
+        }
+        let opts = CheckOptions::new(launch).on(self.target);
+        let findings =
+            check(k, &opts).map_err(|e| self.fault_now(op, format!("kernel `{}`: {e}", k.name)))?;
+        if let Some(f) = findings.first() {
+            return Err(self.fault_now(
+                op,
+                format!(
+                    "kernel `{}` did not launch: oxmera's analysis for {} (warps of {}) at block {} grid {} found:\n{}",
+                    k.name,
+                    self.report.name,
+                    self.target.warp_width(),
+                    launch.block,
+                    launch.grid,
+                    oxmera_kernel::diag::render(k, f)
+                ),
+            ));
+        }
+        self.passed.lock().expect("gate lock").insert(key);
+        Ok(())
+    }
+
+    fn compile(&self, k: &'static Kernel, block: Dim3, op: &'static str) -> Result<Arc<Compiled>> {
+        let key = (k as *const Kernel as usize, block);
+        if let Some(c) = self.compiled.lock().expect("kernel cache").get(&key) {
+            return Ok(c.clone());
+        }
+        let opts = WgslOptions::new(block).with_target(self.target);
+        let shader = wgsl(k, &opts).map_err(|e| self.fault_now(op, e.to_string()))?;
+        if let Some(w) = shader.subgroup_width {
+            let (lo, hi) = self.report.subgroup_sizes;
+            if lo != hi || lo != w {
+                return Err(self.fault_now(
+                    op,
+                    format!(
+                        "kernel `{}` uses warp collectives checked for warps of {w}, but {} runs subgroups of {lo}..{hi} lanes",
+                        k.name, self.report.name
+                    ),
+                ));
+            }
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&k.name),
+                source: wgpu::ShaderSource::Wgsl(shader.source.as_str().into()),
+            });
+        let mut entries = Vec::new();
+        for b in &shader.buffers {
+            entries.push(wgpu::BindGroupLayoutEntry {
+                binding: b.binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: !b.writable,
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            });
+        }
+        if let Some(u) = shader.uniform_binding {
+            entries.push(wgpu::BindGroupLayoutEntry {
+                binding: u,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            });
+        }
+        let layout = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(&k.name),
+                entries: &entries,
+            });
+        let pipeline_layout = self
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&k.name),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&k.name),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(&shader.entry_point),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(self.fault_now(
+                op,
+                format!("kernel `{}`: the driver refused its WGSL: {e}", k.name),
+            ));
+        }
+        let c = Arc::new(Compiled {
+            shader,
+            pipeline,
+            layout,
+        });
+        self.compiled
+            .lock()
+            .expect("kernel cache")
+            .insert(key, c.clone());
+        Ok(c)
+    }
+
+    /// Launches `k`: `buffers` bind its buffer parameters in order,
+    /// `scalars` its scalar parameters in order.
+    pub(crate) fn launch(
+        &self,
+        k: &'static Kernel,
+        launch: LaunchConfig,
+        buffers: &[&wgpu::Buffer],
+        scalars: &[Value],
+        op: &'static str,
+    ) -> Result<()> {
+        let max = self.report.max_workgroups_per_dimension;
+        let g = launch.grid;
+        if g.x > max || g.y > max || g.z > max {
+            return Err(self.fault_now(
+                op,
+                format!(
+                    "kernel `{}`: grid {g} is past the adapter's {max} workgroups per dimension",
+                    k.name
+                ),
+            ));
+        }
+        self.gate(k, launch, op)?;
+        let c = self.compile(k, launch.block, op)?;
+        let uniform = c.shader.uniform_binding.map(|_| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: None,
+                    contents: &c.shader.uniform_bytes(scalars),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                })
+        });
+        let mut entries: Vec<wgpu::BindGroupEntry> = c
+            .shader
+            .buffers
+            .iter()
+            .zip(buffers)
+            .map(|(b, buf)| wgpu::BindGroupEntry {
+                binding: b.binding,
+                resource: buf.as_entire_binding(),
+            })
+            .collect();
+        if let (Some(binding), Some(u)) = (c.shader.uniform_binding, &uniform) {
+            entries.push(wgpu::BindGroupEntry {
+                binding,
+                resource: u.as_entire_binding(),
+            });
+        }
+        let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &c.layout,
+            entries: &entries,
+        });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&c.pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(g.x, g.y, g.z);
+        }
+        self.queue.submit([enc.finish()]);
+        Ok(())
+    }
+
+    /// A small read-only buffer of kernel metadata (shapes, strides).
+    pub(crate) fn metadata(&self, words: &[u32]) -> wgpu::Buffer {
+        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if bytes.is_empty() {
+            bytes = vec![0; 4];
+        }
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: &bytes,
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+    }
+}

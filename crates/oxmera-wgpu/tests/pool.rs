@@ -1,0 +1,112 @@
+//! What is counted per device — host fallbacks and the buffer pool — in a
+//! process of its own and one test, so that no other test's work on the
+//! same adapter is counted with it.
+//!
+//! These tests need the crate's `wgpu` feature and a Vulkan, Metal or DX12
+//! driver. Where none is present they say so and pass, unless
+//! `OXMERA_REQUIRE_GPU=1` is set — as CI sets it after installing lavapipe,
+//! so there a missing driver fails the run instead of skipping it.
+#![cfg(feature = "wgpu")]
+
+use oxmera_core::{DType, Device};
+use oxmera_tensor::{Tensor, fallback};
+
+/// `wgpu:0` if an adapter opens; `None` (and a note) where none can.
+fn gpu() -> Option<Device> {
+    let d = Device::Wgpu(0);
+    match Tensor::zeros([1], DType::F32, d) {
+        Ok(_) => Some(d),
+        Err(e) => {
+            assert!(
+                std::env::var("OXMERA_REQUIRE_GPU").as_deref() != Ok("1"),
+                "OXMERA_REQUIRE_GPU=1 but wgpu:0 did not open: {e}"
+            );
+            eprintln!("skipped: no wgpu adapter ({e})");
+            None
+        }
+    }
+}
+
+fn a_training_loop_reuses_its_buffers(d: Device) {
+    let x = Tensor::from_vec((0..4096).map(|i| i as f32 * 1e-3).collect(), [64, 64], d).unwrap();
+    let mut w = Tensor::zeros([64, 64], DType::F32, d).unwrap();
+    // The first two steps allocate (the second still holds the first's
+    // result while it makes its own); every later one reuses what they freed.
+    let step = |w: &Tensor| w.add(&x).unwrap().mul(&x).unwrap().sqrt().unwrap();
+    w = step(&w);
+    w = step(&w);
+    let first = oxmera_wgpu::pool_stats(d).unwrap();
+    for _ in 0..10 {
+        w = step(&w);
+    }
+    let after = oxmera_wgpu::pool_stats(d).unwrap();
+    assert_eq!(after.misses, first.misses, "later steps made no new buffer");
+    assert!(after.hits >= first.hits + 30, "{first:?} -> {after:?}");
+    drop(w);
+}
+
+fn elementwise_ops_run_on_the_gpu_over_strided_and_broadcast_views(d: Device) {
+    let data: Vec<f32> = (0..24).map(|i| (i as f32 - 11.5) * 0.37).collect();
+    let host = Tensor::from_vec(data.clone(), [2, 3, 4], Device::Reference).unwrap();
+    let x = Tensor::from_vec(data, [2, 3, 4], d).unwrap();
+    let row = Tensor::from_vec(vec![0.5f32, -2.0, 3.0, 0.25], [4], d).unwrap();
+    let host_row = row.to_device(Device::Reference).unwrap();
+    let before = fallback::total(d);
+    // A transposed view, a broadcast operand and a chain of unary ops.
+    let y = x
+        .transpose(0, 2)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .sqrt()
+        .unwrap()
+        .neg()
+        .unwrap();
+    let z = x
+        .mul(&row)
+        .unwrap()
+        .add(&x)
+        .unwrap()
+        .square()
+        .unwrap()
+        .sqrt()
+        .unwrap();
+    assert_eq!(
+        fallback::total(d),
+        before,
+        "{}",
+        fallback::report().for_device(d)
+    );
+    let want_y = host
+        .transpose(0, 2)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .sqrt()
+        .unwrap()
+        .neg()
+        .unwrap();
+    let want_z = host
+        .mul(&host_row)
+        .unwrap()
+        .add(&host)
+        .unwrap()
+        .square()
+        .unwrap()
+        .sqrt()
+        .unwrap();
+    for (got, want) in [(y, want_y), (z, want_z)] {
+        assert_eq!(got.shape(), want.shape());
+        let (g, w) = (got.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+        for (a, b) in g.iter().zip(&w) {
+            assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn native_ops_do_not_fall_back_and_a_training_loop_reuses_its_buffers() {
+    let Some(d) = gpu() else { return };
+    elementwise_ops_run_on_the_gpu_over_strided_and_broadcast_views(d);
+    a_training_loop_reuses_its_buffers(d);
+}
