@@ -328,7 +328,8 @@ mod tests {
     #[test]
     fn every_unary_code_computes_its_function() {
         let x: Vec<f32> = (0..12).map(|i| 0.3 + i as f32 * 0.41).collect();
-        let f: [(u32, fn(f64) -> f64); 14] = [
+        type Function = fn(f64) -> f64;
+        let f: [(u32, Function); 14] = [
             (unary_code::NEG, |v| -v),
             (unary_code::EXP, f64::exp),
             (unary_code::TANH, f64::tanh),
