@@ -360,7 +360,17 @@ fn compare_backward(
             .source_shape(&spec.shape)
             .numel();
         let fan_in = out.numel().div_ceil(source.max(1)).max(1);
-        let tol = tolerance::backward(&case.op, dtype, n * fan_in, kappa);
+        // An input's gradient is rounded into, and summed over a broadcast
+        // in, the input's own dtype: for an op that changes dtype (a cast
+        // from f32 to f64) that is the coarser one, and the bound's ε is
+        // its. For every other op the two dtypes are the same.
+        let grad_dtype = leaf_ref.dtype();
+        let tol_dtype = if tolerance::eps(grad_dtype) > tolerance::eps(dtype) {
+            grad_dtype
+        } else {
+            dtype
+        };
+        let tol = tolerance::backward(&case.op, tol_dtype, n * fan_in, kappa);
         let result = match (got.inputs[i].leaf.grad(), leaf_ref.grad()) {
             (None, None) => continue,
             (Some(_), None) => Err("a gradient where the reference has none".to_string()),

@@ -1262,13 +1262,18 @@ impl<'k> Analyzer<'k> {
                 });
                 self.combine(&[&a, &b], conc)
             }
-            ExprKind::Cast(arg) => {
+            ExprKind::Cast(arg) | ExprKind::BitCast(arg) => {
                 let a = self.expr(arg, env, ctl);
                 let to = e.ty;
+                let convert = if matches!(e.kind, ExprKind::Cast(_)) {
+                    eval::cast
+                } else {
+                    eval::bitcast
+                };
                 let conc = a
                     .conc
                     .as_ref()
-                    .map(|v| Rc::new(v.iter().map(|x| eval::cast(*x, to)).collect::<Vec<_>>()));
+                    .map(|v| Rc::new(v.iter().map(|x| convert(*x, to)).collect::<Vec<_>>()));
                 self.combine(&[&a], conc)
             }
             ExprKind::Math { func, args } => {

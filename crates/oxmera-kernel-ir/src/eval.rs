@@ -140,6 +140,12 @@ pub fn cast(a: Value, to: Scalar) -> Value {
     }
 }
 
+/// Reads `a`'s 32 bits as a value of type `to` (`f32::to_bits`,
+/// `f32::from_bits`).
+pub fn bitcast(a: Value, to: Scalar) -> Value {
+    Value::from_bits(to, a.to_bits())
+}
+
 /// Applies a math intrinsic.
 pub fn math(f: MathFn, args: &[Value]) -> Result<Value, EvalError> {
     use Value::*;

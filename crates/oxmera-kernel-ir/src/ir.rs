@@ -447,6 +447,12 @@ pub enum ExprKind {
     },
     /// `arg as ty` (the target type is [`Expr::ty`]).
     Cast(Box<Expr>),
+    /// The same 32 bits read as another type: `x.to_bits()` (`f32` to
+    /// `u32`) and `f32::from_bits(u)` (`u32` to `f32`). The exact way to
+    /// test for NaN, to flip a sign bit or to order floats as integers —
+    /// exact where a GPU compiler may assume float comparisons never meet a
+    /// NaN.
+    BitCast(Box<Expr>),
     /// A math intrinsic.
     Math {
         /// Which one.

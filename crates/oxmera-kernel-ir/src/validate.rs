@@ -212,6 +212,15 @@ impl Validator<'_> {
                 Ok(())
             }
             ExprKind::Cast(a) => self.expr(a),
+            ExprKind::BitCast(a) => {
+                if !matches!(
+                    (a.ty, e.ty),
+                    (Scalar::F32, Scalar::U32) | (Scalar::U32, Scalar::F32)
+                ) {
+                    return bad(format!("bits of {} cannot be read as {}", a.ty, e.ty));
+                }
+                self.expr(a)
+            }
             ExprKind::Math { func, args } => {
                 if args.len() != func.arity() {
                     return bad("wrong number of arguments".into());

@@ -144,6 +144,10 @@ fn expr(e: &Expr) -> TokenStream {
             let a = bx(a);
             quote!(#ir::ExprKind::Cast(#a))
         }
+        ExprKind::BitCast(a) => {
+            let a = bx(a);
+            quote!(#ir::ExprKind::BitCast(#a))
+        }
         ExprKind::Math { func, args } => {
             let f = ident_of(*func);
             let a = args.iter().map(expr);

@@ -970,10 +970,21 @@ impl Lower {
                 )
             }
             syn::Expr::Call(c) => self.call(c, hint, span),
+            syn::Expr::MethodCall(m) if m.method == "to_bits" => {
+                if !m.args.is_empty() {
+                    return Err(err(
+                        m,
+                        "`to_bits` takes no arguments",
+                        "write `x.to_bits()`",
+                    ));
+                }
+                let arg = self.expect(&m.receiver, Scalar::F32)?;
+                mk(ExprKind::BitCast(Box::new(arg)), Scalar::U32)
+            }
             syn::Expr::MethodCall(m) => {
                 let f = math_named(&m.method.to_string())
                     .filter(|f| !matches!(f, MathFn::Rsqrt))
-                    .ok_or_else(|| err(&m.method, "unsupported method", "math methods: exp, ln, sqrt, mul_add, abs, min, max, tanh, floor, ceil"))?;
+                    .ok_or_else(|| err(&m.method, "unsupported method", "math methods: exp, ln, sqrt, mul_add, abs, min, max, tanh, floor, ceil; bits: to_bits"))?;
                 let recv = self.expr(&m.receiver, hint)?;
                 let mut args = vec![recv];
                 for a in &m.args {
@@ -1218,6 +1229,15 @@ impl Lower {
             return Ok(Expr {
                 kind: ExprKind::Builtin(b),
                 ty: Scalar::U32,
+                span,
+            });
+        }
+        if name == "from_bits" {
+            arity(1)?;
+            let bits = self.expect(args[0], Scalar::U32)?;
+            return Ok(Expr {
+                kind: ExprKind::BitCast(Box::new(bits)),
+                ty: Scalar::F32,
                 span,
             });
         }

@@ -192,7 +192,11 @@ fn every_construct(
     if any || all {
         out[i] = s[tid] + h as f32 + w as f32 + (i % 7) as f32 - (i / 3) as f32;
     }
-    out[i] = f32::NEG_INFINITY;
+    // Bit casts: a sign flip on the bits, and an exact NaN test.
+    let flipped = f32::from_bits(v.to_bits() ^ 0x8000_0000u32);
+    if (flipped.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32 {
+        out[i] = f32::NEG_INFINITY;
+    }
 }
 
 #[test]
@@ -212,6 +216,7 @@ fn every_construct_of_the_language_compiles() {
                 .contains("var<workgroup> s_hits: array<atomic<u32>, 4>;")
         );
         assert!(w.source.contains("storageBarrier();"));
+        assert!(w.source.contains("bitcast<u32>(") && w.source.contains("bitcast<f32>("));
     }
 }
 

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use oxmera_core::{DType, Device, Error, Result};
 use oxmera_kernel::ir::{Dim3, Kernel, Value};
 use oxmera_kernel::launch::LaunchConfig;
-use oxmera_kernel::library::{self, binary_code, unary_code};
+use oxmera_kernel::library::{self, binary_code, compare_code, scalar_code, unary_code};
 use oxmera_tensor::fallback::Host;
 use oxmera_tensor::{
-    Backend, BinaryOp, DeviceBuffer, HostBuffer, Storage, StorageData, Support, Tensor, UnaryOp,
+    Backend, BinaryOp, CmpOp, DeviceBuffer, HostBuffer, ReduceOp, Storage, StorageData, Support,
+    Tensor, UnaryOp,
 };
 
 use crate::gpu::{Gpu, GpuBuffer};
@@ -18,6 +19,10 @@ use crate::gpu::{Gpu, GpuBuffer};
 /// The block the elementwise kernels run with: one of the sizes they
 /// declare, and a multiple of every subgroup width an adapter reports.
 const ELEMENTWISE_BLOCK: u32 = 256;
+
+/// The block `reduce_strided` runs with: one of those it declares; small,
+/// because its threads' loops can be long and uneven.
+const REDUCE_BLOCK: u32 = 64;
 
 /// The wgpu backend for one adapter.
 pub(crate) struct WgpuBackend {
@@ -104,10 +109,23 @@ impl WgpuBackend {
         n: usize,
         op: &'static str,
     ) -> Result<()> {
-        let grid = (n as u32).div_ceil(ELEMENTWISE_BLOCK);
+        self.linear(kernel, ELEMENTWISE_BLOCK, buffers, scalars, n, op)
+    }
+
+    /// Launches a kernel with one thread per output, `block` threads a
+    /// block.
+    fn linear(
+        &self,
+        kernel: &'static Kernel,
+        block: u32,
+        buffers: &[&wgpu::Buffer],
+        scalars: &[Value],
+        n: usize,
+        op: &'static str,
+    ) -> Result<()> {
         let launch = LaunchConfig {
-            grid: Dim3::x(grid),
-            block: Dim3::x(ELEMENTWISE_BLOCK),
+            grid: Dim3::x((n as u32).div_ceil(block)),
+            block: Dim3::x(block),
         };
         self.gpu.launch(kernel, launch, buffers, scalars, op)
     }
@@ -116,6 +134,208 @@ impl WgpuBackend {
     fn fits(&self, n: usize) -> bool {
         let max = self.gpu.report.max_workgroups_per_dimension as u64;
         (n as u64) <= max * ELEMENTWISE_BLOCK as u64 && n < i32::MAX as usize
+    }
+
+    /// `a @ b` by `matmul_strided`: both operands read through their
+    /// strides (transposed and broadcast operands are views). `None` where
+    /// a size does not fit the kernel's u32/i32 or one dispatch.
+    fn matmul_f32(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
+        const TILE: u32 = 16;
+        let (ad, bd) = (a.dims(), b.dims());
+        let rank = ad.len();
+        let (m, k, n) = (ad[rank - 2], ad[rank - 1], bd[rank - 1]);
+        let batch: usize = ad[..rank - 2].iter().product();
+        let count = batch * m * n;
+        let (Some((_, sa, oa)), Some((_, sb, ob))) = (Self::view_args(a), Self::view_args(b))
+        else {
+            return Ok(None);
+        };
+        let max = self.gpu.report.max_workgroups_per_dimension as usize;
+        let fits = |v: usize| u32::try_from(v).is_ok();
+        if !(fits(count)
+            && fits(k)
+            && batch <= max
+            && n.div_ceil(16) <= max
+            && m.div_ceil(16) <= max)
+        {
+            return Ok(None);
+        }
+        let out = self.gpu.alloc((count * 4) as u64, "matmul")?;
+        if count > 0 {
+            let (ba, bb) = (
+                self.buffer(a.storage(), "matmul")?,
+                self.buffer(b.storage(), "matmul")?,
+            );
+            let shape: Vec<u32> = ad[..rank - 2].iter().map(|&d| d as u32).collect();
+            let s = self.gpu.metadata(&shape);
+            let (ma, mb) = (
+                self.gpu.metadata(&sa[..rank - 2]),
+                self.gpu.metadata(&sb[..rank - 2]),
+            );
+            let i = |v: u32| Value::I32(v as i32);
+            let launch = LaunchConfig {
+                grid: Dim3::new(
+                    (n as u32).div_ceil(TILE),
+                    (m as u32).div_ceil(TILE),
+                    batch as u32,
+                ),
+                block: Dim3::new(TILE, TILE, 1),
+            };
+            self.gpu.launch(
+                library::matmul_strided(),
+                launch,
+                &[ba.buffer.raw(), bb.buffer.raw(), out.raw(), &s, &ma, &mb],
+                &[
+                    Value::U32((rank - 2) as u32),
+                    Value::U32(m as u32),
+                    Value::U32(n as u32),
+                    Value::U32(k as u32),
+                    i(sa[rank - 2]),
+                    i(sa[rank - 1]),
+                    i(sb[rank - 2]),
+                    i(sb[rank - 1]),
+                    Value::I32(oa),
+                    Value::I32(ob),
+                ],
+                "matmul",
+            )?;
+        }
+        Ok(Some(self.store(DType::F32, count, out)))
+    }
+
+    /// Sum or mean over `dims` by passes of `reduce_strided`: chunks of at
+    /// most `REDUCE_CHUNK` terms, then the chunks' partials, until one
+    /// chunk is left (see the kernel for why). `None` where sizes do not
+    /// fit its u32 arithmetic or one dispatch.
+    fn reduce_f32(
+        &self,
+        x: &Tensor,
+        (shape, strides, offset): (Vec<u32>, Vec<u32>, i32),
+        dims: &[usize],
+        mean: bool,
+        name: &'static str,
+    ) -> Result<Option<Storage>> {
+        let n_reduced: usize = dims.iter().map(|&d| x.dims()[d]).product();
+        let n_out: usize = (0..x.dims().len())
+            .filter(|d| !dims.contains(d))
+            .map(|d| x.dims()[d])
+            .product();
+        let chunk = library::REDUCE_CHUNK as usize;
+        let max_threads =
+            self.gpu.report.max_workgroups_per_dimension as usize * REDUCE_BLOCK as usize;
+        let first_chunks = n_reduced.div_ceil(chunk).max(1);
+        if u32::try_from(n_reduced).is_err()
+            || n_out
+                .checked_mul(first_chunks)
+                .is_none_or(|t| t > max_threads)
+        {
+            return Ok(None);
+        }
+        if n_out == 0 {
+            return Ok(Some(self.store(DType::F32, 0, self.gpu.alloc(0, name)?)));
+        }
+        let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
+        // The current input: a buffer and how to read it.
+        let src = self.buffer(x.storage(), name)?;
+        let mut held: Option<GpuBuffer> = None;
+        let (mut shape, mut strides, mut marks, mut offset) = (shape, strides, marks, offset);
+        let mut terms = n_reduced;
+        loop {
+            let n_chunks = terms.div_ceil(chunk).max(1);
+            let last = n_chunks == 1;
+            let out = self.gpu.alloc((n_out * n_chunks * 4) as u64, name)?;
+            let (s, st, r) = (
+                self.gpu.metadata(&shape),
+                self.gpu.metadata(&strides),
+                self.gpu.metadata(&marks),
+            );
+            let input = held.as_ref().map_or(src.buffer.raw(), |b| b.raw());
+            self.linear(
+                library::reduce_strided(),
+                REDUCE_BLOCK,
+                &[input, out.raw(), &s, &st, &r],
+                &[
+                    Value::U32(shape.len() as u32),
+                    Value::U32(n_out as u32),
+                    Value::U32(terms as u32),
+                    Value::U32(n_chunks as u32),
+                    Value::U32(chunk as u32),
+                    Value::I32(offset),
+                    Value::Bool(mean && last),
+                    Value::U32(n_reduced as u32),
+                ],
+                n_out * n_chunks,
+                name,
+            )?;
+            if last {
+                return Ok(Some(self.store(DType::F32, n_out, out)));
+            }
+            // Next pass: the partials, [n_out, n_chunks] contiguous, over dim 1.
+            shape = vec![n_out as u32, n_chunks as u32];
+            strides = vec![n_chunks as u32, 1];
+            marks = vec![0, 1];
+            offset = 0;
+            terms = n_chunks;
+            held = Some(out);
+        }
+    }
+
+    /// `a op b` (or `a op s`) for f32 operands, as bytes four to a word.
+    fn compare_f32(
+        &self,
+        op: CmpOp,
+        a: &Tensor,
+        b: Option<&Tensor>,
+        s: f64,
+    ) -> Result<Option<Storage>> {
+        let n = a.shape().numel();
+        let code = match op {
+            CmpOp::Eq => compare_code::EQ,
+            CmpOp::Ne => compare_code::NE,
+            CmpOp::Lt => compare_code::LT,
+            CmpOp::Le => compare_code::LE,
+            CmpOp::Gt => compare_code::GT,
+            CmpOp::Ge => compare_code::GE,
+        };
+        let Some((shape, sa, oa)) = Self::view_args(a) else {
+            return Ok(None);
+        };
+        let (sb, ob) = match b.map(Self::view_args) {
+            Some(None) => return Ok(None),
+            Some(Some((_, sb, ob))) => (sb, ob),
+            None => (sa.clone(), oa),
+        };
+        let words = n.div_ceil(4);
+        if !self.fits(words) {
+            return Ok(None);
+        }
+        let name = op.name();
+        let out = self.gpu.alloc(n as u64, name)?;
+        if n > 0 {
+            let ba = self.buffer(a.storage(), name)?;
+            let bb = match b {
+                Some(b) => self.buffer(b.storage(), name)?,
+                None => ba,
+            };
+            let meta = self.gpu.metadata(&shape);
+            let (ma, mb) = (self.gpu.metadata(&sa), self.gpu.metadata(&sb));
+            self.elementwise(
+                library::compare_packed(),
+                &[ba.buffer.raw(), bb.buffer.raw(), out.raw(), &meta, &ma, &mb],
+                &[
+                    Value::U32(shape.len() as u32),
+                    Value::U32(n as u32),
+                    Value::I32(oa),
+                    Value::I32(ob),
+                    Value::U32(code),
+                    Value::Bool(b.is_none()),
+                    Value::F32(s as f32),
+                ],
+                words,
+                name,
+            )?;
+        }
+        Ok(Some(self.store(DType::Bool, n, out)))
     }
 
     fn unary_f32(&self, code: u32, x: &Tensor, op: &'static str) -> Result<Option<Storage>> {
@@ -149,14 +369,14 @@ impl WgpuBackend {
 
 /// The unary ops the GPU computes, with their `unary_strided` codes.
 ///
-/// Not yet here, though the kernel has them: `exp`, `log`, `tanh`,
-/// `sigmoid` and `relu`. On lavapipe (LLVM) a float comparison may assume
-/// no NaN — `x != x` folds to false — so NaN does not propagate as the
-/// reference defines, and WGSL specifies `exp`/`log` to 3 + 2|x| ULP and
-/// `tanh` only absolutely, looser than the conformance table's rows; both
-/// wait for bit casts in the kernel language and WGSL-derived tolerance
-/// rows. Measured: `oxmera conformance --device wgpu` on lavapipe.
-const NATIVE_UNARY: [(UnaryOp, u32); 8] = [
+/// `relu` keeps NaN by testing the bits (`to_bits`): on lavapipe (LLVM) a
+/// float comparison may assume no NaN — `x != x` folds to false. Not yet
+/// here, though the kernel has them: `exp`, `log`, `tanh` and `sigmoid`:
+/// WGSL specifies `exp`/`log` to 3 + 2|x| ULP and `tanh` only absolutely,
+/// looser than the conformance table's rows, which have no WGSL-derived
+/// rows yet. Measured: `oxmera conformance --device wgpu` on lavapipe.
+const NATIVE_UNARY: [(UnaryOp, u32); 9] = [
+    (UnaryOp::Relu, unary_code::RELU),
     (UnaryOp::Neg, unary_code::NEG),
     (UnaryOp::Abs, unary_code::ABS),
     (UnaryOp::Sqrt, unary_code::SQRT),
@@ -165,6 +385,15 @@ const NATIVE_UNARY: [(UnaryOp, u32); 8] = [
     (UnaryOp::Square, unary_code::SQUARE),
     (UnaryOp::Floor, unary_code::FLOOR),
     (UnaryOp::Ceil, unary_code::CEIL),
+];
+
+/// The ops with a scalar operand the GPU computes, with their
+/// `scalar_strided` codes.
+const NATIVE_SCALAR: [(BinaryOp, u32); 4] = [
+    (BinaryOp::Add, scalar_code::ADD),
+    (BinaryOp::Sub, scalar_code::SUB),
+    (BinaryOp::Mul, scalar_code::MUL),
+    (BinaryOp::Div, scalar_code::DIV),
 ];
 
 /// The binary ops the GPU computes, with their `binary_strided` codes.
@@ -191,8 +420,10 @@ fn binary_code_of(op: BinaryOp) -> Option<u32> {
 /// The ops computed natively for f32, by the name [`Backend::support`] is
 /// asked with.
 fn native_f32(op: &str) -> bool {
-    op == "contiguous"
-        || NATIVE_UNARY.iter().any(|(u, _)| u.name() == op)
+    matches!(
+        op,
+        "contiguous" | "matmul" | "fill" | "sum" | "mean" | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
+    ) || NATIVE_UNARY.iter().any(|(u, _)| u.name() == op)
         || NATIVE_BINARY.iter().any(|(b, _)| b.name() == op)
 }
 
@@ -241,7 +472,10 @@ impl Backend for WgpuBackend {
     }
 
     fn support(&self, op: &str, dtype: DType) -> Support {
-        if dtype == DType::F32 && native_f32(op) {
+        if op == "fill"
+            || (dtype == DType::F32 && native_f32(op))
+            || (op == "cast" && matches!(dtype, DType::Bool | DType::U8))
+        {
             Support::Native
         } else {
             Support::Fallback
@@ -295,5 +529,168 @@ impl Backend for WgpuBackend {
         let host = Host::begin(self, op.name(), a.dtype())?;
         let (a, b) = (host.tensor_of(a)?, host.tensor_of(b)?);
         host.finish(host.reference().binary(op, &a, &b)?)
+    }
+
+    /// Every dtype: its bytes repeat with a period of at most 8, so one
+    /// kernel writes the two words of the pattern.
+    fn fill(&self, dtype: DType, len: usize, value: f64) -> Result<Storage> {
+        let size = dtype.size_in_bytes();
+        let bytes = len * size;
+        let words = bytes.div_ceil(4);
+        if !self.fits(words) {
+            return Err(Error::DeviceFault {
+                op: "fill",
+                device: self.device,
+                reason: format!("{len} elements of {dtype} are past one dispatch of fill_words"),
+            });
+        }
+        let pattern = HostBuffer::filled(dtype, 8 / size, value).to_le_bytes();
+        let word = |k: usize| u32::from_le_bytes(pattern[k..k + 4].try_into().expect("4 bytes"));
+        let out = self.gpu.alloc(bytes as u64, "fill")?;
+        if words > 0 {
+            self.elementwise(
+                library::fill_words(),
+                &[out.raw()],
+                &[
+                    Value::U32(words as u32),
+                    Value::U32(word(0)),
+                    Value::U32(word(4)),
+                ],
+                words,
+                "fill",
+            )?;
+        }
+        Ok(self.store(dtype, len, out))
+    }
+
+    fn binary_scalar(
+        &self,
+        op: BinaryOp,
+        x: &Tensor,
+        value: f64,
+        scalar_first: bool,
+    ) -> Result<Storage> {
+        let n = x.shape().numel();
+        if x.dtype() == DType::F32
+            && let Some((_, code)) = NATIVE_SCALAR.iter().find(|(b, _)| *b == op)
+            && let Some((shape, strides, offset)) = Self::view_args(x)
+            && self.fits(n)
+        {
+            let name = op.name();
+            let out = self.gpu.alloc((n * 4) as u64, name)?;
+            if n > 0 {
+                let src = self.buffer(x.storage(), name)?;
+                let (s, st) = (self.gpu.metadata(&shape), self.gpu.metadata(&strides));
+                self.elementwise(
+                    library::scalar_strided(),
+                    &[src.buffer.raw(), out.raw(), &s, &st],
+                    &[
+                        Value::U32(shape.len() as u32),
+                        Value::U32(n as u32),
+                        Value::I32(offset),
+                        Value::U32(*code),
+                        Value::F32(value as f32),
+                        Value::Bool(scalar_first),
+                    ],
+                    n,
+                    name,
+                )?;
+            }
+            return Ok(self.store(DType::F32, n, out));
+        }
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(
+            host.reference()
+                .binary_scalar(op, &x, value, scalar_first)?,
+        )
+    }
+
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        x: &Tensor,
+        dims: &[usize],
+        out_dtype: DType,
+    ) -> Result<Storage> {
+        let mean = match op {
+            ReduceOp::Sum => Some(false),
+            ReduceOp::Mean => Some(true),
+            _ => None,
+        };
+        if x.dtype() == DType::F32
+            && out_dtype == DType::F32
+            && let Some(mean) = mean
+            && let Some(view) = Self::view_args(x)
+            && let Some(s) = self.reduce_f32(x, view, dims, mean, op.name())?
+        {
+            return Ok(s);
+        }
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(host.reference().reduce(op, &x, dims, out_dtype)?)
+    }
+
+    fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        if a.dtype() == DType::F32
+            && let Some(s) = self.compare_f32(op, a, Some(b), 0.0)?
+        {
+            return Ok(s);
+        }
+        let host = Host::begin(self, op.name(), a.dtype())?;
+        let (a, b) = (host.tensor_of(a)?, host.tensor_of(b)?);
+        host.finish(host.reference().compare(op, &a, &b)?)
+    }
+
+    fn compare_scalar(&self, op: CmpOp, x: &Tensor, value: f64) -> Result<Storage> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.compare_f32(op, x, None, value)?
+        {
+            return Ok(s);
+        }
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(host.reference().compare_scalar(op, &x, value)?)
+    }
+
+    /// Bool and u8 to f32 natively (their bytes, read four to a word).
+    fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
+        let n = x.shape().numel();
+        if matches!(x.dtype(), DType::Bool | DType::U8)
+            && dtype == DType::F32
+            && let Some((shape, strides, offset)) = Self::view_args(x)
+            && self.fits(n)
+        {
+            let out = self.gpu.alloc((n * 4) as u64, "cast")?;
+            if n > 0 {
+                let src = self.buffer(x.storage(), "cast")?;
+                let (s, st) = (self.gpu.metadata(&shape), self.gpu.metadata(&strides));
+                self.elementwise(
+                    library::bytes_to_f32(),
+                    &[src.buffer.raw(), out.raw(), &s, &st],
+                    &[
+                        Value::U32(shape.len() as u32),
+                        Value::U32(n as u32),
+                        Value::I32(offset),
+                    ],
+                    n,
+                    "cast",
+                )?;
+            }
+            return Ok(self.store(DType::F32, n, out));
+        }
+        let host = Host::begin(self, "cast", x.dtype())?;
+        host.finish(host.reference().cast(&host.tensor_of(x)?, dtype)?)
+    }
+
+    fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        if a.dtype() == DType::F32
+            && let Some(s) = self.matmul_f32(a, b)?
+        {
+            return Ok(s);
+        }
+        let host = Host::begin(self, "matmul", a.dtype())?;
+        let (a, b) = (host.tensor_of(a)?, host.tensor_of(b)?);
+        host.finish(host.reference().matmul(&a, &b)?)
     }
 }

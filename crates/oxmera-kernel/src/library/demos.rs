@@ -223,6 +223,235 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 summary: format!("matmul {m}x{k} by {k}x{n}"),
             }
         }
+        "matmul_strided" => {
+            // Two batches of a^T b: `a` is stored [2, k, m] and read
+            // transposed; `b` is one [k, n] matrix broadcast over the batch.
+            let (m, k, n, batch) = (19u32, 23u32, 17u32, 2u32);
+            let a = rng_f32(seed, (batch * k * m) as usize);
+            let b = rng_f32(seed + 7, (k * n) as usize);
+            let mut expected = vec![0f64; (batch * m * n) as usize];
+            let mut tolerance = vec![0f64; (batch * m * n) as usize];
+            for z in 0..batch {
+                for r in 0..m {
+                    for c in 0..n {
+                        let (mut s, mut abs) = (0f64, 0f64);
+                        for q in 0..k {
+                            let av = a[(z * k * m + q * m + r) as usize] as f64;
+                            let p = av * b[(q * n + c) as usize] as f64;
+                            s += p;
+                            abs += p.abs();
+                        }
+                        let o = ((z * m + r) * n + c) as usize;
+                        expected[o] = s;
+                        tolerance[o] = (k as f64 + 1.0) * EPS * abs;
+                    }
+                }
+            }
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::new(n.div_ceil(16), m.div_ceil(16), batch),
+                    block,
+                },
+                args: vec![
+                    f32buf(&a),
+                    f32buf(&b),
+                    f32buf(&vec![0.0; (batch * m * n) as usize]),
+                    Arg::Buffer(Buffer::from_u32(&[batch])),
+                    Arg::Buffer(Buffer::from_i32(&[(k * m) as i32])),
+                    Arg::Buffer(Buffer::from_i32(&[0])),
+                    u(1),
+                    u(m),
+                    u(n),
+                    u(k),
+                    i(1),
+                    i(m as i32),
+                    i(n as i32),
+                    i(1),
+                    i(0),
+                    i(0),
+                ],
+                output: 2,
+                expected,
+                tolerance,
+                summary: format!("{batch} batches of a^T b, a read transposed, b broadcast"),
+            }
+        }
+        "fill_words" => {
+            // 37 words of an f64 pattern (low word, high word), odd length.
+            let bits = (-1.25f64).to_bits();
+            let (even, odd) = (bits as u32, (bits >> 32) as u32);
+            let n = 37u32;
+            let expected = (0..n)
+                .map(|w| if w % 2 == 0 { even as f64 } else { odd as f64 })
+                .collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(n.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    Arg::Buffer(Buffer::from_u32(&vec![0; n as usize])),
+                    u(n),
+                    u(even),
+                    u(odd),
+                ],
+                output: 0,
+                expected,
+                tolerance: vec![0.0; n as usize],
+                summary: "37 words of the f64 -1.25".into(),
+            }
+        }
+        "scalar_strided" => {
+            // out[4,5] = 2.5 / x viewed transposed from a [5,4] buffer.
+            let x: Vec<f32> = rng_f32(seed, 20).iter().map(|v| v + 2.0).collect();
+            let mut expected = Vec::new();
+            for r in 0..4usize {
+                for c in 0..5usize {
+                    expected.push(2.5 / x[c * 4 + r] as f64);
+                }
+            }
+            let tolerance = expected.iter().map(|e: &f64| EPS * e.abs()).collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(20u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    f32buf(&[0.0; 20]),
+                    Arg::Buffer(Buffer::from_u32(&[4, 5])),
+                    Arg::Buffer(Buffer::from_i32(&[1, 4])),
+                    u(2),
+                    u(20),
+                    i(0),
+                    u(crate::library::scalar_code::DIV),
+                    Arg::Scalar(crate::ir::Value::F32(2.5)),
+                    Arg::Scalar(crate::ir::Value::Bool(true)),
+                ],
+                output: 1,
+                expected,
+                tolerance,
+                summary: "2.5 / x over a transposed [5,4] view".into(),
+            }
+        }
+        "reduce_strided" => {
+            // Sum of x[3,4,5] over dims 0 and 2: 4 outputs of 15 terms.
+            let x = rng_f32(seed, 60);
+            let mut expected = vec![0f64; 4];
+            let mut tolerance = vec![0f64; 4];
+            for a in 0..3usize {
+                for b in 0..4usize {
+                    for c in 0..5usize {
+                        let v = x[(a * 4 + b) * 5 + c] as f64;
+                        expected[b] += v;
+                        tolerance[b] += 16.0 * EPS * v.abs();
+                    }
+                }
+            }
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(4u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    f32buf(&[0.0; 4]),
+                    Arg::Buffer(Buffer::from_u32(&[3, 4, 5])),
+                    Arg::Buffer(Buffer::from_i32(&[20, 5, 1])),
+                    Arg::Buffer(Buffer::from_u32(&[1, 0, 1])),
+                    u(3),
+                    u(4),
+                    u(15),
+                    u(1),
+                    u(4096),
+                    i(0),
+                    Arg::Scalar(crate::ir::Value::Bool(false)),
+                    u(15),
+                ],
+                output: 1,
+                expected,
+                tolerance,
+                summary: "sum of a [3,4,5] tensor over dims 0 and 2".into(),
+            }
+        }
+        "compare_packed" => {
+            // a[3,5] > b[5] (broadcast), 15 bools in 4 words, with a NaN.
+            let mut a = rng_f32(seed, 15);
+            a[4] = f32::NAN;
+            let b = rng_f32(seed + 1, 5);
+            let bools: Vec<bool> = (0..15).map(|i| a[i] > b[i % 5]).collect();
+            let expected = (0..4)
+                .map(|w| {
+                    (0..4)
+                        .filter(|e| w * 4 + e < 15 && bools[w * 4 + e])
+                        .map(|e| 1u32 << (8 * e))
+                        .sum::<u32>() as f64
+                })
+                .collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(4u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    f32buf(&a),
+                    f32buf(&b),
+                    Arg::Buffer(Buffer::from_u32(&[0; 4])),
+                    Arg::Buffer(Buffer::from_u32(&[3, 5])),
+                    Arg::Buffer(Buffer::from_i32(&[5, 1])),
+                    Arg::Buffer(Buffer::from_i32(&[0, 1])),
+                    u(2),
+                    u(15),
+                    i(0),
+                    i(0),
+                    u(crate::library::compare_code::GT),
+                    Arg::Scalar(crate::ir::Value::Bool(false)),
+                    Arg::Scalar(crate::ir::Value::F32(0.0)),
+                ],
+                output: 2,
+                expected,
+                tolerance: vec![0.0; 4],
+                summary: "a[3,5] > b[5] as 15 byte bools, NaN false".into(),
+            }
+        }
+        "bytes_to_f32" => {
+            // 10 bytes read through a transposed [2,5] view of a [5,2] buffer.
+            let bytes: Vec<u8> = (0..10u8).map(|v| v * 25).collect();
+            let words: Vec<u32> = bytes
+                .chunks(4)
+                .map(|c| {
+                    c.iter()
+                        .enumerate()
+                        .map(|(k, &b)| (b as u32) << (8 * k))
+                        .sum()
+                })
+                .collect();
+            let mut expected = Vec::new();
+            for r in 0..2usize {
+                for c in 0..5usize {
+                    expected.push(bytes[c * 2 + r] as f64);
+                }
+            }
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(10u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    Arg::Buffer(Buffer::from_u32(&words)),
+                    f32buf(&[0.0; 10]),
+                    Arg::Buffer(Buffer::from_u32(&[2, 5])),
+                    Arg::Buffer(Buffer::from_i32(&[1, 2])),
+                    u(2),
+                    u(10),
+                    i(0),
+                ],
+                output: 1,
+                expected,
+                tolerance: vec![0.0; 10],
+                summary: "bytes of a transposed [5,2] u8 view as f32".into(),
+            }
+        }
         "unary_strided" => {
             // out[3,5,7] = tanh(x viewed through a transposed layout of a [7,5,3] buffer).
             let shape = [3u32, 5, 7];
@@ -333,11 +562,21 @@ pub fn demo_on(
         Ok(s) => s,
         Err(e) => return Some(Err(e)),
     };
-    let got = d.args[d.output].buffer().expect("output buffer").to_f32();
+    // The output read as its own element type (a fill writes u32 words).
+    let out = d.args[d.output].buffer().expect("output buffer");
+    let got: Vec<f64> = out
+        .data
+        .iter()
+        .map(|&b| match out.elem {
+            crate::ir::Scalar::F32 => f32::from_bits(b) as f64,
+            crate::ir::Scalar::I32 => b as i32 as f64,
+            _ => b as f64,
+        })
+        .collect();
     let mut max_abs_err = 0f64;
     let mut passed = got.len() == d.expected.len();
     for ((g, e), t) in got.iter().zip(&d.expected).zip(&d.tolerance) {
-        let err = (*g as f64 - e).abs();
+        let err = (*g - e).abs();
         max_abs_err = max_abs_err.max(err);
         if err > *t || g.is_nan() {
             passed = false;
@@ -348,7 +587,7 @@ pub fn demo_on(
         launch: d.launch,
         max_abs_err,
         passed,
-        head: got.iter().take(8).copied().collect(),
+        head: got.iter().take(8).map(|&v| v as f32).collect(),
         stats,
     }))
 }

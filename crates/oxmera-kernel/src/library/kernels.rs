@@ -10,7 +10,7 @@ pub mod unary_code {
     pub const EXP: u32 = 1;
     /// `tanh x`
     pub const TANH: u32 = 2;
-    /// `max(x, 0)`
+    /// `max(x, 0)`, NaN kept
     pub const RELU: u32 = 3;
     /// `sqrt x`
     pub const SQRT: u32 = 4;
@@ -95,7 +95,16 @@ pub fn unary_strided(
         } else if op == 2 {
             r = v.tanh();
         } else if op == 3 {
-            r = v.max(0.0);
+            // NaN stays NaN and -0 becomes +0. The NaN test reads the bits:
+            // a GPU compiler may assume float comparisons never see a NaN.
+            let nan = (v.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32;
+            if nan {
+                r = v;
+            } else if v > 0.0 {
+                r = v;
+            } else {
+                r = 0.0;
+            }
         } else if op == 4 {
             r = v.sqrt();
         } else if op == 5 {
@@ -313,6 +322,76 @@ pub fn matmul_tiled<const TILE: u32 = 16>(
     }
     if row < m && col < n {
         c[row * n + col] = acc;
+    }
+}
+
+/// Batched matmul over strided operands: `c[z] = a[z] b[z]` for `m x k`
+/// times `k x n` matrices, each operand read through its own row and
+/// column strides (a transposed operand is a view, never a copy) and its
+/// own strides over the `nbatch` batch dims (`batch_shape`; stride 0 on a
+/// broadcast dim). `c` is contiguous `[batch.., m, n]`. Block `(TILE,
+/// TILE)`, grid `(ceil(n / TILE), ceil(m / TILE), batch)`. Accumulates in
+/// f32, in `k` order within a tile.
+#[kernel(block = [[16, 16]])]
+pub fn matmul_strided<const TILE: u32 = 16>(
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    batch_shape: &[u32],
+    a_batch_stride: &[i32],
+    b_batch_stride: &[i32],
+    nbatch: u32,
+    m: u32,
+    n: u32,
+    k: u32,
+    a_row: i32,
+    a_col: i32,
+    b_row: i32,
+    b_col: i32,
+    a_off: i32,
+    b_off: i32,
+) {
+    let a_tile = shared::<f32>(TILE * TILE);
+    let b_tile = shared::<f32>(TILE * TILE);
+    let tx = thread_idx_x();
+    let ty = thread_idx_y();
+    let z = block_idx_z();
+    // The batch offsets: the batch index split over the batch dims.
+    let mut rem = z;
+    let mut a_base = a_off;
+    let mut b_base = b_off;
+    for q in 0..nbatch {
+        let d = nbatch - 1 - q;
+        let coord = rem % batch_shape[d];
+        rem = rem / batch_shape[d];
+        a_base += coord as i32 * a_batch_stride[d];
+        b_base += coord as i32 * b_batch_stride[d];
+    }
+    let row = block_idx_y() * TILE + ty;
+    let col = block_idx_x() * TILE + tx;
+    let mut acc = 0.0;
+    let tiles = (k + TILE - 1) / TILE;
+    for t in 0..tiles {
+        let ac = t * TILE + tx;
+        let br = t * TILE + ty;
+        let mut av = 0.0;
+        if row < m && ac < k {
+            av = a[a_base + row as i32 * a_row + ac as i32 * a_col];
+        }
+        let mut bv = 0.0;
+        if br < k && col < n {
+            bv = b[b_base + br as i32 * b_row + col as i32 * b_col];
+        }
+        a_tile[ty * TILE + tx] = av;
+        b_tile[ty * TILE + tx] = bv;
+        sync_threads();
+        for q in 0..TILE {
+            acc += a_tile[ty * TILE + q] * b_tile[q * TILE + tx];
+        }
+        sync_threads();
+    }
+    if row < m && col < n {
+        c[(z * m + row) * n + col] = acc;
     }
 }
 

@@ -5,12 +5,17 @@
 mod demos;
 mod flip;
 mod kernels;
+mod ops;
 
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
 pub use kernels::{
-    add, binary_code, binary_strided, matmul_tiled, reduce_sum, softmax_rows, transpose_tiled,
-    unary_code, unary_strided,
+    add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
+    transpose_tiled, unary_code, unary_strided,
+};
+pub use ops::{
+    REDUCE_CHUNK, REDUCE_LEAF, bytes_to_f32, compare_code, compare_packed, fill_words,
+    reduce_strided, scalar_code, scalar_strided,
 };
 
 use crate::registry::{Entry, Origin};
@@ -64,6 +69,36 @@ pub fn entries() -> Vec<Entry> {
             "matmul_tiled",
             "tiled matmul staged through shared memory",
             matmul_tiled,
+        ),
+        e(
+            "fill_words",
+            "fill with a two-word pattern: one fill for every dtype",
+            fill_words,
+        ),
+        e(
+            "scalar_strided",
+            "elementwise op with a scalar operand over a strided input",
+            scalar_strided,
+        ),
+        e(
+            "reduce_strided",
+            "sum or mean over any dims of a strided input, a thread per output",
+            reduce_strided,
+        ),
+        e(
+            "compare_packed",
+            "elementwise comparison written as byte bools, four to a word",
+            compare_packed,
+        ),
+        e(
+            "bytes_to_f32",
+            "bool or u8 bytes (four to a word) to f32 over a strided input",
+            bytes_to_f32,
+        ),
+        e(
+            "matmul_strided",
+            "batched tiled matmul over strided (transposed, broadcast) operands",
+            matmul_strided,
         ),
     ]
 }

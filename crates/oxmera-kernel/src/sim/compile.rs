@@ -524,6 +524,9 @@ impl Compiler {
                 });
                 d
             }
+            // Registers hold 32-bit patterns: reading them as another type
+            // is no operation at all.
+            ExprKind::BitCast(arg) => self.expr(arg),
             ExprKind::Cast(arg) => {
                 let a = self.expr(arg);
                 let k = match (arg.ty, e.ty) {

@@ -59,10 +59,15 @@ use std::fmt::Write as _;
 use thiserror::Error;
 
 use crate::ir::{
-    AtomicOp, Axis, BinOp, Builtin, Dim3, Expr, ExprKind, Kernel, MathFn, Mem, ParamId, ParamKind,
-    Scalar, ShuffleKind, Stmt, StmtKind, UnOp, Value, VoteKind,
+    Axis, BinOp, Builtin, Dim3, Expr, ExprKind, Kernel, Mem, ParamId, ParamKind, Scalar, Stmt,
+    StmtKind, UnOp, Value, VoteKind,
 };
 use crate::target::Target;
+
+mod lowered;
+mod names;
+
+use names::{entry_name, literal};
 
 /// What the WGSL emitter needs besides the kernel: one concrete launch.
 #[derive(Debug, Clone, PartialEq)]
@@ -255,7 +260,9 @@ impl<'k> Emitter<'k> {
         fn expr(e: &Expr, s: &mut Emitter<'_>) {
             match &e.kind {
                 ExprKind::Load { index, .. } => expr(index, s),
-                ExprKind::Unary { arg, .. } | ExprKind::Cast(arg) => expr(arg, s),
+                ExprKind::Unary { arg, .. } | ExprKind::Cast(arg) | ExprKind::BitCast(arg) => {
+                    expr(arg, s)
+                }
                 ExprKind::Binary { lhs, rhs, .. } => {
                     expr(lhs, s);
                     expr(rhs, s);
@@ -643,6 +650,17 @@ impl<'k> Emitter<'k> {
     }
 
     fn helper(&mut self, name: &str, text: impl FnOnce() -> String) -> String {
+        if matches!(
+            name,
+            "f32_as_i32" | "f32_as_u32" | "tanh_f32" | "min_f32" | "max_f32"
+        ) {
+            self.helpers.entry("is_nan".into()).or_insert_with(|| {
+                "// NaN by its bits: a compiler may assume `x != x` is false.\n\
+                 fn is_nan(x: f32) -> bool {\n    \
+                 return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;\n}\n"
+                    .to_string()
+            });
+        }
         if !self.helpers.contains_key(name) {
             let t = text();
             self.helpers.insert(name.to_string(), t);
@@ -701,6 +719,7 @@ impl<'k> Emitter<'k> {
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs)?,
             ExprKind::Cast(arg) => self.cast(arg, e.ty)?,
+            ExprKind::BitCast(arg) => format!("bitcast<{}>({})", e.ty, self.expr(arg)?),
             ExprKind::Math { func, args } => self.math(*func, args)?,
             ExprKind::Shuffle {
                 kind,
@@ -776,460 +795,5 @@ impl<'k> Emitter<'k> {
             }
             _ => format!("({a} {} {b})", op.symbol()),
         })
-    }
-
-    fn cast(&mut self, arg: &Expr, to: Scalar) -> Result<String, WgslError> {
-        let a = self.expr(arg)?;
-        Ok(match (arg.ty, to) {
-            (x, y) if x == y => a,
-            (Scalar::F32, Scalar::I32) => {
-                let f = self.helper("f32_as_i32", || {
-                    "// Rust's `as`: NaN is 0, out of range saturates.\n\
-                     fn f32_as_i32(x: f32) -> i32 {\n    \
-                     if x != x { return 0i; }\n    \
-                     if x >= 2147483648.0f { return 2147483647i; }\n    \
-                     if x <= -2147483648.0f { return bitcast<i32>(0x80000000u); }\n    \
-                     return i32(x);\n}\n"
-                        .to_string()
-                });
-                format!("{f}({a})")
-            }
-            (Scalar::F32, Scalar::U32) => {
-                let f = self.helper("f32_as_u32", || {
-                    "// Rust's `as`: NaN and negatives are 0, out of range saturates.\n\
-                     fn f32_as_u32(x: f32) -> u32 {\n    \
-                     if !(x > 0.0f) { return 0u; }\n    \
-                     if x >= 4294967296.0f { return 4294967295u; }\n    \
-                     return u32(x);\n}\n"
-                        .to_string()
-                });
-                format!("{f}({a})")
-            }
-            (Scalar::I32 | Scalar::U32, Scalar::F32) => format!("f32({a})"),
-            (Scalar::I32, Scalar::U32) => format!("bitcast<u32>({a})"),
-            (Scalar::U32, Scalar::I32) => format!("bitcast<i32>({a})"),
-            // Rust reads a value's bits: -0.0 and NaN are true.
-            (Scalar::F32, Scalar::Bool) => format!("(bitcast<u32>({a}) != 0u)"),
-            (Scalar::I32, Scalar::Bool) => format!("({a} != 0i)"),
-            (Scalar::U32, Scalar::Bool) => format!("({a} != 0u)"),
-            (Scalar::Bool, Scalar::F32) => format!("select(0.0f, 1.0f, {a})"),
-            (Scalar::Bool, Scalar::I32) => format!("select(0i, 1i, {a})"),
-            (Scalar::Bool, Scalar::U32) => format!("select(0u, 1u, {a})"),
-            (x, y) => {
-                return Err(self.unsupported(&format!("`{x} as {y}`"), "no such conversion"));
-            }
-        })
-    }
-
-    fn math(&mut self, f: MathFn, args: &[Expr]) -> Result<String, WgslError> {
-        let mut a = Vec::with_capacity(args.len());
-        for x in args {
-            a.push(self.expr(x)?);
-        }
-        let ty = args.first().map(|x| x.ty).unwrap_or(Scalar::F32);
-        Ok(match f {
-            MathFn::Exp => format!("exp({})", a[0]),
-            MathFn::Log => format!("log({})", a[0]),
-            MathFn::Sqrt => format!("sqrt({})", a[0]),
-            MathFn::Rsqrt => format!("inverseSqrt({})", a[0]),
-            MathFn::Fma => format!("fma({}, {}, {})", a[0], a[1], a[2]),
-            MathFn::Abs => format!("abs({})", a[0]),
-            MathFn::Floor => format!("floor({})", a[0]),
-            MathFn::Ceil => format!("ceil({})", a[0]),
-            MathFn::Tanh => {
-                let h = self.helper("tanh_f32", || {
-                    "// tanh through exp overflows to NaN on some drivers past |x| ~ 44;\n\
-                     // f32's tanh is exactly +-1 beyond |x| = 9.02, so clamping is exact.\n\
-                     fn tanh_f32(x: f32) -> f32 {\n    \
-                     if x != x { return x; }\n    \
-                     return tanh(clamp(x, -15.0f, 15.0f));\n}\n"
-                        .to_string()
-                });
-                format!("{h}({})", a[0])
-            }
-            MathFn::Min | MathFn::Max if ty == Scalar::F32 => {
-                let name = if f == MathFn::Min { "min" } else { "max" };
-                let h = self.helper(&format!("{name}_f32"), || {
-                    format!(
-                        "// Rust's f32::{name}: a NaN operand yields the other one.\n\
-                         fn {name}_f32(a: f32, b: f32) -> f32 {{\n    \
-                         if a != a {{ return b; }}\n    \
-                         if b != b {{ return a; }}\n    \
-                         return {name}(a, b);\n}}\n"
-                    )
-                });
-                format!("{h}({}, {})", a[0], a[1])
-            }
-            MathFn::Min => format!("min({}, {})", a[0], a[1]),
-            MathFn::Max => format!("max({}, {})", a[0], a[1]),
-        })
-    }
-
-    fn shuffle_helper(&mut self, kind: ShuffleKind, ty: Scalar) -> Result<String, WgslError> {
-        if ty == Scalar::Bool {
-            return Err(self.unsupported(
-                &format!("`{}` of a bool", kind.name()),
-                "subgroup shuffles move numbers; shuffle `b as u32` instead",
-            ));
-        }
-        let w = self.warp;
-        let name = format!("{}_{}", kind.name(), ty.name());
-        let t = ty.name();
-        // The source lane, as the simulator computes it: XOR and index wrap
-        // within the warp, up and down keep the lane's own value past an end.
-        let (src, inside) = match kind {
-            ShuffleKind::Xor => ("(lane ^ arg) & {w1}u".to_string(), "true".to_string()),
-            ShuffleKind::Idx => ("arg & {w1}u".to_string(), "true".to_string()),
-            ShuffleKind::Down => ("lane + arg".to_string(), "arg < {w}u - lane".to_string()),
-            ShuffleKind::Up => ("lane - arg".to_string(), "arg <= lane".to_string()),
-        };
-        let fill = |s: &str| {
-            s.replace("{w1}", &(w - 1).to_string())
-                .replace("{w}", &w.to_string())
-        };
-        let (src, inside) = (fill(&src), fill(&inside));
-        Ok(self.helper(&name, || {
-            format!(
-                "fn {name}(v: {t}, arg: u32, lane: u32) -> {t} {{\n    \
-                 let inside = {inside};\n    \
-                 let src = select(lane, {src}, inside);\n    \
-                 return subgroupShuffle(v, src);\n}}\n"
-            )
-        }))
-    }
-
-    fn atomic(
-        &mut self,
-        op: AtomicOp,
-        mem: Mem,
-        index: &Expr,
-        value: &Expr,
-        compare: Option<&Expr>,
-    ) -> Result<String, WgslError> {
-        let var = self.mem_var(mem);
-        let i = self.as_u32_index(index)?;
-        let v = self.expr(value)?;
-        let elem = self.elem_of(mem);
-        let cmp = match compare {
-            Some(c) => Some(self.expr(c)?),
-            None => None,
-        };
-        if elem == Scalar::F32 {
-            // Bits in an atomic<u32>: exchange directly, the rest through a
-            // compare-exchange loop.
-            return Ok(match op {
-                AtomicOp::Exch => {
-                    format!("bitcast<f32>(atomicExchange(&{var}[{i}], bitcast<u32>({v})))")
-                }
-                AtomicOp::Add => {
-                    let h = self.helper(&format!("atomic_add_{var}"), || {
-                        format!(
-                            "// f32 atomic add as a compare-exchange loop on the bits.\n\
-                             fn atomic_add_{var}(i: u32, v: f32) -> f32 {{\n    \
-                             var old = atomicLoad(&{var}[i]);\n    \
-                             loop {{\n        \
-                             let r = atomicCompareExchangeWeak(&{var}[i], old, bitcast<u32>(bitcast<f32>(old) + v));\n        \
-                             if r.exchanged {{ break; }}\n        \
-                             old = r.old_value;\n    \
-                             }}\n    \
-                             return bitcast<f32>(old);\n}}\n"
-                        )
-                    });
-                    format!("{h}({i}, {v})")
-                }
-                AtomicOp::Cas => {
-                    let h = self.strong_cas(&var, "u32");
-                    format!(
-                        "bitcast<f32>({h}({i}, bitcast<u32>({}), bitcast<u32>({v})))",
-                        cmp.unwrap_or_default()
-                    )
-                }
-                AtomicOp::Min | AtomicOp::Max => {
-                    return Err(self.unsupported(
-                        &format!("`{}` on f32", op.name()),
-                        "the language has no float atomic min/max yet",
-                    ));
-                }
-            });
-        }
-        Ok(match op {
-            AtomicOp::Add => format!("atomicAdd(&{var}[{i}], {v})"),
-            AtomicOp::Min => format!("atomicMin(&{var}[{i}], {v})"),
-            AtomicOp::Max => format!("atomicMax(&{var}[{i}], {v})"),
-            AtomicOp::Exch => format!("atomicExchange(&{var}[{i}], {v})"),
-            AtomicOp::Cas => {
-                let h = self.strong_cas(&var, elem.name());
-                format!("{h}({i}, {}, {v})", cmp.unwrap_or_default())
-            }
-        })
-    }
-
-    /// CUDA's compare-and-swap fails only when the value differs; WGSL's
-    /// weak exchange may also fail spuriously, so retry those.
-    fn strong_cas(&mut self, var: &str, t: &str) -> String {
-        self.helper(&format!("atomic_cas_{var}"), || {
-            format!(
-                "// A strong compare-and-swap from WGSL's weak one.\n\
-                 fn atomic_cas_{var}(i: u32, expected: {t}, v: {t}) -> {t} {{\n    \
-                 var old: {t};\n    \
-                 loop {{\n        \
-                 let r = atomicCompareExchangeWeak(&{var}[i], expected, v);\n        \
-                 old = r.old_value;\n        \
-                 if r.exchanged || r.old_value != expected {{ break; }}\n    \
-                 }}\n    \
-                 return old;\n}}\n"
-            )
-        })
-    }
-}
-
-/// The entry point's name: the kernel's, unless WGSL reserves it.
-fn entry_name(name: &str) -> String {
-    // WGSL's keywords and the reserved words a Rust identifier could be.
-    const RESERVED: &[&str] = &[
-        "alias",
-        "break",
-        "case",
-        "const",
-        "const_assert",
-        "continue",
-        "continuing",
-        "default",
-        "diagnostic",
-        "discard",
-        "else",
-        "enable",
-        "false",
-        "fn",
-        "for",
-        "if",
-        "let",
-        "loop",
-        "override",
-        "requires",
-        "return",
-        "struct",
-        "switch",
-        "true",
-        "var",
-        "while",
-        "main",
-        "NULL",
-        "Self",
-        "abstract",
-        "active",
-        "alignas",
-        "alignof",
-        "as",
-        "asm",
-        "async",
-        "attribute",
-        "auto",
-        "await",
-        "become",
-        "binding_array",
-        "cast",
-        "catch",
-        "class",
-        "co_await",
-        "co_return",
-        "co_yield",
-        "coherent",
-        "column_major",
-        "common",
-        "compile",
-        "compile_fragment",
-        "concept",
-        "const_cast",
-        "consteval",
-        "constexpr",
-        "constinit",
-        "crate",
-        "debugger",
-        "decltype",
-        "delete",
-        "demote",
-        "demote_to_helper",
-        "do",
-        "dynamic_cast",
-        "enum",
-        "explicit",
-        "export",
-        "extends",
-        "extern",
-        "external",
-        "fallthrough",
-        "filter",
-        "final",
-        "finally",
-        "friend",
-        "from",
-        "fxgroup",
-        "get",
-        "goto",
-        "groupshared",
-        "highp",
-        "impl",
-        "implements",
-        "import",
-        "inline",
-        "instanceof",
-        "interface",
-        "layout",
-        "lowp",
-        "macro",
-        "macro_rules",
-        "match",
-        "mediump",
-        "meta",
-        "mod",
-        "module",
-        "move",
-        "mut",
-        "mutable",
-        "namespace",
-        "new",
-        "nil",
-        "noexcept",
-        "noinline",
-        "nointerpolation",
-        "non_coherent",
-        "noncoherent",
-        "noperspective",
-        "null",
-        "nullptr",
-        "of",
-        "operator",
-        "package",
-        "packoffset",
-        "partition",
-        "pass",
-        "patch",
-        "pixelfragment",
-        "precise",
-        "precision",
-        "premerge",
-        "priv",
-        "protected",
-        "pub",
-        "public",
-        "readonly",
-        "ref",
-        "regardless",
-        "register",
-        "reinterpret_cast",
-        "require",
-        "resource",
-        "restrict",
-        "self",
-        "set",
-        "shared",
-        "sizeof",
-        "smooth",
-        "snorm",
-        "static",
-        "static_assert",
-        "static_cast",
-        "std",
-        "subroutine",
-        "super",
-        "target",
-        "template",
-        "this",
-        "thread_local",
-        "throw",
-        "trait",
-        "try",
-        "type",
-        "typedef",
-        "typeid",
-        "typename",
-        "typeof",
-        "union",
-        "unless",
-        "unorm",
-        "unsafe",
-        "unsized",
-        "use",
-        "using",
-        "varying",
-        "virtual",
-        "volatile",
-        "wgsl",
-        "where",
-        "with",
-        "writeonly",
-        "yield",
-        // The emitter's own names.
-        "thread",
-        "block",
-        "linear",
-        "grid",
-        "params",
-        "Params",
-    ];
-    if RESERVED.contains(&name) || name.starts_with("__") || is_helper_name(name) {
-        format!("{name}_kernel")
-    } else {
-        name.to_string()
-    }
-}
-
-/// True for the names of the helper functions the emitter may add.
-fn is_helper_name(name: &str) -> bool {
-    name.starts_with("atomic_")
-        || name.starts_with("shfl_")
-        || matches!(
-            name,
-            "f32_as_i32" | "f32_as_u32" | "tanh_f32" | "min_f32" | "max_f32"
-        )
-}
-
-/// A literal WGSL reads back as exactly this value.
-fn literal(v: Value) -> String {
-    match v {
-        Value::F32(x) if x.is_finite() && (x == 0.0 || x.is_normal()) => {
-            // Debug prints the shortest decimal that reads back exactly.
-            let s = format!("{x:?}");
-            if x.is_sign_negative() {
-                format!("({s}f)")
-            } else {
-                format!("{s}f")
-            }
-        }
-        // Infinities, NaNs and subnormals by their bits.
-        Value::F32(x) => format!("bitcast<f32>({:#010x}u)", x.to_bits()),
-        Value::I32(i32::MIN) => "bitcast<i32>(0x80000000u)".into(),
-        Value::I32(x) if x < 0 => format!("({x}i)"),
-        Value::I32(x) => format!("{x}i"),
-        Value::U32(x) => format!("{x}u"),
-        Value::Bool(b) => b.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn literals_read_back_exactly() {
-        assert_eq!(literal(Value::F32(1.5)), "1.5f");
-        assert_eq!(literal(Value::F32(-0.0)), "(-0.0f)");
-        assert_eq!(literal(Value::F32(1e-7)), "1e-7f");
-        assert_eq!(
-            literal(Value::F32(f32::NEG_INFINITY)),
-            "bitcast<f32>(0xff800000u)"
-        );
-        assert_eq!(literal(Value::F32(1e-45)), "bitcast<f32>(0x00000001u)");
-        assert_eq!(literal(Value::I32(i32::MIN)), "bitcast<i32>(0x80000000u)");
-        assert_eq!(literal(Value::I32(-3)), "(-3i)");
-        assert_eq!(literal(Value::U32(7)), "7u");
-    }
-
-    #[test]
-    fn reserved_entry_names_get_a_suffix() {
-        assert_eq!(entry_name("add"), "add");
-        assert_eq!(entry_name("filter"), "filter_kernel");
-        assert_eq!(entry_name("main"), "main_kernel");
     }
 }

@@ -1,0 +1,218 @@
+//! What the language has and WGSL spells differently or lacks: Rust's
+//! conversions and NaN rules, math builtins, warp shuffles at the
+//! simulator's source lanes, and atomics (typed memories, float atomics by
+//! compare-exchange, a strong CAS from WGSL's weak one).
+
+use crate::ir::{AtomicOp, Expr, MathFn, Mem, Scalar, ShuffleKind};
+
+use super::{Emitter, WgslError};
+
+impl Emitter<'_> {
+    pub(super) fn cast(&mut self, arg: &Expr, to: Scalar) -> Result<String, WgslError> {
+        let a = self.expr(arg)?;
+        Ok(match (arg.ty, to) {
+            (x, y) if x == y => a,
+            (Scalar::F32, Scalar::I32) => {
+                let f = self.helper("f32_as_i32", || {
+                    "// Rust's `as`: NaN is 0, out of range saturates.\n\
+                     fn f32_as_i32(x: f32) -> i32 {\n    \
+                     if is_nan(x) { return 0i; }\n    \
+                     if x >= 2147483648.0f { return 2147483647i; }\n    \
+                     if x <= -2147483648.0f { return bitcast<i32>(0x80000000u); }\n    \
+                     return i32(x);\n}\n"
+                        .to_string()
+                });
+                format!("{f}({a})")
+            }
+            (Scalar::F32, Scalar::U32) => {
+                let f = self.helper("f32_as_u32", || {
+                    "// Rust's `as`: NaN and negatives are 0, out of range saturates.\n\
+                     fn f32_as_u32(x: f32) -> u32 {\n    \
+                     if is_nan(x) || x <= 0.0f { return 0u; }\n    \
+                     if x >= 4294967296.0f { return 4294967295u; }\n    \
+                     return u32(x);\n}\n"
+                        .to_string()
+                });
+                format!("{f}({a})")
+            }
+            (Scalar::I32 | Scalar::U32, Scalar::F32) => format!("f32({a})"),
+            (Scalar::I32, Scalar::U32) => format!("bitcast<u32>({a})"),
+            (Scalar::U32, Scalar::I32) => format!("bitcast<i32>({a})"),
+            // Rust reads a value's bits: -0.0 and NaN are true.
+            (Scalar::F32, Scalar::Bool) => format!("(bitcast<u32>({a}) != 0u)"),
+            (Scalar::I32, Scalar::Bool) => format!("({a} != 0i)"),
+            (Scalar::U32, Scalar::Bool) => format!("({a} != 0u)"),
+            (Scalar::Bool, Scalar::F32) => format!("select(0.0f, 1.0f, {a})"),
+            (Scalar::Bool, Scalar::I32) => format!("select(0i, 1i, {a})"),
+            (Scalar::Bool, Scalar::U32) => format!("select(0u, 1u, {a})"),
+            (x, y) => {
+                return Err(self.unsupported(&format!("`{x} as {y}`"), "no such conversion"));
+            }
+        })
+    }
+
+    pub(super) fn math(&mut self, f: MathFn, args: &[Expr]) -> Result<String, WgslError> {
+        let mut a = Vec::with_capacity(args.len());
+        for x in args {
+            a.push(self.expr(x)?);
+        }
+        let ty = args.first().map(|x| x.ty).unwrap_or(Scalar::F32);
+        Ok(match f {
+            MathFn::Exp => format!("exp({})", a[0]),
+            MathFn::Log => format!("log({})", a[0]),
+            MathFn::Sqrt => format!("sqrt({})", a[0]),
+            MathFn::Rsqrt => format!("inverseSqrt({})", a[0]),
+            MathFn::Fma => format!("fma({}, {}, {})", a[0], a[1], a[2]),
+            MathFn::Abs => format!("abs({})", a[0]),
+            MathFn::Floor => format!("floor({})", a[0]),
+            MathFn::Ceil => format!("ceil({})", a[0]),
+            MathFn::Tanh => {
+                let h = self.helper("tanh_f32", || {
+                    "// tanh through exp overflows to NaN on some drivers past |x| ~ 44;\n\
+                     // f32's tanh is exactly +-1 beyond |x| = 9.02, so clamping is exact.\n\
+                     fn tanh_f32(x: f32) -> f32 {\n    \
+                     if is_nan(x) { return x; }\n    \
+                     return tanh(clamp(x, -15.0f, 15.0f));\n}\n"
+                        .to_string()
+                });
+                format!("{h}({})", a[0])
+            }
+            MathFn::Min | MathFn::Max if ty == Scalar::F32 => {
+                let name = if f == MathFn::Min { "min" } else { "max" };
+                let h = self.helper(&format!("{name}_f32"), || {
+                    format!(
+                        "// Rust's f32::{name}: a NaN operand yields the other one.\n\
+                         fn {name}_f32(a: f32, b: f32) -> f32 {{\n    \
+                         if is_nan(a) {{ return b; }}\n    \
+                         if is_nan(b) {{ return a; }}\n    \
+                         return {name}(a, b);\n}}\n"
+                    )
+                });
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::Min => format!("min({}, {})", a[0], a[1]),
+            MathFn::Max => format!("max({}, {})", a[0], a[1]),
+        })
+    }
+
+    pub(super) fn shuffle_helper(
+        &mut self,
+        kind: ShuffleKind,
+        ty: Scalar,
+    ) -> Result<String, WgslError> {
+        if ty == Scalar::Bool {
+            return Err(self.unsupported(
+                &format!("`{}` of a bool", kind.name()),
+                "subgroup shuffles move numbers; shuffle `b as u32` instead",
+            ));
+        }
+        let w = self.warp;
+        let name = format!("{}_{}", kind.name(), ty.name());
+        let t = ty.name();
+        // The source lane, as the simulator computes it: XOR and index wrap
+        // within the warp, up and down keep the lane's own value past an end.
+        let (src, inside) = match kind {
+            ShuffleKind::Xor => ("(lane ^ arg) & {w1}u".to_string(), "true".to_string()),
+            ShuffleKind::Idx => ("arg & {w1}u".to_string(), "true".to_string()),
+            ShuffleKind::Down => ("lane + arg".to_string(), "arg < {w}u - lane".to_string()),
+            ShuffleKind::Up => ("lane - arg".to_string(), "arg <= lane".to_string()),
+        };
+        let fill = |s: &str| {
+            s.replace("{w1}", &(w - 1).to_string())
+                .replace("{w}", &w.to_string())
+        };
+        let (src, inside) = (fill(&src), fill(&inside));
+        Ok(self.helper(&name, || {
+            format!(
+                "fn {name}(v: {t}, arg: u32, lane: u32) -> {t} {{\n    \
+                 let inside = {inside};\n    \
+                 let src = select(lane, {src}, inside);\n    \
+                 return subgroupShuffle(v, src);\n}}\n"
+            )
+        }))
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        op: AtomicOp,
+        mem: Mem,
+        index: &Expr,
+        value: &Expr,
+        compare: Option<&Expr>,
+    ) -> Result<String, WgslError> {
+        let var = self.mem_var(mem);
+        let i = self.as_u32_index(index)?;
+        let v = self.expr(value)?;
+        let elem = self.elem_of(mem);
+        let cmp = match compare {
+            Some(c) => Some(self.expr(c)?),
+            None => None,
+        };
+        if elem == Scalar::F32 {
+            // Bits in an atomic<u32>: exchange directly, the rest through a
+            // compare-exchange loop.
+            return Ok(match op {
+                AtomicOp::Exch => {
+                    format!("bitcast<f32>(atomicExchange(&{var}[{i}], bitcast<u32>({v})))")
+                }
+                AtomicOp::Add => {
+                    let h = self.helper(&format!("atomic_add_{var}"), || {
+                        format!(
+                            "// f32 atomic add as a compare-exchange loop on the bits.\n\
+                             fn atomic_add_{var}(i: u32, v: f32) -> f32 {{\n    \
+                             var old = atomicLoad(&{var}[i]);\n    \
+                             loop {{\n        \
+                             let r = atomicCompareExchangeWeak(&{var}[i], old, bitcast<u32>(bitcast<f32>(old) + v));\n        \
+                             if r.exchanged {{ break; }}\n        \
+                             old = r.old_value;\n    \
+                             }}\n    \
+                             return bitcast<f32>(old);\n}}\n"
+                        )
+                    });
+                    format!("{h}({i}, {v})")
+                }
+                AtomicOp::Cas => {
+                    let h = self.strong_cas(&var, "u32");
+                    format!(
+                        "bitcast<f32>({h}({i}, bitcast<u32>({}), bitcast<u32>({v})))",
+                        cmp.unwrap_or_default()
+                    )
+                }
+                AtomicOp::Min | AtomicOp::Max => {
+                    return Err(self.unsupported(
+                        &format!("`{}` on f32", op.name()),
+                        "the language has no float atomic min/max yet",
+                    ));
+                }
+            });
+        }
+        Ok(match op {
+            AtomicOp::Add => format!("atomicAdd(&{var}[{i}], {v})"),
+            AtomicOp::Min => format!("atomicMin(&{var}[{i}], {v})"),
+            AtomicOp::Max => format!("atomicMax(&{var}[{i}], {v})"),
+            AtomicOp::Exch => format!("atomicExchange(&{var}[{i}], {v})"),
+            AtomicOp::Cas => {
+                let h = self.strong_cas(&var, elem.name());
+                format!("{h}({i}, {}, {v})", cmp.unwrap_or_default())
+            }
+        })
+    }
+
+    /// CUDA's compare-and-swap fails only when the value differs; WGSL's
+    /// weak exchange may also fail spuriously, so retry those.
+    fn strong_cas(&mut self, var: &str, t: &str) -> String {
+        self.helper(&format!("atomic_cas_{var}"), || {
+            format!(
+                "// A strong compare-and-swap from WGSL's weak one.\n\
+                 fn atomic_cas_{var}(i: u32, expected: {t}, v: {t}) -> {t} {{\n    \
+                 var old: {t};\n    \
+                 loop {{\n        \
+                 let r = atomicCompareExchangeWeak(&{var}[i], expected, v);\n        \
+                 old = r.old_value;\n        \
+                 if r.exchanged || r.old_value != expected {{ break; }}\n    \
+                 }}\n    \
+                 return old;\n}}\n"
+            )
+        })
+    }
+}
