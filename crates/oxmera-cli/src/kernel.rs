@@ -64,8 +64,14 @@ enum KernelCommand {
         seed: u64,
         /// Target whose warp width the simulation uses (see `check`; the same
         /// default); warps wider than 32 cannot be simulated.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "device")]
         target: Option<String>,
+        /// Also run it on a GPU (`wgpu`, `wgpu:N`; a build with `--features
+        /// wgpu`), after the analysis passes for that adapter, and compare
+        /// the device's output with the simulator's. The simulation then
+        /// uses the adapter's warp width.
+        #[arg(long)]
+        device: Option<String>,
     },
     /// Print a kernel as WGSL (what the wgpu backend compiles) for one
     /// block size and target.
@@ -195,6 +201,20 @@ pub fn run(args: KernelArgs) -> ExitCode {
             block,
             seed,
             target,
+            device: Some(device),
+        } => {
+            let _ = target;
+            match (lookup(&name), parse_dim(&block)) {
+                (Ok(e), Ok(block)) => run_on_device(e, block, seed, &device),
+                (Err(m), _) | (_, Err(m)) => usage(m),
+            }
+        }
+        KernelCommand::Run {
+            name,
+            block,
+            seed,
+            target,
+            device: None,
         } => {
             let prepared = (|| -> Result<_, String> {
                 let e = lookup(&name)?;
@@ -244,6 +264,110 @@ pub fn run(args: KernelArgs) -> ExitCode {
             }
             None => usage(format!("no rule `{code}`; the rules are OXK001 to OXK005")),
         },
+    }
+}
+
+/// `kernel run NAME --device wgpu`: the demo's inputs in the simulator and
+/// on the GPU, both outputs, and whether they agree.
+fn run_on_device(e: Entry, block: Dim3, seed: u64, device: &str) -> ExitCode {
+    let device = match oxmera::tensor::registry::parse_device(device) {
+        Ok(d) => d,
+        Err(err) => return usage(err.to_string()),
+    };
+    if e.origin != Origin::Library {
+        return usage(format!(
+            "`{}` is a corpus kernel, wrong on purpose: run it in the simulator",
+            e.name
+        ));
+    }
+    device_run(e, block, seed, device)
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn device_run(_: Entry, _: Dim3, _: u64, device: oxmera::Device) -> ExitCode {
+    usage(format!(
+        "{device}: this build has no wgpu support; rebuild with \
+         `cargo run --release -p oxmera-cli --features wgpu -- kernel run ...`"
+    ))
+}
+
+#[cfg(feature = "wgpu")]
+fn device_run(e: Entry, block: Dim3, seed: u64, device: oxmera::Device) -> ExitCode {
+    use oxmera_kernel::sim::{self, SimOptions};
+    let k = (e.kernel)();
+    let target = match oxmera_wgpu::target(device) {
+        Ok(t) => t,
+        Err(err) => return usage(err.to_string()),
+    };
+    let Some(demo) = oxmera_kernel::library::prepare(e.name, block, seed) else {
+        return usage(format!("kernel `{}` has no seeded demo", e.name));
+    };
+    let mut in_sim = demo.args.clone();
+    let opts = SimOptions {
+        target,
+        ..SimOptions::default()
+    };
+    if let Err(err) = sim::run(k, demo.launch, &mut in_sim, &opts) {
+        return match err {
+            sim::SimError::Report(r) => {
+                print!("{}", sim::render_report(k, &r));
+                ExitCode::from(1)
+            }
+            other => usage(other.to_string()),
+        };
+    }
+    let mut on_device = demo.args.clone();
+    if let Err(err) = oxmera_wgpu::run(device, k, demo.launch, &mut on_device) {
+        println!("{}: {err}", k.name);
+        return ExitCode::from(1);
+    }
+    let read = |args: &[sim::Arg]| -> Vec<f64> {
+        let b = args[demo.output].buffer().expect("output buffer");
+        b.data
+            .iter()
+            .map(|&w| match b.elem {
+                oxmera_kernel::ir::Scalar::F32 => f32::from_bits(w) as f64,
+                oxmera_kernel::ir::Scalar::I32 => w as i32 as f64,
+                _ => w as f64,
+            })
+            .collect()
+    };
+    let (s, g) = (read(&in_sim), read(&on_device));
+    let head = |v: &[f64]| {
+        v.iter()
+            .take(6)
+            .map(|x| format!("{x:.6}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("{}: {}", k.name, demo.summary);
+    println!(
+        "  launch {} on {device} (warps of {})",
+        demo.launch,
+        target.warp_width()
+    );
+    println!("  simulator output[..6] = [{}]", head(&s));
+    println!("  device    output[..6] = [{}]", head(&g));
+    let diff = s
+        .iter()
+        .zip(&g)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    let within = g
+        .iter()
+        .zip(&demo.expected)
+        .zip(&demo.tolerance)
+        .all(|((g, w), t)| (g - w).abs() <= *t && !g.is_nan());
+    println!(
+        "  device vs simulator: max abs difference {diff:.3e} over {} elements",
+        g.len()
+    );
+    if within {
+        println!("  the device's output matches the host result");
+        ExitCode::SUCCESS
+    } else {
+        println!("  the device's output DIFFERS from the host result");
+        ExitCode::from(1)
     }
 }
 

@@ -117,3 +117,35 @@ fn explain_prints_the_page() {
     assert_eq!(code, 0);
     assert!(out.contains("RC001"), "{out}");
 }
+
+#[test]
+fn wgsl_prints_the_shader_for_the_target_and_block() {
+    let (code, out) = oxmera(&[
+        "kernel",
+        "wgsl",
+        "reduce_sum",
+        "--block",
+        "128",
+        "--target",
+        "lavapipe",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("@compute @workgroup_size(128, 1, 1)"), "{out}");
+    assert!(out.contains("subgroupShuffle("), "{out}");
+    assert!(out.contains("linear % 8u"), "lavapipe's warps of 8: {out}");
+    assert_eq!(oxmera(&["kernel", "wgsl", "no_such_kernel"]).0, 2);
+}
+
+#[test]
+fn run_on_a_device_says_how_to_get_one_in_a_build_without_it() {
+    if cfg!(feature = "wgpu") {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(["kernel", "run", "add", "--block", "64", "--device", "wgpu"])
+        .output()
+        .expect("run oxmera");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--features wgpu"), "{err}");
+}

@@ -68,6 +68,18 @@ pub(crate) fn pool_stats(device: Device) -> Option<PoolStats> {
     Some(gpu.pool_stats())
 }
 
+/// The opened adapter behind `device`, opening it if need be (through the
+/// registry, so that the backend and this share one device).
+pub(crate) fn opened(device: Device) -> Result<Arc<Gpu>> {
+    oxmera_tensor::registry::backend(device)?;
+    let opened = OPENED.lock().expect("opened adapters");
+    opened
+        .iter()
+        .find(|(d, _)| *d == device)
+        .and_then(|(_, g)| g.upgrade())
+        .ok_or_else(|| unavailable(device, "not a wgpu device"))
+}
+
 /// Buffers kept for reuse, by size class.
 #[derive(Default)]
 struct Pool {
@@ -529,6 +541,46 @@ impl Gpu {
             pass.dispatch_workgroups(g.x, g.y, g.z);
         }
         self.queue.submit([enc.finish()]);
+        Ok(())
+    }
+
+    /// A user's kernel with the simulator's arguments (checked by the
+    /// caller): buffers uploaded as their words, scalars as values; the
+    /// writable buffers read back into `args`.
+    pub(crate) fn run_user(
+        &self,
+        k: &'static Kernel,
+        launch: LaunchConfig,
+        args: &mut [oxmera_kernel::sim::Arg],
+    ) -> Result<()> {
+        use oxmera_kernel::ir::ParamKind;
+        use oxmera_kernel::sim::Arg;
+        let op = "launch";
+        let mut buffers = Vec::new();
+        let mut scalars = Vec::new();
+        for a in args.iter() {
+            match a {
+                Arg::Buffer(b) => {
+                    let bytes: Vec<u8> = b.data.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    buffers.push(self.upload(&bytes, op)?);
+                }
+                Arg::Scalar(v) => scalars.push(*v),
+            }
+        }
+        let raw: Vec<&wgpu::Buffer> = buffers.iter().map(GpuBuffer::raw).collect();
+        self.launch(k, launch, &raw, &scalars, op)?;
+        let mut next = buffers.iter();
+        for (p, a) in k.params.iter().zip(args.iter_mut()) {
+            if let (ParamKind::Buffer { writable, .. }, Arg::Buffer(b)) = (p.kind, a) {
+                let buf = next.next().expect("one GPU buffer per buffer argument");
+                if writable {
+                    let bytes = self.download(buf, b.data.len() as u64 * 4, op)?;
+                    for (w, c) in b.data.iter_mut().zip(bytes.chunks_exact(4)) {
+                        *w = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+                    }
+                }
+            }
+        }
         Ok(())
     }
 

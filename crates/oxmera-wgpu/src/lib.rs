@@ -22,6 +22,10 @@
 //! `wgpu` device kind, whose opening fails with
 //! [`oxmera_core::Error::BackendUnavailable`] saying how to build it in.
 //!
+//! A kernel of one's own runs on the GPU through [`run`], with the same
+//! arguments the simulator takes, after the analysis has passed for the
+//! adapter.
+//!
 //! This is the only crate that names wgpu (the layering check enforces it);
 //! the CLI reaches adapter facts through [`probe`].
 //!
@@ -40,8 +44,10 @@ use oxmera_reference as _;
 mod backend;
 #[cfg(feature = "wgpu")]
 mod gpu;
+mod launch;
 mod probe;
 
+pub use launch::{run, target};
 pub use probe::{AdapterReport, probe};
 
 /// The device kind this crate provides.
@@ -69,7 +75,7 @@ fn open(device: Device) -> Result<Arc<dyn oxmera_tensor::Backend>> {
 
 /// Why nothing opens in a build without the `wgpu` feature.
 #[cfg(not(feature = "wgpu"))]
-fn not_built(device: Device) -> Error {
+pub(crate) fn not_built(device: Device) -> Error {
     unavailable(
         device,
         "this build has no wgpu support: rebuild with `--features wgpu` \

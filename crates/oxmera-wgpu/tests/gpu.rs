@@ -114,3 +114,82 @@ fn the_conformance_corpus_passes_on_the_gpu() {
     assert!(report.passed(), "{report}");
     assert!(report.native_runs() > 0, "{report}");
 }
+
+/// The output of a demo as numbers, read as its element type.
+fn values(b: &oxmera_kernel::sim::Buffer) -> Vec<f64> {
+    use oxmera_kernel::ir::Scalar;
+    b.data
+        .iter()
+        .map(|&w| match b.elem {
+            Scalar::F32 => f32::from_bits(w) as f64,
+            Scalar::I32 => w as i32 as f64,
+            _ => w as f64,
+        })
+        .collect()
+}
+
+#[test]
+fn every_library_kernel_runs_on_the_gpu_as_in_the_simulator() {
+    use oxmera_kernel::library;
+    use oxmera_kernel::registry::Origin;
+    let Some(d) = gpu() else { return };
+    let target = oxmera_wgpu::target(d).unwrap();
+    for e in library::entries() {
+        assert_eq!(e.origin, Origin::Library);
+        let k = (e.kernel)();
+        let block = k
+            .launch
+            .blocks
+            .first()
+            .copied()
+            .unwrap_or(oxmera_kernel::ir::Dim3::x(32));
+        let demo = library::prepare(e.name, block, 1).expect("a demo");
+        let mut on_gpu = demo.args.clone();
+        let result = oxmera_wgpu::run(d, k, demo.launch, &mut on_gpu);
+        if e.name == "flip" {
+            // Its barriers sit under `warp_id() == 0`: fine with warps of
+            // 32 at block 32, a divergent barrier with lavapipe's 8.
+            if target.warp_width() < 32 {
+                let err = result.unwrap_err().to_string();
+                assert!(err.contains("OXK001"), "{err}");
+                continue;
+            }
+        }
+        result.unwrap_or_else(|err| panic!("{}: {err}", e.name));
+        let got = values(on_gpu[demo.output].buffer().unwrap());
+        // The same inputs in the simulator, for the adapter's warp width.
+        let mut in_sim = demo.args.clone();
+        let opts = oxmera_kernel::sim::SimOptions {
+            target,
+            ..Default::default()
+        };
+        oxmera_kernel::sim::run(k, demo.launch, &mut in_sim, &opts).unwrap();
+        let sim = values(in_sim[demo.output].buffer().unwrap());
+        assert_eq!(got.len(), demo.expected.len(), "{}", e.name);
+        for (i, ((g, w), t)) in got
+            .iter()
+            .zip(&demo.expected)
+            .zip(&demo.tolerance)
+            .enumerate()
+        {
+            assert!(
+                (g - w).abs() <= *t && !g.is_nan(),
+                "{} element {i}: device {g}, host {w} (tolerance {t}), simulator {}",
+                e.name,
+                sim[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn a_kernel_with_wrong_arguments_is_refused_before_it_runs() {
+    let Some(d) = gpu() else { return };
+    let k = oxmera_kernel::library::add();
+    let launch = oxmera_kernel::launch::LaunchConfig::linear(1, 64);
+    let mut args = vec![oxmera_kernel::sim::Arg::Scalar(
+        oxmera_kernel::ir::Value::U32(1),
+    )];
+    let err = oxmera_wgpu::run(d, k, launch, &mut args).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+}

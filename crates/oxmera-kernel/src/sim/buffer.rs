@@ -100,7 +100,10 @@ pub enum ArgError {
     },
 }
 
-pub(crate) fn check_args(k: &Kernel, args: &[Arg]) -> Result<(), ArgError> {
+/// Checks `args` against `k`'s parameters: their count, and for each a
+/// scalar of its type or a buffer of its element type. Every runner of a
+/// kernel (the simulator, a GPU backend) checks this first.
+pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<(), ArgError> {
     if args.len() != k.params.len() {
         return Err(ArgError::Count {
             kernel: k.name.clone(),

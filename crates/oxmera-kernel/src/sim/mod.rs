@@ -18,7 +18,7 @@ mod compile;
 mod exec;
 mod report;
 
-pub use buffer::{Arg, ArgError, Buffer};
+pub use buffer::{Arg, ArgError, Buffer, check_args};
 pub use compile::Program;
 pub use exec::{SimOptions, SimStats, run, run_program};
 pub use report::{Report, ReportKind, SimError, render_report};
