@@ -10,8 +10,8 @@ use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::library::{self, binary_code, compare_code, scalar_code, unary_code};
 use oxmera_tensor::fallback::Host;
 use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, DeviceBuffer, HostBuffer, ReduceOp, Storage, StorageData, Support,
-    Tensor, UnaryOp,
+    Backend, BinaryOp, CmpOp, DeviceBuffer, HostBuffer, ReduceOp, ScatterMode, Storage,
+    StorageData, Support, Tensor, UnaryOp,
 };
 
 use crate::gpu::{Gpu, GpuBuffer};
@@ -19,6 +19,18 @@ use crate::gpu::{Gpu, GpuBuffer};
 /// The block the elementwise kernels run with: one of the sizes they
 /// declare, and a multiple of every subgroup width an adapter reports.
 const ELEMENTWISE_BLOCK: u32 = 256;
+
+/// The block `softmax_strided` runs with (the one it declares).
+const SOFTMAX_BLOCK: u32 = 64;
+
+/// The longest row `softmax_strided` takes: three passes of a thread over
+/// its row must stay under llvmpipe's 65535 loop iterations.
+const SOFTMAX_MAX_ROW: usize = 4096;
+
+/// The longest walk one thread makes in `scatter_add_strided` (along the
+/// scattered dim), `argbest_strided` and `count_bytes_strided` (over the
+/// reduced elements): llvmpipe stops a loop after 65535 iterations.
+const SCATTER_MAX_ALONG: usize = 16384;
 
 /// The block `reduce_strided` runs with: one of those it declares; small,
 /// because its threads' loops can be long and uneven.
@@ -280,6 +292,43 @@ impl WgpuBackend {
         }
     }
 
+    /// `a op b` for i64 operands (word pairs), as bytes four to a word.
+    fn compare_i64(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
+        let n = a.shape().numel();
+        let (Some((shape, sa, oa)), Some((_, sb, ob))) = (Self::view_args(a), Self::view_args(b))
+        else {
+            return Ok(None);
+        };
+        let words = n.div_ceil(4);
+        if !self.fits(words) {
+            return Ok(None);
+        }
+        let name = op.name();
+        let out = self.gpu.alloc(n as u64, name)?;
+        if n > 0 {
+            let (ba, bb) = (
+                self.buffer(a.storage(), name)?,
+                self.buffer(b.storage(), name)?,
+            );
+            let meta = self.gpu.metadata(&shape);
+            let (ma, mb) = (self.gpu.metadata(&sa), self.gpu.metadata(&sb));
+            self.elementwise(
+                library::compare_i64_packed(),
+                &[ba.buffer.raw(), bb.buffer.raw(), out.raw(), &meta, &ma, &mb],
+                &[
+                    Value::U32(shape.len() as u32),
+                    Value::U32(n as u32),
+                    Value::I32(oa),
+                    Value::I32(ob),
+                    Value::U32(compare_code_of(op)),
+                ],
+                words,
+                name,
+            )?;
+        }
+        Ok(Some(self.store(DType::Bool, n, out)))
+    }
+
     /// `a op b` (or `a op s`) for f32 operands, as bytes four to a word.
     fn compare_f32(
         &self,
@@ -289,14 +338,7 @@ impl WgpuBackend {
         s: f64,
     ) -> Result<Option<Storage>> {
         let n = a.shape().numel();
-        let code = match op {
-            CmpOp::Eq => compare_code::EQ,
-            CmpOp::Ne => compare_code::NE,
-            CmpOp::Lt => compare_code::LT,
-            CmpOp::Le => compare_code::LE,
-            CmpOp::Gt => compare_code::GT,
-            CmpOp::Ge => compare_code::GE,
-        };
+        let code = compare_code_of(op);
         let Some((shape, sa, oa)) = Self::view_args(a) else {
             return Ok(None);
         };
@@ -370,13 +412,16 @@ impl WgpuBackend {
 /// The unary ops the GPU computes, with their `unary_strided` codes.
 ///
 /// `relu` keeps NaN by testing the bits (`to_bits`): on lavapipe (LLVM) a
-/// float comparison may assume no NaN — `x != x` folds to false. Not yet
-/// here, though the kernel has them: `exp`, `log`, `tanh` and `sigmoid`:
-/// WGSL specifies `exp`/`log` to 3 + 2|x| ULP and `tanh` only absolutely,
-/// looser than the conformance table's rows, which have no WGSL-derived
-/// rows yet. Measured: `oxmera conformance --device wgpu` on lavapipe.
-const NATIVE_UNARY: [(UnaryOp, u32); 9] = [
+/// float comparison may assume no NaN — `x != x` folds to false. `exp` and
+/// `sigmoid` use the kernel's own exp (range reduction and a polynomial,
+/// within 2 ulp), not the driver's. Not yet here, though the kernel has
+/// them: `log` and `tanh`, which use WGSL's builtins — specified to 3 +
+/// 2|x| ULP and only absolutely, looser than the conformance rows.
+/// Measured: `oxmera conformance --device wgpu` on lavapipe.
+const NATIVE_UNARY: [(UnaryOp, u32); 11] = [
     (UnaryOp::Relu, unary_code::RELU),
+    (UnaryOp::Exp, unary_code::EXP),
+    (UnaryOp::Sigmoid, unary_code::SIGMOID),
     (UnaryOp::Neg, unary_code::NEG),
     (UnaryOp::Abs, unary_code::ABS),
     (UnaryOp::Sqrt, unary_code::SQRT),
@@ -406,6 +451,17 @@ const NATIVE_BINARY: [(BinaryOp, u32); 4] = [
     (BinaryOp::Div, binary_code::DIV),
 ];
 
+fn compare_code_of(op: CmpOp) -> u32 {
+    match op {
+        CmpOp::Eq => compare_code::EQ,
+        CmpOp::Ne => compare_code::NE,
+        CmpOp::Lt => compare_code::LT,
+        CmpOp::Le => compare_code::LE,
+        CmpOp::Gt => compare_code::GT,
+        CmpOp::Ge => compare_code::GE,
+    }
+}
+
 fn unary_code_of(op: UnaryOp) -> Option<u32> {
     NATIVE_UNARY.iter().find(|(u, _)| *u == op).map(|(_, c)| *c)
 }
@@ -422,7 +478,23 @@ fn binary_code_of(op: BinaryOp) -> Option<u32> {
 fn native_f32(op: &str) -> bool {
     matches!(
         op,
-        "contiguous" | "matmul" | "fill" | "sum" | "mean" | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
+        "contiguous"
+            | "matmul"
+            | "fill"
+            | "sum"
+            | "mean"
+            | "softmax"
+            | "log_softmax"
+            | "gather"
+            | "scatter_add"
+            | "argmax"
+            | "argmin"
+            | "eq"
+            | "ne"
+            | "lt"
+            | "le"
+            | "gt"
+            | "ge"
     ) || NATIVE_UNARY.iter().any(|(u, _)| u.name() == op)
         || NATIVE_BINARY.iter().any(|(b, _)| b.name() == op)
 }
@@ -474,7 +546,9 @@ impl Backend for WgpuBackend {
     fn support(&self, op: &str, dtype: DType) -> Support {
         if op == "fill"
             || (dtype == DType::F32 && native_f32(op))
-            || (op == "cast" && matches!(dtype, DType::Bool | DType::U8))
+            || (op == "cast" && matches!(dtype, DType::Bool | DType::U8 | DType::I64))
+            || (matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge") && dtype == DType::I64)
+            || (op == "sum" && matches!(dtype, DType::Bool | DType::U8))
         {
             Support::Native
         } else {
@@ -626,14 +700,216 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
+        // Argmax/argmin of f32 and the count of bools or bytes, one thread
+        // per output (each walks its reduced elements: bounded, for
+        // llvmpipe's loop limit).
+        let n_reduced: usize = dims.iter().map(|&d| x.dims()[d]).product();
+        let n_out: usize = (0..x.dims().len())
+            .filter(|d| !dims.contains(d))
+            .map(|d| x.dims()[d])
+            .product();
+        let kernel = match (op, x.dtype()) {
+            (ReduceOp::ArgMax | ReduceOp::ArgMin, DType::F32) => Some(library::argbest_strided()),
+            (ReduceOp::Sum, DType::Bool | DType::U8) => Some(library::count_bytes_strided()),
+            _ => None,
+        };
+        if let Some(kernel) = kernel
+            && out_dtype == DType::I64
+            && n_reduced <= SCATTER_MAX_ALONG
+            && let Some((shape, strides, offset)) = Self::view_args(x)
+            && self.fits(n_out)
+        {
+            let name = op.name();
+            let out = self.gpu.alloc((n_out * 8) as u64, name)?;
+            if n_out > 0 {
+                let src = self.buffer(x.storage(), name)?;
+                let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
+                let (s, st, r) = (
+                    self.gpu.metadata(&shape),
+                    self.gpu.metadata(&strides),
+                    self.gpu.metadata(&marks),
+                );
+                let mut scalars = vec![
+                    Value::U32(shape.len() as u32),
+                    Value::U32(n_out as u32),
+                    Value::U32(n_reduced as u32),
+                    Value::I32(offset),
+                ];
+                if op != ReduceOp::Sum {
+                    scalars.push(Value::U32((op == ReduceOp::ArgMin) as u32));
+                }
+                self.elementwise(
+                    kernel,
+                    &[src.buffer.raw(), out.raw(), &s, &st, &r],
+                    &scalars,
+                    n_out,
+                    name,
+                )?;
+            }
+            return Ok(self.store(DType::I64, n_out, out));
+        }
         let host = Host::begin(self, op.name(), x.dtype())?;
         let x = host.tensor_of(x)?;
         host.finish(host.reference().reduce(op, &x, dims, out_dtype)?)
     }
 
+    fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
+        let name = if log { "log_softmax" } else { "softmax" };
+        let n = x.shape().numel();
+        let len = x.dims()[dim];
+        if x.dtype() == DType::F32
+            && len <= SOFTMAX_MAX_ROW
+            && let Some((shape, strides, offset)) = Self::view_args(x)
+            && self.fits(n)
+        {
+            let rows = n.checked_div(len).unwrap_or(0);
+            let out = self.gpu.alloc((n * 4) as u64, name)?;
+            if rows > 0 && len > 0 {
+                let src = self.buffer(x.storage(), name)?;
+                let (s, st) = (self.gpu.metadata(&shape), self.gpu.metadata(&strides));
+                self.linear(
+                    library::softmax_strided(),
+                    SOFTMAX_BLOCK,
+                    &[src.buffer.raw(), out.raw(), &s, &st],
+                    &[
+                        Value::U32(shape.len() as u32),
+                        Value::U32(dim as u32),
+                        Value::U32(rows as u32),
+                        Value::I32(offset),
+                        Value::Bool(log),
+                    ],
+                    rows,
+                    name,
+                )?;
+            }
+            return Ok(self.store(DType::F32, n, out));
+        }
+        let host = Host::begin(self, name, x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(host.reference().softmax(&x, dim, log)?)
+    }
+
+    fn gather(&self, x: &Tensor, dim: usize, index: &Tensor) -> Result<Storage> {
+        let n = index.shape().numel();
+        if x.dtype() == DType::F32
+            && index.dtype() == DType::I32
+            && let (Some((_, xs, xo)), Some((shape, is, io))) =
+                (Self::view_args(x), Self::view_args(index))
+            && self.fits(n)
+        {
+            let out = self.gpu.alloc((n * 4) as u64, "gather")?;
+            if n > 0 {
+                let (bx, bi) = (
+                    self.buffer(x.storage(), "gather")?,
+                    self.buffer(index.storage(), "gather")?,
+                );
+                let m = self.gpu.metadata(&shape);
+                let (mx, mi) = (self.gpu.metadata(&xs), self.gpu.metadata(&is));
+                self.elementwise(
+                    library::gather_strided(),
+                    &[bx.buffer.raw(), bi.buffer.raw(), out.raw(), &m, &mx, &mi],
+                    &[
+                        Value::U32(shape.len() as u32),
+                        Value::U32(dim as u32),
+                        Value::U32(n as u32),
+                        Value::I32(xo),
+                        Value::I32(io),
+                    ],
+                    n,
+                    "gather",
+                )?;
+            }
+            return Ok(self.store(DType::F32, n, out));
+        }
+        let host = Host::begin(self, "gather", x.dtype())?;
+        let (x, i) = (host.tensor_of(x)?, host.index_of(index)?);
+        host.finish(host.reference().gather(&x, dim, &i)?)
+    }
+
+    /// `scatter_add` natively, deterministic (no atomics); `scatter`
+    /// (replace) on the host.
+    fn scatter(
+        &self,
+        x: &Tensor,
+        dim: usize,
+        index: &Tensor,
+        src: &Tensor,
+        mode: ScatterMode,
+    ) -> Result<Storage> {
+        let n = x.shape().numel();
+        if mode == ScatterMode::Add
+            && x.dtype() == DType::F32
+            && index.dtype() == DType::I32
+            && index.dims()[dim] <= SCATTER_MAX_ALONG
+            && let (Some((xshape, xs, xo)), Some((ishape, is, io)), Some((_, ss, so))) = (
+                Self::view_args(x),
+                Self::view_args(index),
+                Self::view_args(src),
+            )
+            && self.fits(n)
+        {
+            let out = self.gpu.alloc((n * 4) as u64, "scatter_add")?;
+            if n > 0 {
+                let name = "scatter_add";
+                let (bx, bi, bs) = (
+                    self.buffer(x.storage(), name)?,
+                    self.buffer(index.storage(), name)?,
+                    self.buffer(src.storage(), name)?,
+                );
+                let (mxs, mis) = (self.gpu.metadata(&xshape), self.gpu.metadata(&ishape));
+                let (mx, mi, ms) = (
+                    self.gpu.metadata(&xs),
+                    self.gpu.metadata(&is),
+                    self.gpu.metadata(&ss),
+                );
+                self.elementwise(
+                    library::scatter_add_strided(),
+                    &[
+                        bx.buffer.raw(),
+                        bi.buffer.raw(),
+                        bs.buffer.raw(),
+                        out.raw(),
+                        &mxs,
+                        &mis,
+                        &mx,
+                        &mi,
+                        &ms,
+                    ],
+                    &[
+                        Value::U32(xshape.len() as u32),
+                        Value::U32(dim as u32),
+                        Value::U32(n as u32),
+                        Value::I32(xo),
+                        Value::I32(io),
+                        Value::I32(so),
+                    ],
+                    n,
+                    name,
+                )?;
+            }
+            return Ok(self.store(DType::F32, n, out));
+        }
+        let name = match mode {
+            ScatterMode::Replace => "scatter",
+            ScatterMode::Add => "scatter_add",
+        };
+        let host = Host::begin(self, name, x.dtype())?;
+        let (x, i, s) = (
+            host.tensor_of(x)?,
+            host.index_of(index)?,
+            host.tensor_of(src)?,
+        );
+        host.finish(host.reference().scatter(&x, dim, &i, &s, mode)?)
+    }
+
     fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
         if a.dtype() == DType::F32
             && let Some(s) = self.compare_f32(op, a, Some(b), 0.0)?
+        {
+            return Ok(s);
+        }
+        if a.dtype() == DType::I64
+            && let Some(s) = self.compare_i64(op, a, b)?
         {
             return Ok(s);
         }
@@ -653,7 +929,8 @@ impl Backend for WgpuBackend {
         host.finish(host.reference().compare_scalar(op, &x, value)?)
     }
 
-    /// Bool and u8 to f32 natively (their bytes, read four to a word).
+    /// Bool and u8 to f32 natively (their bytes, read four to a word), and
+    /// i64 to i32 (the low words).
     fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
         let n = x.shape().numel();
         if matches!(x.dtype(), DType::Bool | DType::U8)
@@ -678,6 +955,29 @@ impl Backend for WgpuBackend {
                 )?;
             }
             return Ok(self.store(DType::F32, n, out));
+        }
+        if x.dtype() == DType::I64
+            && dtype == DType::I32
+            && let Some((shape, strides, offset)) = Self::view_args(x)
+            && self.fits(n)
+        {
+            let out = self.gpu.alloc((n * 4) as u64, "cast")?;
+            if n > 0 {
+                let src = self.buffer(x.storage(), "cast")?;
+                let (s, st) = (self.gpu.metadata(&shape), self.gpu.metadata(&strides));
+                self.elementwise(
+                    library::i64_to_i32(),
+                    &[src.buffer.raw(), out.raw(), &s, &st],
+                    &[
+                        Value::U32(shape.len() as u32),
+                        Value::U32(n as u32),
+                        Value::I32(offset),
+                    ],
+                    n,
+                    "cast",
+                )?;
+            }
+            return Ok(self.store(DType::I32, n, out));
         }
         let host = Host::begin(self, "cast", x.dtype())?;
         host.finish(host.reference().cast(&host.tensor_of(x)?, dtype)?)

@@ -50,14 +50,16 @@ fn every_dtype_round_trips_through_device_memory() {
 #[test]
 fn an_op_without_a_kernel_falls_back_visibly() {
     let Some(d) = gpu() else { return };
-    let a = Tensor::from_vec(vec![0.0f32, 1.0], [2], d).unwrap();
-    let before = fallback::count(d, "exp");
-    let y = a.exp().unwrap();
+    // `tanh` has a kernel, but WGSL's tanh is not accurate enough for the
+    // conformance table yet: it runs on the host, and is counted.
+    let a = Tensor::from_vec(vec![0.0f32, 0.5], [2], d).unwrap();
+    let before = fallback::count(d, "tanh");
+    let y = a.tanh().unwrap();
     assert_eq!(y.device(), d);
     let v = y.to_vec::<f32>().unwrap();
-    assert_eq!(v[0], 1.0);
-    assert!((v[1] - std::f32::consts::E).abs() < 1e-6);
-    assert!(fallback::count(d, "exp") > before);
+    assert_eq!(v[0], 0.0);
+    assert!((v[1] - 0.5f32.tanh()).abs() < 1e-7);
+    assert!(fallback::count(d, "tanh") > before);
 }
 
 #[test]

@@ -452,6 +452,265 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 summary: "bytes of a transposed [5,2] u8 view as f32".into(),
             }
         }
+        "softmax_strided" => {
+            // log-softmax of x[4,6] along dim 0, read transposed from [6,4].
+            let x = rng_f32(seed, 24);
+            let mut expected = vec![0f64; 24];
+            for c in 0..6usize {
+                let col: Vec<f64> = (0..4).map(|r| x[c * 4 + r] as f64).collect();
+                let m = col.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let lse = m + col.iter().map(|v| (v - m).exp()).sum::<f64>().ln();
+                for r in 0..4usize {
+                    expected[r * 6 + c] = col[r] - lse;
+                }
+            }
+            let tolerance = expected
+                .iter()
+                .map(|e: &f64| 16.0 * EPS * (e.abs() + 1.0))
+                .collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(6u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    f32buf(&[0.0; 24]),
+                    Arg::Buffer(Buffer::from_u32(&[4, 6])),
+                    Arg::Buffer(Buffer::from_i32(&[1, 4])),
+                    u(2),
+                    u(0),
+                    u(6),
+                    i(0),
+                    Arg::Scalar(crate::ir::Value::Bool(true)),
+                ],
+                output: 1,
+                expected,
+                tolerance,
+                summary: "log-softmax of a transposed [6,4] view along dim 0".into(),
+            }
+        }
+        "gather_strided" => {
+            // out[3,2] = x[3,5] gathered along dim 1 (cross-entropy's pick).
+            let x = rng_f32(seed, 15);
+            let idx = [4i32, 0, 2, 2, 1, 3];
+            let expected = (0..6)
+                .map(|k| x[(k / 2) * 5 + idx[k] as usize] as f64)
+                .collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(6u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    Arg::Buffer(Buffer::from_i32(&idx)),
+                    f32buf(&[0.0; 6]),
+                    Arg::Buffer(Buffer::from_u32(&[3, 2])),
+                    Arg::Buffer(Buffer::from_i32(&[5, 1])),
+                    Arg::Buffer(Buffer::from_i32(&[2, 1])),
+                    u(2),
+                    u(1),
+                    u(6),
+                    i(0),
+                    i(0),
+                ],
+                output: 2,
+                expected,
+                tolerance: vec![0.0; 6],
+                summary: "x[3,5] gathered along dim 1 by a [3,2] index".into(),
+            }
+        }
+        "scatter_add_strided" => {
+            // x[2,4] plus src[2,3] at index[2,3] along dim 1, with collisions.
+            let x = rng_f32(seed, 8);
+            let src = rng_f32(seed + 1, 6);
+            let idx = [1i32, 1, 3, 0, 0, 0];
+            let mut expected: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            for k in 0..6 {
+                expected[(k / 3) * 4 + idx[k] as usize] += src[k] as f64;
+            }
+            let tolerance = expected
+                .iter()
+                .map(|e| 4.0 * EPS * (e.abs() + 2.0))
+                .collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(8u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    Arg::Buffer(Buffer::from_i32(&idx)),
+                    f32buf(&src),
+                    f32buf(&[0.0; 8]),
+                    Arg::Buffer(Buffer::from_u32(&[2, 4])),
+                    Arg::Buffer(Buffer::from_u32(&[2, 3])),
+                    Arg::Buffer(Buffer::from_i32(&[4, 1])),
+                    Arg::Buffer(Buffer::from_i32(&[3, 1])),
+                    Arg::Buffer(Buffer::from_i32(&[3, 1])),
+                    u(2),
+                    u(1),
+                    u(8),
+                    i(0),
+                    i(0),
+                    i(0),
+                ],
+                output: 3,
+                expected,
+                tolerance,
+                summary: "x[2,4] + src[2,3] scattered along dim 1, with collisions".into(),
+            }
+        }
+        "i64_to_i32" => {
+            // Five i64 read through a stride of 2 from ten.
+            let v: Vec<i64> = (0..10).map(|k| (k - 4) * 1_000_000_007).collect();
+            let words: Vec<u32> = v
+                .iter()
+                .flat_map(|&x| [x as u32, (x >> 32) as u32])
+                .collect();
+            let expected = (0..5).map(|k| v[2 * k] as i32 as f64).collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(5u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    Arg::Buffer(Buffer::from_u32(&words)),
+                    Arg::Buffer(Buffer::from_i32(&[0; 5])),
+                    Arg::Buffer(Buffer::from_u32(&[5])),
+                    Arg::Buffer(Buffer::from_i32(&[2])),
+                    u(1),
+                    u(5),
+                    i(0),
+                ],
+                output: 1,
+                expected,
+                tolerance: vec![0.0; 5],
+                summary: "every other of ten i64 as i32 (wrapping)".into(),
+            }
+        }
+        "argbest_strided" => {
+            // argmax of x[3,5] along dim 1, a NaN in row 1 and a tie in row 2.
+            let mut x = rng_f32(seed, 15);
+            x[7] = f32::NAN;
+            x[11] = 9.0;
+            x[13] = 9.0;
+            let mut expected = Vec::new();
+            for r in 0..3usize {
+                let row = &x[r * 5..r * 5 + 5];
+                let best = match row.iter().position(|v| v.is_nan()) {
+                    Some(p) => p,
+                    None => (0..5).fold(0, |b, j| if row[j] > row[b] { j } else { b }),
+                };
+                expected.extend([best as f64, 0.0]);
+            }
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(3u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    f32buf(&x),
+                    Arg::Buffer(Buffer::from_u32(&[0; 6])),
+                    Arg::Buffer(Buffer::from_u32(&[3, 5])),
+                    Arg::Buffer(Buffer::from_i32(&[5, 1])),
+                    Arg::Buffer(Buffer::from_u32(&[0, 1])),
+                    u(2),
+                    u(3),
+                    u(5),
+                    i(0),
+                    u(0),
+                ],
+                output: 1,
+                expected,
+                tolerance: vec![0.0; 6],
+                summary: "argmax of three rows: a NaN wins, a tie goes to the first".into(),
+            }
+        }
+        "compare_i64_packed" => {
+            // a < b for five i64 pairs around the word boundaries.
+            let a: [i64; 5] = [-1, 0, 1 << 32, -(1 << 40), 7];
+            let b: [i64; 5] = [0, -1, (1 << 32) - 1, 3, 7];
+            let words = |v: &[i64]| -> Vec<u32> {
+                v.iter()
+                    .flat_map(|&x| [x as u32, (x >> 32) as u32])
+                    .collect()
+            };
+            let bools: Vec<bool> = (0..5).map(|k| a[k] < b[k]).collect();
+            let expected = (0..2)
+                .map(|w| {
+                    (0..4)
+                        .filter(|e| w * 4 + e < 5 && bools[w * 4 + e])
+                        .map(|e| 1u32 << (8 * e))
+                        .sum::<u32>() as f64
+                })
+                .collect();
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(2u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    Arg::Buffer(Buffer::from_u32(&words(&a))),
+                    Arg::Buffer(Buffer::from_u32(&words(&b))),
+                    Arg::Buffer(Buffer::from_u32(&[0; 2])),
+                    Arg::Buffer(Buffer::from_u32(&[5])),
+                    Arg::Buffer(Buffer::from_i32(&[1])),
+                    Arg::Buffer(Buffer::from_i32(&[1])),
+                    u(1),
+                    u(5),
+                    i(0),
+                    i(0),
+                    u(crate::library::compare_code::LT),
+                ],
+                output: 2,
+                expected,
+                tolerance: vec![0.0; 2],
+                summary: "a < b for five i64 across the word boundary".into(),
+            }
+        }
+        "count_bytes_strided" => {
+            // Trues per column of a [3,4] bool, as i64.
+            let b: Vec<u8> = (0..12u32)
+                .map(|k| ((k * 7 + seed as u32) % 3 == 0) as u8)
+                .collect();
+            let words: Vec<u32> = b
+                .chunks(4)
+                .map(|c| {
+                    c.iter()
+                        .enumerate()
+                        .map(|(k, &v)| (v as u32) << (8 * k))
+                        .sum()
+                })
+                .collect();
+            let mut expected = Vec::new();
+            for c in 0..4usize {
+                let n: u32 = (0..3).map(|r| b[r * 4 + c] as u32).sum();
+                expected.extend([n as f64, 0.0]);
+            }
+            Demo {
+                launch: LaunchConfig {
+                    grid: Dim3::x(4u32.div_ceil(bt)),
+                    block,
+                },
+                args: vec![
+                    Arg::Buffer(Buffer::from_u32(&words)),
+                    Arg::Buffer(Buffer::from_u32(&[0; 8])),
+                    Arg::Buffer(Buffer::from_u32(&[3, 4])),
+                    Arg::Buffer(Buffer::from_i32(&[4, 1])),
+                    Arg::Buffer(Buffer::from_u32(&[1, 0])),
+                    u(2),
+                    u(4),
+                    u(3),
+                    i(0),
+                ],
+                output: 1,
+                expected,
+                tolerance: vec![0.0; 8],
+                summary: "trues per column of a [3,4] bool, as i64".into(),
+            }
+        }
         "unary_strided" => {
             // out[3,5,7] = tanh(x viewed through a transposed layout of a [7,5,3] buffer).
             let shape = [3u32, 5, 7];

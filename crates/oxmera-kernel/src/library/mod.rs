@@ -14,8 +14,9 @@ pub use kernels::{
     transpose_tiled, unary_code, unary_strided,
 };
 pub use ops::{
-    REDUCE_CHUNK, REDUCE_LEAF, bytes_to_f32, compare_code, compare_packed, fill_words,
-    reduce_strided, scalar_code, scalar_strided,
+    REDUCE_CHUNK, REDUCE_LEAF, argbest_strided, bytes_to_f32, compare_code, compare_i64_packed,
+    compare_packed, count_bytes_strided, fill_words, gather_strided, i64_to_i32, reduce_strided,
+    scalar_code, scalar_strided, scatter_add_strided, softmax_strided,
 };
 
 use crate::registry::{Entry, Origin};
@@ -94,6 +95,41 @@ pub fn entries() -> Vec<Entry> {
             "bytes_to_f32",
             "bool or u8 bytes (four to a word) to f32 over a strided input",
             bytes_to_f32,
+        ),
+        e(
+            "softmax_strided",
+            "softmax or log-softmax along any dim of a strided input, a row a thread",
+            softmax_strided,
+        ),
+        e(
+            "gather_strided",
+            "gather along a dim of a strided input by i32 indices",
+            gather_strided,
+        ),
+        e(
+            "scatter_add_strided",
+            "deterministic scatter-add: a thread per output walks the index",
+            scatter_add_strided,
+        ),
+        e(
+            "i64_to_i32",
+            "i64 (two words each) to i32 over a strided input: index conversion",
+            i64_to_i32,
+        ),
+        e(
+            "argbest_strided",
+            "argmax or argmin over dims of a strided input, NaN first, as i64",
+            argbest_strided,
+        ),
+        e(
+            "compare_i64_packed",
+            "comparison of i64 word pairs written as byte bools",
+            compare_i64_packed,
+        ),
+        e(
+            "count_bytes_strided",
+            "sum of bool or u8 bytes over dims, as i64",
+            count_bytes_strided,
         ),
         e(
             "matmul_strided",

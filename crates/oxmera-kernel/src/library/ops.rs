@@ -279,6 +279,389 @@ pub fn bytes_to_f32(
     }
 }
 
+/// Softmax (or log-softmax when `log`) of a strided input along `dim`,
+/// one thread per row (the elements that differ only in `dim`), into a
+/// contiguous output of the input's shape. Three passes over the row: the
+/// maximum, the sum of `e^(x - max)` (blocked by 64, as
+/// [`reduce_strided`]'s), then each output. A NaN anywhere in a row makes
+/// the row NaN, found on the bits (a GPU compiler may assume comparisons
+/// never see one). Rows longer than a few thousand elements belong to a
+/// workgroup-wide kernel: llvmpipe stops a loop after 65535 iterations,
+/// so the backend sends those to the host.
+#[kernel(block = [64])]
+pub fn softmax_strided(
+    x: &[f32],
+    out: &mut [f32],
+    shape: &[u32],
+    xstride: &[i32],
+    ndim: u32,
+    dim: u32,
+    n_rows: u32,
+    xoff: i32,
+    log: bool,
+) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n_rows {
+        // Row i's coordinates in every dim but `dim`: its base in x and in
+        // the contiguous output.
+        let mut rem = i;
+        let mut xb = xoff;
+        let mut ob = 0u32;
+        let mut ostride = 1u32;
+        let mut ostep = 1u32;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            if d != dim {
+                let c = rem % shape[d];
+                rem = rem / shape[d];
+                xb += c as i32 * xstride[d];
+                ob += c * ostride;
+            } else {
+                ostep = ostride;
+            }
+            ostride = ostride * shape[d];
+        }
+        let len = shape[dim];
+        let xs = xstride[dim];
+        let mut m = f32::NEG_INFINITY;
+        let mut nan = false;
+        for j in 0..len {
+            let v = x[xb + j as i32 * xs];
+            if (v.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32 {
+                nan = true;
+            } else if v > m {
+                m = v;
+            }
+        }
+        let mut s1 = 0.0;
+        let mut s2 = 0.0;
+        for j in 0..len {
+            s1 += (x[xb + j as i32 * xs] - m).exp();
+            if (j + 1) % 64 == 0 {
+                s2 += s1;
+                s1 = 0.0;
+            }
+        }
+        let total = s2 + s1;
+        let log_total = total.ln();
+        for j in 0..len {
+            let y = x[xb + j as i32 * xs] - m;
+            let mut r = y.exp() / total;
+            if log {
+                r = y - log_total;
+            }
+            if nan {
+                r = f32::from_bits(0x7fc0_0000u32);
+            }
+            out[ob + j * ostep] = r;
+        }
+    }
+}
+
+/// `out[..] = x[.., index[..], ..]` along `dim`: the output has the
+/// index's shape (`shape`), and output element `i` copies the input element
+/// at `i`'s coordinates with the one along `dim` replaced by the index
+/// there. Input and index are strided; indices are `i32` (the front end
+/// has range-checked them).
+#[kernel(block = [64, 256])]
+pub fn gather_strided(
+    x: &[f32],
+    index: &[i32],
+    out: &mut [f32],
+    shape: &[u32],
+    xstride: &[i32],
+    istride: &[i32],
+    ndim: u32,
+    dim: u32,
+    n: u32,
+    xoff: i32,
+    ioff: i32,
+) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        let mut rem = i;
+        let mut xi = xoff;
+        let mut ii = ioff;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            let c = rem % shape[d];
+            rem = rem / shape[d];
+            ii += c as i32 * istride[d];
+            if d != dim {
+                xi += c as i32 * xstride[d];
+            }
+        }
+        out[i] = x[xi + index[ii] * xstride[dim]];
+    }
+}
+
+/// `x` with `src` added at `index` along `dim`, deterministically: one
+/// thread per output element, which walks the index along `dim` (at its
+/// own coordinates in the other dims) and adds every source element whose
+/// index names it, in increasing position — the order the reference adds
+/// colliding sources in — so the same bits come out every run, with no
+/// atomics. `xshape` is the input's and output's shape, `ishape` the
+/// index's and source's (no larger in any dim but `dim`).
+#[kernel(block = [64, 256])]
+pub fn scatter_add_strided(
+    x: &[f32],
+    index: &[i32],
+    src: &[f32],
+    out: &mut [f32],
+    xshape: &[u32],
+    ishape: &[u32],
+    xstride: &[i32],
+    istride: &[i32],
+    sstride: &[i32],
+    ndim: u32,
+    dim: u32,
+    n: u32,
+    xoff: i32,
+    ioff: i32,
+    soff: i32,
+) {
+    let o = block_idx_x() * block_dim_x() + thread_idx_x();
+    if o < n {
+        let mut rem = o;
+        let mut xi = xoff;
+        let mut ib = ioff;
+        let mut sb = soff;
+        let mut along = 0u32;
+        let mut inside = true;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            let c = rem % xshape[d];
+            rem = rem / xshape[d];
+            xi += c as i32 * xstride[d];
+            if d == dim {
+                along = c;
+            } else {
+                if c >= ishape[d] {
+                    inside = false;
+                }
+                ib += c as i32 * istride[d];
+                sb += c as i32 * sstride[d];
+            }
+        }
+        let mut acc = x[xi];
+        if inside {
+            for j in 0..ishape[dim] {
+                if index[ib + j as i32 * istride[dim]] == along as i32 {
+                    acc += src[sb + j as i32 * sstride[dim]];
+                }
+            }
+        }
+        out[o] = acc;
+    }
+}
+
+/// `i64` to `i32` as Rust's `as` converts (the low 32 bits), over a
+/// strided input held as pairs of words (low word first): what index
+/// operands need on a device whose index dtype is `i32`. The language has
+/// no 64-bit type; the words are enough.
+#[kernel(block = [64, 256])]
+pub fn i64_to_i32(
+    x: &[u32],
+    out: &mut [i32],
+    shape: &[u32],
+    xstride: &[i32],
+    ndim: u32,
+    n: u32,
+    xoff: i32,
+) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        let mut rem = i;
+        let mut xi = xoff;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            let c = rem % shape[d];
+            rem = rem / shape[d];
+            xi += c as i32 * xstride[d];
+        }
+        out[i] = x[2 * xi] as i32;
+    }
+}
+
+/// Argmax (`op` 0) or argmin (`op` 1) of a strided f32 input over the
+/// dims marked in `reduced`, one thread per output element walking its
+/// reduced sub-space in row-major order: the first best position wins, and
+/// a NaN beats every number (the first NaN wins), as the reference and
+/// PyTorch define. The position is written as an `i64`: two words, low
+/// first.
+#[kernel(block = [64, 256])]
+pub fn argbest_strided(
+    x: &[f32],
+    out: &mut [u32],
+    shape: &[u32],
+    xstride: &[i32],
+    reduced: &[u32],
+    ndim: u32,
+    n_out: u32,
+    n_reduced: u32,
+    xoff: i32,
+    op: u32,
+) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n_out {
+        let mut rem = i;
+        let mut base = xoff;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            if reduced[d] == 0 {
+                let c = rem % shape[d];
+                rem = rem / shape[d];
+                base += c as i32 * xstride[d];
+            }
+        }
+        let mut best = 0u32;
+        let mut best_v = 0.0;
+        let mut best_nan = false;
+        for j in 0..n_reduced {
+            let mut r = j;
+            let mut off = base;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if reduced[d] == 1 {
+                    let c = r % shape[d];
+                    r = r / shape[d];
+                    off += c as i32 * xstride[d];
+                }
+            }
+            let v = x[off];
+            let nan = (v.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32;
+            let mut take = false;
+            if j == 0 {
+                take = true;
+            } else if !best_nan {
+                if nan {
+                    take = true;
+                } else if op == 0 && v > best_v {
+                    take = true;
+                } else if op == 1 && v < best_v {
+                    take = true;
+                }
+            }
+            if take {
+                best = j;
+                best_v = v;
+                best_nan = nan;
+            }
+        }
+        out[2 * i] = best;
+        out[2 * i + 1] = 0u32;
+    }
+}
+
+/// Elementwise comparison of two strided `i64` inputs held as word pairs
+/// (low word first), written as byte bools four to a word as
+/// [`compare_packed`] does; `op` is one of [`compare_code`]. Signed order:
+/// the high words compare as `i32`, then the low words as `u32`.
+#[kernel(block = [64, 256])]
+pub fn compare_i64_packed(
+    a: &[u32],
+    b: &[u32],
+    out: &mut [u32],
+    shape: &[u32],
+    astride: &[i32],
+    bstride: &[i32],
+    ndim: u32,
+    n: u32,
+    aoff: i32,
+    boff: i32,
+    op: u32,
+) {
+    let w = block_idx_x() * block_dim_x() + thread_idx_x();
+    if w * 4 < n {
+        let mut word = 0u32;
+        for e in 0..4u32 {
+            let i = w * 4 + e;
+            if i < n {
+                let mut rem = i;
+                let mut ai = aoff;
+                let mut bi = boff;
+                for k in 0..ndim {
+                    let d = ndim - 1 - k;
+                    let c = rem % shape[d];
+                    rem = rem / shape[d];
+                    ai += c as i32 * astride[d];
+                    bi += c as i32 * bstride[d];
+                }
+                let alo = a[2 * ai];
+                let ahi = a[2 * ai + 1] as i32;
+                let blo = b[2 * bi];
+                let bhi = b[2 * bi + 1] as i32;
+                let eq = ahi == bhi && alo == blo;
+                let lt = ahi < bhi || (ahi == bhi && alo < blo);
+                let mut r = eq;
+                if op == 1 {
+                    r = !eq;
+                } else if op == 2 {
+                    r = lt;
+                } else if op == 3 {
+                    r = lt || eq;
+                } else if op == 4 {
+                    r = !(lt || eq);
+                } else if op == 5 {
+                    r = !lt;
+                }
+                if r {
+                    word = word | (1u32 << (8 * e));
+                }
+            }
+        }
+        out[w] = word;
+    }
+}
+
+/// The sum of a strided bool or u8 input (bytes, four to a word) over the
+/// dims marked in `reduced`, as an `i64` (two words, low first): a count,
+/// one thread per output element. Exact: a u32 holds any count a thread
+/// can reach.
+#[kernel(block = [64, 256])]
+pub fn count_bytes_strided(
+    x: &[u32],
+    out: &mut [u32],
+    shape: &[u32],
+    xstride: &[i32],
+    reduced: &[u32],
+    ndim: u32,
+    n_out: u32,
+    n_reduced: u32,
+    xoff: i32,
+) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n_out {
+        let mut rem = i;
+        let mut base = xoff;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            if reduced[d] == 0 {
+                let c = rem % shape[d];
+                rem = rem / shape[d];
+                base += c as i32 * xstride[d];
+            }
+        }
+        let mut total = 0u32;
+        for j in 0..n_reduced {
+            let mut r = j;
+            let mut off = base;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if reduced[d] == 1 {
+                    let c = r % shape[d];
+                    r = r / shape[d];
+                    off += c as i32 * xstride[d];
+                }
+            }
+            let at = off as u32;
+            total += (x[at / 4] >> (8 * (at % 4))) & 0xffu32;
+        }
+        out[2 * i] = total;
+        out[2 * i + 1] = 0u32;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::ir::Value;

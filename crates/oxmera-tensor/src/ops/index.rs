@@ -66,23 +66,25 @@ fn checked_index(
         });
     }
     let backend = x.backend()?;
-    if !backend.checks_indices() {
+    let checked_here = !backend.checks_indices();
+    if checked_here {
         let host = index.to_host()?;
         let values: Vec<i64> = (0..host.len()).map(|i| host.get_i64(i)).collect();
         check_range(op, &values, dim, size)?;
     }
-    in_index_dtype(index, backend.index_dtype())
+    in_index_dtype(index, backend.index_dtype(), checked_here)
 }
 
 /// `index` converted to `want` on its device. Narrowing `i64` to `i32`
 /// saturates first, so a value out of `i32`'s range stays out of range
 /// for a backend that checks on the device (a wrapped one might land
-/// inside it).
-fn in_index_dtype(index: &Tensor, want: DType) -> Result<Tensor> {
+/// inside it) — unless the range was checked here (`in_range`), where
+/// every value fits and the plain conversion is exact.
+fn in_index_dtype(index: &Tensor, want: DType, in_range: bool) -> Result<Tensor> {
     if index.dtype() == want {
         return Ok(index.clone());
     }
-    if index.dtype() == DType::I64 && want == DType::I32 {
+    if index.dtype() == DType::I64 && want == DType::I32 && !in_range {
         let (lo, hi) = (f64::from(i32::MIN), f64::from(i32::MAX));
         return index.clamp(Some(lo), Some(hi))?.to_dtype(want);
     }
