@@ -78,15 +78,65 @@ pub(crate) fn host_view<B: Backend + ?Sized>(dev: &B, x: &Tensor) -> Result<Tens
     Ok(Tensor::from_parts(Arc::new(storage), x.layout().clone()))
 }
 
-/// One op's run on the host on behalf of a device backend: what every
-/// default op body does, public for a backend that computes some cases of
-/// an op natively (one dtype, say) and hands the others to the host:
+/// `dev` as it is without its own kernels: a backend that shares `dev`'s
+/// device services and capabilities and computes every op by the trait's
+/// default body — on the host, through the reference, counted.
+///
+/// For a backend that computes some cases of an op natively (one dtype,
+/// say) and hands the rest to the host, in one line:
 ///
 /// ```ignore
-/// let host = Host::begin(self, op.name(), x.dtype())?;
-/// host.finish(host.reference().unary(op, &host.tensor_of(x)?)?)
+/// fn unary(&self, op: UnaryOp, x: &Tensor) -> Result<Storage> {
+///     if let Some(s) = self.native_unary(op, x)? {
+///         return Ok(s);
+///     }
+///     fallback::on_host(self).unary(op, x)
+/// }
 /// ```
-pub struct Host<'a, B: Backend + ?Sized> {
+pub fn on_host<B: Backend + ?Sized>(dev: &B) -> OnHost<'_, B> {
+    OnHost(dev)
+}
+
+/// The backend [`on_host`] returns: `B`'s services, the defaults' ops.
+#[derive(Debug)]
+pub struct OnHost<'a, B: Backend + ?Sized>(&'a B);
+
+impl<B: Backend + ?Sized> Backend for OnHost<'_, B> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn device(&self) -> Device {
+        self.0.device()
+    }
+    fn from_host(&self, data: crate::HostBuffer) -> Result<Storage> {
+        self.0.from_host(data)
+    }
+    fn download(&self, storage: &Storage) -> Result<crate::HostBuffer> {
+        self.0.download(storage)
+    }
+    fn to_host(&self, x: &Tensor) -> Result<crate::HostBuffer> {
+        self.0.to_host(x)
+    }
+    fn synchronize(&self) -> Result<()> {
+        self.0.synchronize()
+    }
+    fn stores(&self, dtype: DType) -> bool {
+        self.0.stores(dtype)
+    }
+    fn index_dtype(&self) -> DType {
+        self.0.index_dtype()
+    }
+    fn checks_indices(&self) -> bool {
+        self.0.checks_indices()
+    }
+    fn support(&self, op: &str, dtype: DType) -> Support {
+        self.0.support(op, dtype)
+    }
+}
+
+/// One op's run on the host on behalf of a device backend: what every
+/// default op body does (a backend reaches it through [`on_host`]).
+pub(crate) struct Host<'a, B: Backend + ?Sized> {
     dev: &'a B,
     reference: Arc<dyn Backend>,
 }
@@ -94,7 +144,7 @@ pub struct Host<'a, B: Backend + ?Sized> {
 impl<'a, B: Backend + ?Sized> Host<'a, B> {
     /// Starts a fallback of `op` on `dtype` for `dev`: refuses an op the
     /// backend declines, finds the reference, and counts the fallback.
-    pub fn begin(dev: &'a B, op: &'static str, dtype: DType) -> Result<Self> {
+    pub(crate) fn begin(dev: &'a B, op: &'static str, dtype: DType) -> Result<Self> {
         // The reference has nothing to fall back on; an op a backend
         // declines is refused rather than quietly run on the host.
         if dev.device() == Device::Reference || dev.support(op, dtype) == Support::Unsupported {
@@ -118,17 +168,17 @@ impl<'a, B: Backend + ?Sized> Host<'a, B> {
     }
 
     /// The backend that computes on the host.
-    pub fn reference(&self) -> &dyn Backend {
+    pub(crate) fn reference(&self) -> &dyn Backend {
         &*self.reference
     }
 
     /// An operand, on the host.
-    pub fn tensor_of(&self, x: &Tensor) -> Result<Tensor> {
+    pub(crate) fn tensor_of(&self, x: &Tensor) -> Result<Tensor> {
         host_view(self.dev, x)
     }
 
     /// An index operand, on the host in the reference's index dtype.
-    pub fn index_of(&self, x: &Tensor) -> Result<Tensor> {
+    pub(crate) fn index_of(&self, x: &Tensor) -> Result<Tensor> {
         let host = host_view(self.dev, x)?;
         let want = self.reference.index_dtype();
         if host.dtype() == want {
@@ -139,7 +189,7 @@ impl<'a, B: Backend + ?Sized> Host<'a, B> {
     }
 
     /// The reference's result, uploaded to the device.
-    pub fn finish(&self, out: Storage) -> Result<Storage> {
+    pub(crate) fn finish(&self, out: Storage) -> Result<Storage> {
         let buffer = out
             .into_host()
             .expect("the reference backend stores on the host");

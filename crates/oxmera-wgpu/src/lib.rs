@@ -45,6 +45,7 @@ mod backend;
 #[cfg(feature = "wgpu")]
 mod gpu;
 mod launch;
+mod native;
 mod probe;
 
 pub use launch::{run, target};

@@ -9,21 +9,8 @@
 use oxmera_core::{DType, Device, Error};
 use oxmera_tensor::{Tensor, fallback};
 
-/// `wgpu:0` if an adapter opens; `None` (and a note) where none can.
-fn gpu() -> Option<Device> {
-    let d = Device::Wgpu(0);
-    match Tensor::zeros([1], DType::F32, d) {
-        Ok(_) => Some(d),
-        Err(e) => {
-            assert!(
-                std::env::var("OXMERA_REQUIRE_GPU").as_deref() != Ok("1"),
-                "OXMERA_REQUIRE_GPU=1 but wgpu:0 did not open: {e}"
-            );
-            eprintln!("skipped: no wgpu adapter ({e})");
-            None
-        }
-    }
-}
+mod common;
+use common::gpu;
 
 #[test]
 fn every_dtype_round_trips_through_device_memory() {

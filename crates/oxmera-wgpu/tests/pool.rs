@@ -11,21 +11,8 @@
 use oxmera_core::{DType, Device};
 use oxmera_tensor::{Tensor, fallback};
 
-/// `wgpu:0` if an adapter opens; `None` (and a note) where none can.
-fn gpu() -> Option<Device> {
-    let d = Device::Wgpu(0);
-    match Tensor::zeros([1], DType::F32, d) {
-        Ok(_) => Some(d),
-        Err(e) => {
-            assert!(
-                std::env::var("OXMERA_REQUIRE_GPU").as_deref() != Ok("1"),
-                "OXMERA_REQUIRE_GPU=1 but wgpu:0 did not open: {e}"
-            );
-            eprintln!("skipped: no wgpu adapter ({e})");
-            None
-        }
-    }
-}
+mod common;
+use common::gpu;
 
 fn a_training_loop_reuses_its_buffers(d: Device) {
     let x = Tensor::from_vec((0..4096).map(|i| i as f32 * 1e-3).collect(), [64, 64], d).unwrap();

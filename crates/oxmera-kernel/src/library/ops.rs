@@ -372,10 +372,10 @@ pub fn gather_strided(
     xstride: &[i32],
     istride: &[i32],
     ndim: u32,
-    dim: u32,
     n: u32,
     xoff: i32,
     ioff: i32,
+    dim: u32,
 ) {
     let i = block_idx_x() * block_dim_x() + thread_idx_x();
     if i < n {

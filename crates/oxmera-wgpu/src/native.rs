@@ -1,0 +1,709 @@
+//! The ops the wgpu backend computes on the device: each a launch of a
+//! library kernel (checked by the analysis for its launch before it runs),
+//! or `None` where a size does not fit the kernel's 32-bit arithmetic or
+//! one dispatch — the caller then hands the op to the host.
+//!
+//! Most kernels here are strided elementwise kernels, and they share one
+//! parameter order so one helper ([`WgpuBackend::strided`]) launches them
+//! all: the input buffers, the output, the output's shape, each input's
+//! strides, `ndim`, `n` (the outputs), each input's offset, then the op's
+//! own scalars. The others (matmul, the reductions, softmax, scatter-add)
+//! have shapes of their own and their own launch code.
+
+use oxmera_core::{DType, Error, Result};
+use oxmera_kernel::ir::{Dim3, Kernel, Value};
+use oxmera_kernel::launch::LaunchConfig;
+use oxmera_kernel::library::{self, binary_code, compare_code, scalar_code, unary_code};
+use oxmera_tensor::{Backend, BinaryOp, CmpOp, HostBuffer, ReduceOp, Storage, Tensor, UnaryOp};
+
+use crate::backend::WgpuBackend;
+use crate::gpu::GpuBuffer;
+
+/// The block the elementwise kernels run with: one of the sizes they
+/// declare, and a multiple of every subgroup width an adapter reports.
+const ELEMENTWISE_BLOCK: u32 = 256;
+
+/// The block `softmax_strided` runs with (the one it declares).
+const SOFTMAX_BLOCK: u32 = 64;
+
+/// The longest row `softmax_strided` takes: three passes of a thread over
+/// its row must stay under llvmpipe's 65535 loop iterations.
+const SOFTMAX_MAX_ROW: usize = 4096;
+
+/// The longest walk one thread makes in `scatter_add_strided` (along the
+/// scattered dim), `argbest_strided` and `count_bytes_strided` (over the
+/// reduced elements): llvmpipe stops a loop after 65535 iterations.
+const SCATTER_MAX_ALONG: usize = 16384;
+
+/// The block `reduce_strided` runs with: one of those it declares; small,
+/// because its threads' loops can be long and uneven.
+const REDUCE_BLOCK: u32 = 64;
+
+/// One launch of a strided elementwise kernel (the shared parameter order
+/// is in the module docs).
+pub(crate) struct Strided<'a> {
+    /// The library kernel.
+    pub kernel: &'static Kernel,
+    /// The op's public name, for errors.
+    pub name: &'static str,
+    /// The operands, read through their layouts.
+    pub inputs: &'a [&'a Tensor],
+    /// The output's shape, which the kernel walks.
+    pub shape: &'a [usize],
+    /// The output's dtype.
+    pub out: DType,
+    /// Outputs one thread writes: 1, or 4 for bytes packed in a word.
+    pub per_thread: usize,
+    /// The op's own scalars, after the offsets.
+    pub extra: Vec<Value>,
+}
+
+/// The strides and offset of a view in the kernels' i32, or `None` if one
+/// does not fit.
+fn view_of(x: &Tensor) -> Option<(Vec<u32>, i32)> {
+    let layout = x.layout();
+    let strides: Option<Vec<u32>> = layout
+        .strides()
+        .as_slice()
+        .iter()
+        .map(|&s| i32::try_from(s).ok().map(|v| v as u32))
+        .collect();
+    Some((strides?, i32::try_from(layout.offset()).ok()?))
+}
+
+/// Dims in the kernels' u32, or `None` if one does not fit.
+fn dims_of(dims: &[usize]) -> Option<Vec<u32>> {
+    dims.iter().map(|&d| u32::try_from(d).ok()).collect()
+}
+
+/// How many outputs a reduction of `x` over `dims` has, and how many
+/// elements each sums.
+fn reduce_sizes(x: &Tensor, dims: &[usize]) -> (usize, usize) {
+    let n_reduced = dims.iter().map(|&d| x.dims()[d]).product();
+    let n_out = (0..x.dims().len())
+        .filter(|d| !dims.contains(d))
+        .map(|d| x.dims()[d])
+        .product();
+    (n_out, n_reduced)
+}
+
+impl WgpuBackend {
+    /// Launches a kernel with one thread per output, `block` threads a
+    /// block.
+    fn linear(
+        &self,
+        kernel: &'static Kernel,
+        block: u32,
+        buffers: &[&wgpu::Buffer],
+        scalars: &[Value],
+        n: usize,
+        op: &'static str,
+    ) -> Result<()> {
+        let launch = LaunchConfig {
+            grid: Dim3::x((n as u32).div_ceil(block)),
+            block: Dim3::x(block),
+        };
+        self.gpu().launch(kernel, launch, buffers, scalars, op)
+    }
+
+    /// Whether a launch of `threads` elementwise threads fits one dispatch
+    /// (and the kernels' i32 indexing).
+    pub(crate) fn fits(&self, threads: usize) -> bool {
+        let max = self.gpu().report.max_workgroups_per_dimension as u64;
+        (threads as u64) <= max * ELEMENTWISE_BLOCK as u64 && threads < i32::MAX as usize
+    }
+
+    /// Every dtype: its bytes repeat with a period of at most 8, so one
+    /// kernel writes the two words of the pattern.
+    pub(crate) fn fill_pattern(&self, dtype: DType, len: usize, value: f64) -> Result<Storage> {
+        let size = dtype.size_in_bytes();
+        let bytes = len * size;
+        let words = bytes.div_ceil(4);
+        if !self.fits(words) {
+            return Err(Error::DeviceFault {
+                op: "fill",
+                device: self.device(),
+                reason: format!("{len} elements of {dtype} are past one dispatch of fill_words"),
+            });
+        }
+        let pattern = HostBuffer::filled(dtype, 8 / size, value).to_le_bytes();
+        let word = |k: usize| u32::from_le_bytes(pattern[k..k + 4].try_into().expect("4 bytes"));
+        let out = self.gpu().alloc(bytes as u64, "fill")?;
+        if words > 0 {
+            self.linear(
+                library::fill_words(),
+                ELEMENTWISE_BLOCK,
+                &[out.raw()],
+                &[
+                    Value::U32(words as u32),
+                    Value::U32(word(0)),
+                    Value::U32(word(4)),
+                ],
+                words,
+                "fill",
+            )?;
+        }
+        Ok(self.store(dtype, len, out))
+    }
+
+    /// Launches one strided elementwise kernel; `None` where a size does
+    /// not fit.
+    pub(crate) fn strided(&self, l: Strided<'_>) -> Result<Option<Storage>> {
+        let n: usize = l.shape.iter().product();
+        let threads = n.div_ceil(l.per_thread);
+        let views: Option<Vec<(Vec<u32>, i32)>> = l.inputs.iter().map(|x| view_of(x)).collect();
+        let (Some(shape), Some(views)) = (dims_of(l.shape), views) else {
+            return Ok(None);
+        };
+        if n >= i32::MAX as usize || !self.fits(threads) {
+            return Ok(None);
+        }
+        let gpu = self.gpu();
+        let out = gpu.alloc((n * l.out.size_in_bytes()) as u64, l.name)?;
+        if n > 0 {
+            let sources = l
+                .inputs
+                .iter()
+                .map(|x| self.buffer(x.storage(), l.name))
+                .collect::<Result<Vec<_>>>()?;
+            let shape_meta = gpu.metadata(&shape);
+            let stride_metas: Vec<wgpu::Buffer> =
+                views.iter().map(|(s, _)| gpu.metadata(s)).collect();
+            let mut buffers: Vec<&wgpu::Buffer> = sources.iter().map(|b| b.buffer.raw()).collect();
+            buffers.push(out.raw());
+            buffers.push(&shape_meta);
+            buffers.extend(stride_metas.iter());
+            let mut scalars = vec![Value::U32(shape.len() as u32), Value::U32(n as u32)];
+            scalars.extend(views.iter().map(|&(_, o)| Value::I32(o)));
+            scalars.extend(l.extra);
+            self.linear(
+                l.kernel,
+                ELEMENTWISE_BLOCK,
+                &buffers,
+                &scalars,
+                threads,
+                l.name,
+            )?;
+        }
+        Ok(Some(self.store(l.out, n, out)))
+    }
+
+    /// `op x` for f32 (`contiguous` is the copy code).
+    pub(crate) fn unary_f32(
+        &self,
+        code: u32,
+        x: &Tensor,
+        name: &'static str,
+    ) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::unary_strided(),
+            name,
+            inputs: &[x],
+            shape: x.dims(),
+            out: DType::F32,
+            per_thread: 1,
+            extra: vec![Value::U32(code)],
+        })
+    }
+
+    /// `a op b` for f32, where the GPU has `op`.
+    pub(crate) fn binary_f32(
+        &self,
+        op: BinaryOp,
+        a: &Tensor,
+        b: &Tensor,
+    ) -> Result<Option<Storage>> {
+        let Some(code) = binary_code_of(op) else {
+            return Ok(None);
+        };
+        self.strided(Strided {
+            kernel: library::binary_strided(),
+            name: op.name(),
+            inputs: &[a, b],
+            shape: a.dims(),
+            out: DType::F32,
+            per_thread: 1,
+            extra: vec![Value::U32(code)],
+        })
+    }
+
+    /// `x op value` (or `value op x`) for f32, where the GPU has `op`.
+    pub(crate) fn scalar_f32(
+        &self,
+        op: BinaryOp,
+        x: &Tensor,
+        value: f64,
+        scalar_first: bool,
+    ) -> Result<Option<Storage>> {
+        let Some(&(_, code)) = NATIVE_SCALAR.iter().find(|(b, _)| *b == op) else {
+            return Ok(None);
+        };
+        self.strided(Strided {
+            kernel: library::scalar_strided(),
+            name: op.name(),
+            inputs: &[x],
+            shape: x.dims(),
+            out: DType::F32,
+            per_thread: 1,
+            extra: vec![
+                Value::U32(code),
+                Value::F32(value as f32),
+                Value::Bool(scalar_first),
+            ],
+        })
+    }
+
+    /// `a op b` (or `a op s` when `b` is `None`) for f32 operands, as
+    /// bytes four to a word.
+    pub(crate) fn compare_f32(
+        &self,
+        op: CmpOp,
+        a: &Tensor,
+        b: Option<&Tensor>,
+        s: f64,
+    ) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::compare_packed(),
+            name: op.name(),
+            inputs: &[a, b.unwrap_or(a)],
+            shape: a.dims(),
+            out: DType::Bool,
+            per_thread: 4,
+            extra: vec![
+                Value::U32(compare_code_of(op)),
+                Value::Bool(b.is_none()),
+                Value::F32(s as f32),
+            ],
+        })
+    }
+
+    /// `a op b` for i64 operands (word pairs), as bytes four to a word.
+    pub(crate) fn compare_i64(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::compare_i64_packed(),
+            name: op.name(),
+            inputs: &[a, b],
+            shape: a.dims(),
+            out: DType::Bool,
+            per_thread: 4,
+            extra: vec![Value::U32(compare_code_of(op))],
+        })
+    }
+
+    /// Bool and u8 to f32 (their bytes, read four to a word), and i64 to
+    /// i32 (the low words).
+    pub(crate) fn cast_native(&self, x: &Tensor, dtype: DType) -> Result<Option<Storage>> {
+        let kernel = match (x.dtype(), dtype) {
+            (DType::Bool | DType::U8, DType::F32) => library::bytes_to_f32(),
+            (DType::I64, DType::I32) => library::i64_to_i32(),
+            _ => return Ok(None),
+        };
+        self.strided(Strided {
+            kernel,
+            name: "cast",
+            inputs: &[x],
+            shape: x.dims(),
+            out: dtype,
+            per_thread: 1,
+            extra: vec![],
+        })
+    }
+
+    /// `x` gathered along `dim` by i32 `index` (f32 values).
+    pub(crate) fn gather_f32(
+        &self,
+        x: &Tensor,
+        dim: usize,
+        index: &Tensor,
+    ) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::gather_strided(),
+            name: "gather",
+            inputs: &[x, index],
+            shape: index.dims(),
+            out: DType::F32,
+            per_thread: 1,
+            extra: vec![Value::U32(dim as u32)],
+        })
+    }
+
+    /// Argmax/argmin of f32 and the count of bools or bytes: one thread per
+    /// output, each walking its reduced elements (bounded, for llvmpipe's
+    /// loop limit).
+    pub(crate) fn reduce_walk(
+        &self,
+        op: ReduceOp,
+        x: &Tensor,
+        dims: &[usize],
+        out_dtype: DType,
+    ) -> Result<Option<Storage>> {
+        let (n_out, n_reduced) = reduce_sizes(x, dims);
+        let kernel = match (op, x.dtype()) {
+            (ReduceOp::ArgMax | ReduceOp::ArgMin, DType::F32) => library::argbest_strided(),
+            (ReduceOp::Sum, DType::Bool | DType::U8) => library::count_bytes_strided(),
+            _ => return Ok(None),
+        };
+        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
+            return Ok(None);
+        };
+        if out_dtype != DType::I64 || n_reduced > SCATTER_MAX_ALONG || !self.fits(n_out) {
+            return Ok(None);
+        }
+        let (name, gpu) = (op.name(), self.gpu());
+        let out = gpu.alloc((n_out * 8) as u64, name)?;
+        if n_out > 0 {
+            let src = self.buffer(x.storage(), name)?;
+            let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
+            let (s, st, r) = (
+                gpu.metadata(&shape),
+                gpu.metadata(&strides),
+                gpu.metadata(&marks),
+            );
+            let mut scalars = vec![
+                Value::U32(shape.len() as u32),
+                Value::U32(n_out as u32),
+                Value::U32(n_reduced as u32),
+                Value::I32(offset),
+            ];
+            if op != ReduceOp::Sum {
+                scalars.push(Value::U32((op == ReduceOp::ArgMin) as u32));
+            }
+            self.linear(
+                kernel,
+                ELEMENTWISE_BLOCK,
+                &[src.buffer.raw(), out.raw(), &s, &st, &r],
+                &scalars,
+                n_out,
+                name,
+            )?;
+        }
+        Ok(Some(self.store(DType::I64, n_out, out)))
+    }
+
+    /// Softmax or log-softmax of f32 along `dim`, a row a thread.
+    pub(crate) fn softmax_f32(&self, x: &Tensor, dim: usize, log: bool) -> Result<Option<Storage>> {
+        let name = if log { "log_softmax" } else { "softmax" };
+        let n = x.shape().numel();
+        let len = x.dims()[dim];
+        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
+            return Ok(None);
+        };
+        if len > SOFTMAX_MAX_ROW || !self.fits(n) {
+            return Ok(None);
+        }
+        let gpu = self.gpu();
+        let rows = n.checked_div(len).unwrap_or(0);
+        let out = gpu.alloc((n * 4) as u64, name)?;
+        if rows > 0 && len > 0 {
+            let src = self.buffer(x.storage(), name)?;
+            let (s, st) = (gpu.metadata(&shape), gpu.metadata(&strides));
+            self.linear(
+                library::softmax_strided(),
+                SOFTMAX_BLOCK,
+                &[src.buffer.raw(), out.raw(), &s, &st],
+                &[
+                    Value::U32(shape.len() as u32),
+                    Value::U32(dim as u32),
+                    Value::U32(rows as u32),
+                    Value::I32(offset),
+                    Value::Bool(log),
+                ],
+                rows,
+                name,
+            )?;
+        }
+        Ok(Some(self.store(DType::F32, n, out)))
+    }
+
+    /// `x` with f32 `src` added at i32 `index` along `dim`, a thread per
+    /// output (deterministic: see the kernel).
+    pub(crate) fn scatter_add_f32(
+        &self,
+        x: &Tensor,
+        dim: usize,
+        index: &Tensor,
+        src: &Tensor,
+    ) -> Result<Option<Storage>> {
+        let name = "scatter_add";
+        let n = x.shape().numel();
+        let (Some(xshape), Some(ishape)) = (dims_of(x.dims()), dims_of(index.dims())) else {
+            return Ok(None);
+        };
+        let (Some((xs, xo)), Some((is, io)), Some((ss, so))) =
+            (view_of(x), view_of(index), view_of(src))
+        else {
+            return Ok(None);
+        };
+        if index.dims()[dim] > SCATTER_MAX_ALONG || !self.fits(n) {
+            return Ok(None);
+        }
+        let gpu = self.gpu();
+        let out = gpu.alloc((n * 4) as u64, name)?;
+        if n > 0 {
+            let (bx, bi, bs) = (
+                self.buffer(x.storage(), name)?,
+                self.buffer(index.storage(), name)?,
+                self.buffer(src.storage(), name)?,
+            );
+            let (mxs, mis) = (gpu.metadata(&xshape), gpu.metadata(&ishape));
+            let (mx, mi, ms) = (gpu.metadata(&xs), gpu.metadata(&is), gpu.metadata(&ss));
+            self.linear(
+                library::scatter_add_strided(),
+                ELEMENTWISE_BLOCK,
+                &[
+                    bx.buffer.raw(),
+                    bi.buffer.raw(),
+                    bs.buffer.raw(),
+                    out.raw(),
+                    &mxs,
+                    &mis,
+                    &mx,
+                    &mi,
+                    &ms,
+                ],
+                &[
+                    Value::U32(xshape.len() as u32),
+                    Value::U32(dim as u32),
+                    Value::U32(n as u32),
+                    Value::I32(xo),
+                    Value::I32(io),
+                    Value::I32(so),
+                ],
+                n,
+                name,
+            )?;
+        }
+        Ok(Some(self.store(DType::F32, n, out)))
+    }
+
+    /// `a @ b` by `matmul_strided`: both operands read through their
+    /// strides (transposed and broadcast operands are views). `None` where
+    /// a size does not fit the kernel's u32/i32 or one dispatch.
+    pub(crate) fn matmul_f32(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
+        const TILE: u32 = 16;
+        let (ad, bd) = (a.dims(), b.dims());
+        let rank = ad.len();
+        let (m, k, n) = (ad[rank - 2], ad[rank - 1], bd[rank - 1]);
+        let batch: usize = ad[..rank - 2].iter().product();
+        let count = batch * m * n;
+        let (Some((sa, oa)), Some((sb, ob))) = (view_of(a), view_of(b)) else {
+            return Ok(None);
+        };
+        let max = self.gpu().report.max_workgroups_per_dimension as usize;
+        let fits = |v: usize| u32::try_from(v).is_ok();
+        if !(fits(count)
+            && fits(k)
+            && batch <= max
+            && n.div_ceil(16) <= max
+            && m.div_ceil(16) <= max)
+        {
+            return Ok(None);
+        }
+        let out = self.gpu().alloc((count * 4) as u64, "matmul")?;
+        if count > 0 {
+            let (ba, bb) = (
+                self.buffer(a.storage(), "matmul")?,
+                self.buffer(b.storage(), "matmul")?,
+            );
+            let shape: Vec<u32> = ad[..rank - 2].iter().map(|&d| d as u32).collect();
+            let s = self.gpu().metadata(&shape);
+            let (ma, mb) = (
+                self.gpu().metadata(&sa[..rank - 2]),
+                self.gpu().metadata(&sb[..rank - 2]),
+            );
+            let i = |v: u32| Value::I32(v as i32);
+            let launch = LaunchConfig {
+                grid: Dim3::new(
+                    (n as u32).div_ceil(TILE),
+                    (m as u32).div_ceil(TILE),
+                    batch as u32,
+                ),
+                block: Dim3::new(TILE, TILE, 1),
+            };
+            self.gpu().launch(
+                library::matmul_strided(),
+                launch,
+                &[ba.buffer.raw(), bb.buffer.raw(), out.raw(), &s, &ma, &mb],
+                &[
+                    Value::U32((rank - 2) as u32),
+                    Value::U32(m as u32),
+                    Value::U32(n as u32),
+                    Value::U32(k as u32),
+                    i(sa[rank - 2]),
+                    i(sa[rank - 1]),
+                    i(sb[rank - 2]),
+                    i(sb[rank - 1]),
+                    Value::I32(oa),
+                    Value::I32(ob),
+                ],
+                "matmul",
+            )?;
+        }
+        Ok(Some(self.store(DType::F32, count, out)))
+    }
+
+    /// Sum or mean over `dims` by passes of `reduce_strided`: chunks of at
+    /// most `REDUCE_CHUNK` terms, then the chunks' partials, until one
+    /// chunk is left (see the kernel for why). `None` where sizes do not
+    /// fit its u32 arithmetic or one dispatch.
+    pub(crate) fn reduce_f32(
+        &self,
+        x: &Tensor,
+        dims: &[usize],
+        mean: bool,
+        name: &'static str,
+    ) -> Result<Option<Storage>> {
+        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
+            return Ok(None);
+        };
+        let (n_out, n_reduced) = reduce_sizes(x, dims);
+        let chunk = library::REDUCE_CHUNK as usize;
+        let max_threads =
+            self.gpu().report.max_workgroups_per_dimension as usize * REDUCE_BLOCK as usize;
+        let first_chunks = n_reduced.div_ceil(chunk).max(1);
+        if u32::try_from(n_reduced).is_err()
+            || n_out
+                .checked_mul(first_chunks)
+                .is_none_or(|t| t > max_threads)
+        {
+            return Ok(None);
+        }
+        if n_out == 0 {
+            return Ok(Some(self.store(DType::F32, 0, self.gpu().alloc(0, name)?)));
+        }
+        let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
+        // The current input: a buffer and how to read it.
+        let src = self.buffer(x.storage(), name)?;
+        let mut held: Option<GpuBuffer> = None;
+        let (mut shape, mut strides, mut marks, mut offset) = (shape, strides, marks, offset);
+        let mut terms = n_reduced;
+        loop {
+            let n_chunks = terms.div_ceil(chunk).max(1);
+            let last = n_chunks == 1;
+            let out = self.gpu().alloc((n_out * n_chunks * 4) as u64, name)?;
+            let (s, st, r) = (
+                self.gpu().metadata(&shape),
+                self.gpu().metadata(&strides),
+                self.gpu().metadata(&marks),
+            );
+            let input = held.as_ref().map_or(src.buffer.raw(), |b| b.raw());
+            self.linear(
+                library::reduce_strided(),
+                REDUCE_BLOCK,
+                &[input, out.raw(), &s, &st, &r],
+                &[
+                    Value::U32(shape.len() as u32),
+                    Value::U32(n_out as u32),
+                    Value::U32(terms as u32),
+                    Value::U32(n_chunks as u32),
+                    Value::U32(chunk as u32),
+                    Value::I32(offset),
+                    Value::Bool(mean && last),
+                    Value::U32(n_reduced as u32),
+                ],
+                n_out * n_chunks,
+                name,
+            )?;
+            if last {
+                return Ok(Some(self.store(DType::F32, n_out, out)));
+            }
+            // Next pass: the partials, [n_out, n_chunks] contiguous, over dim 1.
+            shape = vec![n_out as u32, n_chunks as u32];
+            strides = vec![n_chunks as u32, 1];
+            marks = vec![0, 1];
+            offset = 0;
+            terms = n_chunks;
+            held = Some(out);
+        }
+    }
+}
+
+/// The unary ops the GPU computes, with their `unary_strided` codes.
+///
+/// `relu` keeps NaN by testing the bits (`to_bits`): on lavapipe (LLVM) a
+/// float comparison may assume no NaN — `x != x` folds to false. `exp` and
+/// `sigmoid` use the kernel's own exp (range reduction and a polynomial,
+/// within 2 ulp), not the driver's. Not yet here, though the kernel has
+/// them: `log` and `tanh`, which use WGSL's builtins — specified to 3 +
+/// 2|x| ULP and only absolutely, looser than the conformance rows.
+/// Measured: `oxmera conformance --device wgpu` on lavapipe.
+const NATIVE_UNARY: [(UnaryOp, u32); 11] = [
+    (UnaryOp::Relu, unary_code::RELU),
+    (UnaryOp::Exp, unary_code::EXP),
+    (UnaryOp::Sigmoid, unary_code::SIGMOID),
+    (UnaryOp::Neg, unary_code::NEG),
+    (UnaryOp::Abs, unary_code::ABS),
+    (UnaryOp::Sqrt, unary_code::SQRT),
+    (UnaryOp::Rsqrt, unary_code::RSQRT),
+    (UnaryOp::Recip, unary_code::RECIP),
+    (UnaryOp::Square, unary_code::SQUARE),
+    (UnaryOp::Floor, unary_code::FLOOR),
+    (UnaryOp::Ceil, unary_code::CEIL),
+];
+
+/// The ops with a scalar operand the GPU computes, with their
+/// `scalar_strided` codes.
+const NATIVE_SCALAR: [(BinaryOp, u32); 4] = [
+    (BinaryOp::Add, scalar_code::ADD),
+    (BinaryOp::Sub, scalar_code::SUB),
+    (BinaryOp::Mul, scalar_code::MUL),
+    (BinaryOp::Div, scalar_code::DIV),
+];
+
+/// The binary ops the GPU computes, with their `binary_strided` codes.
+/// `maximum`/`minimum` wait for the same NaN handling as above (and for
+/// `max(-0, 0) = 0`, which the reference defines and WGSL does not).
+const NATIVE_BINARY: [(BinaryOp, u32); 4] = [
+    (BinaryOp::Add, binary_code::ADD),
+    (BinaryOp::Sub, binary_code::SUB),
+    (BinaryOp::Mul, binary_code::MUL),
+    (BinaryOp::Div, binary_code::DIV),
+];
+
+fn compare_code_of(op: CmpOp) -> u32 {
+    match op {
+        CmpOp::Eq => compare_code::EQ,
+        CmpOp::Ne => compare_code::NE,
+        CmpOp::Lt => compare_code::LT,
+        CmpOp::Le => compare_code::LE,
+        CmpOp::Gt => compare_code::GT,
+        CmpOp::Ge => compare_code::GE,
+    }
+}
+
+pub(crate) fn unary_code_of(op: UnaryOp) -> Option<u32> {
+    NATIVE_UNARY.iter().find(|(u, _)| *u == op).map(|(_, c)| *c)
+}
+
+fn binary_code_of(op: BinaryOp) -> Option<u32> {
+    NATIVE_BINARY
+        .iter()
+        .find(|(b, _)| *b == op)
+        .map(|(_, c)| *c)
+}
+
+/// The ops computed natively for f32, by the name [`Backend::support`] is
+/// asked with.
+pub(crate) fn native_f32(op: &str) -> bool {
+    matches!(
+        op,
+        "contiguous"
+            | "matmul"
+            | "fill"
+            | "sum"
+            | "mean"
+            | "softmax"
+            | "log_softmax"
+            | "gather"
+            | "scatter_add"
+            | "argmax"
+            | "argmin"
+            | "eq"
+            | "ne"
+            | "lt"
+            | "le"
+            | "gt"
+            | "ge"
+    ) || NATIVE_UNARY.iter().any(|(u, _)| u.name() == op)
+        || NATIVE_BINARY.iter().any(|(b, _)| b.name() == op)
+}

@@ -1,0 +1,22 @@
+//! What the wgpu integration tests share.
+
+use oxmera_core::{DType, Device};
+use oxmera_tensor::Tensor;
+
+/// `wgpu:0` if an adapter opens; `None` (and a note) where none can —
+/// a failure instead when `OXMERA_REQUIRE_GPU=1` (CI, after installing
+/// lavapipe), so a missing driver there cannot pass as a skip.
+pub fn gpu() -> Option<Device> {
+    let d = Device::Wgpu(0);
+    match Tensor::zeros([1], DType::F32, d) {
+        Ok(_) => Some(d),
+        Err(e) => {
+            assert!(
+                std::env::var("OXMERA_REQUIRE_GPU").as_deref() != Ok("1"),
+                "OXMERA_REQUIRE_GPU=1 but wgpu:0 did not open: {e}"
+            );
+            eprintln!("skipped: no wgpu adapter ({e})");
+            None
+        }
+    }
+}
