@@ -45,6 +45,7 @@ mod backend;
 #[cfg(feature = "wgpu")]
 mod gpu;
 mod launch;
+#[cfg(feature = "wgpu")]
 mod native;
 mod probe;
 
