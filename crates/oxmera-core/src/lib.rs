@@ -12,7 +12,8 @@
 //! It also owns [`broadcast_shapes`], the total function that decides
 //! whether two shapes can meet in an elementwise op, the [`Device`] value
 //! that names where data lives, and the [`Error`] taxonomy that every
-//! fallible public function in oxmera returns.
+//! fallible public function in oxmera returns, and the definition of the
+//! random bits ([`philox4x32_10`]) that every device's generator reproduces.
 //!
 //! What it must never know about: tensors, storage, backends, autograd. It
 //! depends on no other oxmera crate, and CI checks that mechanically.
@@ -34,6 +35,7 @@ mod device;
 mod dtype;
 mod error;
 mod layout;
+mod philox;
 mod shape;
 
 pub use broadcast::{broadcast_shapes, broadcast_shapes_all};
@@ -41,4 +43,5 @@ pub use device::{CustomDevice, Device};
 pub use dtype::DType;
 pub use error::{Error, Result, StateDictProblem};
 pub use layout::{Layout, OffsetIter, Strides};
+pub use philox::{philox4x32_10, unit_f64};
 pub use shape::{Shape, normalize_dim, normalize_dims};

@@ -9,8 +9,8 @@ use oxmera_core::{DType, Device, Error, Result};
 use oxmera_kernel::library::unary_code;
 use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, DeviceBuffer, HostBuffer, ReduceOp, ScatterMode, Storage,
-    StorageData, Support, Tensor, UnaryOp,
+    Backend, BinaryOp, CmpOp, DeviceBuffer, Distribution, Generator, HostBuffer, ReduceOp,
+    ScatterMode, Storage, StorageData, Support, Tensor, UnaryOp,
 };
 
 use crate::gpu::{Gpu, GpuBuffer};
@@ -158,6 +158,25 @@ impl Backend for WgpuBackend {
     /// Every dtype (see `fill_pattern`).
     fn fill(&self, dtype: DType, len: usize, value: f64) -> Result<Storage> {
         self.fill_pattern(dtype, len, value)
+    }
+
+    /// Uniform f32 natively (Philox on the device); normal draws (which
+    /// need a logarithm and a cosine more accurate than WGSL's) and
+    /// integers (64-bit remainders) on the host.
+    fn random(
+        &self,
+        dist: Distribution,
+        rng: Generator,
+        len: usize,
+        dtype: DType,
+    ) -> Result<Storage> {
+        if let Distribution::Uniform { low, high } = dist
+            && dtype == DType::F32
+            && let Some(s) = self.uniform_f32(low, high, rng, len)?
+        {
+            return Ok(s);
+        }
+        on_host(self).random(dist, rng, len, dtype)
     }
 
     fn binary_scalar(

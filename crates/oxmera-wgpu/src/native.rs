@@ -14,7 +14,9 @@ use oxmera_core::{DType, Error, Result};
 use oxmera_kernel::ir::{Dim3, Kernel, Value};
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::library::{self, binary_code, compare_code, scalar_code, unary_code};
-use oxmera_tensor::{Backend, BinaryOp, CmpOp, HostBuffer, ReduceOp, Storage, Tensor, UnaryOp};
+use oxmera_tensor::{
+    Backend, BinaryOp, CmpOp, Generator, HostBuffer, ReduceOp, Storage, Tensor, UnaryOp,
+};
 
 use crate::backend::WgpuBackend;
 use crate::gpu::GpuBuffer;
@@ -325,6 +327,45 @@ impl WgpuBackend {
             per_thread: 1,
             extra: vec![Value::U32(dim as u32)],
         })
+    }
+
+    /// `len` uniform f32 values in `[low, high)` by `philox_uniform`: the
+    /// host's Philox blocks, so `[0, 1)` draws equal the host's bit for bit
+    /// (other bounds: within the three roundings of the f32 map).
+    pub(crate) fn uniform_f32(
+        &self,
+        low: f64,
+        high: f64,
+        rng: Generator,
+        len: usize,
+    ) -> Result<Option<Storage>> {
+        if len >= i32::MAX as usize || !self.fits(len) {
+            return Ok(None);
+        }
+        let gpu = self.gpu();
+        let out = gpu.alloc((len * 4) as u64, "uniform")?;
+        if len > 0 {
+            let word = |v: u64| Value::U32(v as u32);
+            let (offset, seed) = (rng.offset(), rng.seed());
+            self.linear(
+                library::philox_uniform(),
+                ELEMENTWISE_BLOCK,
+                &[out.raw()],
+                &[
+                    Value::U32(len as u32),
+                    word(offset),
+                    word(offset >> 32),
+                    word(seed),
+                    word(seed >> 32),
+                    Value::U32(10),
+                    Value::F32(low as f32),
+                    Value::F32(high as f32),
+                ],
+                len,
+                "uniform",
+            )?;
+        }
+        Ok(Some(self.store(DType::F32, len, out)))
     }
 
     /// Argmax/argmin of f32 and the count of bools or bytes: one thread per
@@ -698,6 +739,7 @@ pub(crate) fn native_f32(op: &str) -> bool {
             | "scatter_add"
             | "argmax"
             | "argmin"
+            | "uniform"
             | "eq"
             | "ne"
             | "lt"

@@ -9,7 +9,7 @@
 #![cfg(feature = "wgpu")]
 
 use oxmera_core::{DType, Device};
-use oxmera_tensor::{Tensor, fallback};
+use oxmera_tensor::{Generator, Tensor, fallback};
 
 mod common;
 use common::gpu;
@@ -91,9 +91,54 @@ fn elementwise_ops_run_on_the_gpu_over_strided_and_broadcast_views(d: Device) {
     }
 }
 
+/// Parameter init draws on the device, from the host's stream: `[0, 1)`
+/// bit for bit, other bounds within the `f32` map's roundings.
+fn uniform_draws_are_native_and_follow_the_hosts_stream(d: Device) {
+    let before = fallback::total(d);
+    // The counter crosses 2^32 inside the draw.
+    let (seed, offset) = (0xC0FF_EE00_1234_5678u64, (1u64 << 32) - 1000);
+    let draw = |device| {
+        Generator::from_state(seed, offset)
+            .rand([3000], DType::F32, device)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    let (got, want) = (draw(d), draw(Device::Reference));
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "rand element {k}: {g} vs {w}");
+    }
+    // Bounds not exact in f32, as a Linear layer's init draws them.
+    let (low, high) = (-0.3f64, 0.3f64);
+    let draw = |device| {
+        Generator::from_state(7, 123)
+            .uniform([1 << 16], low, high, DType::F32, device)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    let (got, want) = (draw(d), draw(Device::Reference));
+    for (g, w) in got.iter().zip(&want) {
+        // The device maps u (exact) by low' + (high' - low')·u in f32, with
+        // low' and high' the bounds rounded to f32: 2^-24·(|low| + |high|)
+        // from those, 2^-24·3|high - low| from the three roundings of the
+        // map, 2^-24·|x| from the host's own rounding of its f64 value.
+        let x = f64::from(*w).abs();
+        let bound = 2f64.powi(-24) * (low.abs() + high.abs() + 3.0 * (high - low) + 2.0 * x);
+        assert!((f64::from(*g) - f64::from(*w)).abs() <= bound, "{g} vs {w}");
+    }
+    assert_eq!(
+        fallback::total(d),
+        before,
+        "{}",
+        fallback::report().for_device(d)
+    );
+}
+
 #[test]
 fn native_ops_do_not_fall_back_and_a_training_loop_reuses_its_buffers() {
     let Some(d) = gpu() else { return };
     elementwise_ops_run_on_the_gpu_over_strided_and_broadcast_views(d);
+    uniform_draws_are_native_and_follow_the_hosts_stream(d);
     a_training_loop_reuses_its_buffers(d);
 }

@@ -792,6 +792,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 summary: "a[3,1,7] * b[5,7] broadcast to [3,5,7]".into(),
             }
         }
+        "philox_uniform" => super::random::demo(block, seed),
         _ => return None,
     })
 }

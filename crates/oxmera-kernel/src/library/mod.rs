@@ -6,6 +6,7 @@ mod demos;
 mod flip;
 mod kernels;
 mod ops;
+mod random;
 
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
@@ -18,6 +19,7 @@ pub use ops::{
     compare_packed, count_bytes_strided, fill_words, gather_strided, i64_to_i32, reduce_strided,
     scalar_code, scalar_strided, scatter_add_strided, softmax_strided,
 };
+pub use random::philox_uniform;
 
 use crate::registry::{Entry, Origin};
 
@@ -135,6 +137,11 @@ pub fn entries() -> Vec<Entry> {
             "matmul_strided",
             "batched tiled matmul over strided (transposed, broadcast) operands",
             matmul_strided,
+        ),
+        e(
+            "philox_uniform",
+            "uniform f32 from Philox4x32-10 blocks: the host's random stream, a thread per element",
+            philox_uniform,
         ),
     ]
 }
