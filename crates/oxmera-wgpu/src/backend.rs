@@ -9,8 +9,8 @@ use oxmera_core::{DType, Device, Error, Result};
 use oxmera_kernel::library::unary_code;
 use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, DeviceBuffer, Distribution, Generator, HostBuffer, ReduceOp,
-    ScatterMode, Storage, StorageData, Support, Tensor, UnaryOp,
+    Backend, BinaryOp, CmpOp, Conv2dParams, DeviceBuffer, Distribution, Generator, HostBuffer,
+    Pool2dParams, ReduceOp, ScatterMode, Storage, StorageData, Support, Tensor, UnaryOp,
 };
 
 use crate::gpu::{Gpu, GpuBuffer};
@@ -286,6 +286,82 @@ impl Backend for WgpuBackend {
             Some(s) => Ok(s),
             None => on_host(self).cast(x, dtype),
         }
+    }
+
+    fn conv2d(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        params: Conv2dParams,
+    ) -> Result<Storage> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.conv2d_f32(x, weight, bias, params)?
+        {
+            return Ok(s);
+        }
+        on_host(self).conv2d(x, weight, bias, params)
+    }
+
+    fn conv2d_backward(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        grad: &Tensor,
+        params: Conv2dParams,
+    ) -> Result<(Storage, Storage)> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.conv2d_backward_f32(x, weight, grad, params)?
+        {
+            return Ok(s);
+        }
+        on_host(self).conv2d_backward(x, weight, grad, params)
+    }
+
+    fn max_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.pool_f32(x, params, true)?
+        {
+            return Ok(s);
+        }
+        on_host(self).max_pool2d(x, params)
+    }
+
+    fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.pool_f32(x, params, false)?
+        {
+            return Ok(s);
+        }
+        on_host(self).avg_pool2d(x, params)
+    }
+
+    fn max_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.pool_backward_f32(x, grad, params, true)?
+        {
+            return Ok(s);
+        }
+        on_host(self).max_pool2d_backward(x, grad, params)
+    }
+
+    fn avg_pool2d_backward(
+        &self,
+        x: &Tensor,
+        grad: &Tensor,
+        params: Pool2dParams,
+    ) -> Result<Storage> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.pool_backward_f32(x, grad, params, false)?
+        {
+            return Ok(s);
+        }
+        on_host(self).avg_pool2d_backward(x, grad, params)
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {

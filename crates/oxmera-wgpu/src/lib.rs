@@ -43,6 +43,8 @@ use oxmera_reference as _;
 #[cfg(feature = "wgpu")]
 mod backend;
 #[cfg(feature = "wgpu")]
+mod conv;
+#[cfg(feature = "wgpu")]
 mod gpu;
 mod launch;
 #[cfg(feature = "wgpu")]

@@ -92,7 +92,7 @@ fn reduce_sizes(x: &Tensor, dims: &[usize]) -> (usize, usize) {
 impl WgpuBackend {
     /// Launches a kernel with one thread per output, `block` threads a
     /// block.
-    fn linear(
+    pub(crate) fn linear(
         &self,
         kernel: &'static Kernel,
         block: u32,
@@ -740,6 +740,12 @@ pub(crate) fn native_f32(op: &str) -> bool {
             | "argmax"
             | "argmin"
             | "uniform"
+            | "conv2d"
+            | "conv2d_backward"
+            | "max_pool2d"
+            | "max_pool2d_backward"
+            | "avg_pool2d"
+            | "avg_pool2d_backward"
             | "eq"
             | "ne"
             | "lt"

@@ -793,7 +793,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             }
         }
         "philox_uniform" => super::random::demo(block, seed),
-        _ => return None,
+        _ => return super::conv::demo(name, block, seed),
     })
 }
 

@@ -2,12 +2,16 @@
 //! that runs it in the simulator on seeded inputs and compares the result
 //! with a straightforward f64 host computation.
 
+mod conv;
 mod demos;
 mod flip;
 mod kernels;
 mod ops;
 mod random;
 
+pub use conv::{
+    conv2d_direct, conv2d_grad_input, conv2d_grad_weight, pool2d_backward, pool2d_forward,
+};
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
 pub use kernels::{
@@ -142,6 +146,31 @@ pub fn entries() -> Vec<Entry> {
             "philox_uniform",
             "uniform f32 from Philox4x32-10 blocks: the host's random stream, a thread per element",
             philox_uniform,
+        ),
+        e(
+            "conv2d_direct",
+            "2-D convolution over NCHW, a thread per output (groups, stride, padding, dilation)",
+            conv2d_direct,
+        ),
+        e(
+            "conv2d_grad_input",
+            "conv2d's input gradient, a thread per input element (no atomics)",
+            conv2d_grad_input,
+        ),
+        e(
+            "conv2d_grad_weight",
+            "conv2d's weight gradient, a thread per weight",
+            conv2d_grad_weight,
+        ),
+        e(
+            "pool2d_forward",
+            "max (first NaN wins) or average pooling over NCHW, a thread per output",
+            pool2d_forward,
+        ),
+        e(
+            "pool2d_backward",
+            "pooling's gradient, a thread per input element walking its windows",
+            pool2d_backward,
         ),
     ]
 }
