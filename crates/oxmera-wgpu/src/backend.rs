@@ -6,7 +6,6 @@ use std::any::Any;
 use std::sync::Arc;
 
 use oxmera_core::{DType, Device, Error, Result};
-use oxmera_kernel::library::unary_code;
 use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{
     Backend, BinaryOp, CmpOp, Conv2dParams, DeviceBuffer, Distribution, Generator, HostBuffer,
@@ -108,12 +107,11 @@ impl Backend for WgpuBackend {
         self.gpu.wait("synchronize")
     }
 
-    /// f32 by the copy kernel; other dtypes through the host (a copy, not
-    /// a computation: not counted as a fallback).
+    /// Four- and eight-byte dtypes by the word-copy kernel; the others
+    /// through the host (a copy, not a computation: not counted as a
+    /// fallback).
     fn contiguous(&self, x: &Tensor) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.unary_f32(unary_code::COPY, x, "contiguous")?
-        {
+        if let Some(s) = self.contiguous_words(x)? {
             return Ok(s);
         }
         self.from_host(self.to_host(x)?)
@@ -126,6 +124,8 @@ impl Backend for WgpuBackend {
     fn support(&self, op: &str, dtype: DType) -> Support {
         if op == "fill"
             || (dtype == DType::F32 && native_f32(op))
+            || (matches!(op, "contiguous" | "pad" | "cat" | "flip")
+                && matches!(dtype.size_in_bytes(), 4 | 8))
             || (op == "cast" && matches!(dtype, DType::Bool | DType::U8 | DType::I64))
             || (matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge") && dtype == DType::I64)
             || (op == "sum" && matches!(dtype, DType::Bool | DType::U8))
@@ -362,6 +362,27 @@ impl Backend for WgpuBackend {
             return Ok(s);
         }
         on_host(self).avg_pool2d_backward(x, grad, params)
+    }
+
+    fn pad(&self, x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Storage> {
+        match self.pad_words(x, pads, value)? {
+            Some(s) => Ok(s),
+            None => on_host(self).pad(x, pads, value),
+        }
+    }
+
+    fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {
+        match self.cat_words(xs, dim)? {
+            Some(s) => Ok(s),
+            None => on_host(self).cat(xs, dim),
+        }
+    }
+
+    fn flip(&self, x: &Tensor, dims: &[usize]) -> Result<Storage> {
+        match self.flip_words(x, dims)? {
+            Some(s) => Ok(s),
+            None => on_host(self).flip(x, dims),
+        }
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {

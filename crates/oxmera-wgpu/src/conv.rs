@@ -3,14 +3,14 @@
 //! written, no atomics: the same bits every run).
 //!
 //! The kernels read contiguous NCHW tensors, so an operand that is a
-//! strided view is first copied by the device's own copy kernel. Each
+//! strided view is first copied by the device's own word-copy kernel. Each
 //! returns `None` where a size does not fit the kernels' 32-bit
 //! arithmetic, one dispatch, or llvmpipe's 65535 iterations per loop; the
 //! caller then hands the op to the host.
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::Value;
-use oxmera_kernel::library::{self, unary_code};
+use oxmera_kernel::library;
 use oxmera_tensor::{Conv2dParams, Pool2dParams, Storage, Tensor, window_output_size};
 
 use crate::backend::WgpuBackend;
@@ -96,7 +96,7 @@ impl WgpuBackend {
             return Ok(Some(x.clone()));
         }
         Ok(self
-            .unary_f32(unary_code::COPY, x, "contiguous")?
+            .contiguous_words(x)?
             .map(|s| Tensor::from_storage(s, x.shape().clone())))
     }
 

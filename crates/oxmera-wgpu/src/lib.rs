@@ -45,6 +45,8 @@ mod backend;
 #[cfg(feature = "wgpu")]
 mod conv;
 #[cfg(feature = "wgpu")]
+mod copy;
+#[cfg(feature = "wgpu")]
 mod gpu;
 mod launch;
 #[cfg(feature = "wgpu")]

@@ -728,8 +728,7 @@ fn binary_code_of(op: BinaryOp) -> Option<u32> {
 pub(crate) fn native_f32(op: &str) -> bool {
     matches!(
         op,
-        "contiguous"
-            | "matmul"
+        "matmul"
             | "fill"
             | "sum"
             | "mean"

@@ -135,9 +135,50 @@ fn uniform_draws_are_native_and_follow_the_hosts_stream(d: Device) {
     );
 }
 
+/// Copies, pads, concatenations and flips of 4- and 8-byte dtypes run on
+/// the device (one word-copy kernel) and equal the host's exactly.
+fn moving_ops_run_natively_for_wide_dtypes(d: Device) {
+    let before = fallback::total(d);
+    for dtype in [DType::F32, DType::I32, DType::I64, DType::F64] {
+        let host = Tensor::arange(-5.0, 19.0, 1.0, dtype, Device::Reference)
+            .unwrap()
+            .reshape([2, 3, 4])
+            .unwrap();
+        let x = host.to_device(d).unwrap();
+        // Each op on a strided view (a transpose), as the host would see it.
+        let ops = |t: &Tensor| -> Vec<Tensor> {
+            let v = t.transpose(0, 2).unwrap();
+            vec![
+                v.contiguous().unwrap(),
+                v.pad(&[(1, 0), (0, 2), (1, 1)], -7.0).unwrap(),
+                Tensor::cat(&[&v, &t.permute(&[2, 1, 0]).unwrap()], 1).unwrap(),
+                v.flip(&[0, 2]).unwrap(),
+            ]
+        };
+        for (got, want) in ops(&x).iter().zip(ops(&host)) {
+            assert_eq!(got.shape(), want.shape(), "{dtype}");
+            assert_eq!(
+                got.to_device(Device::Reference)
+                    .unwrap()
+                    .to_f64_vec()
+                    .unwrap(),
+                want.to_f64_vec().unwrap(),
+                "{dtype}"
+            );
+        }
+    }
+    assert_eq!(
+        fallback::total(d),
+        before,
+        "{}",
+        fallback::report().for_device(d)
+    );
+}
+
 #[test]
 fn native_ops_do_not_fall_back_and_a_training_loop_reuses_its_buffers() {
     let Some(d) = gpu() else { return };
+    moving_ops_run_natively_for_wide_dtypes(d);
     elementwise_ops_run_on_the_gpu_over_strided_and_broadcast_views(d);
     uniform_draws_are_native_and_follow_the_hosts_stream(d);
     a_training_loop_reuses_its_buffers(d);

@@ -793,6 +793,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             }
         }
         "philox_uniform" => super::random::demo(block, seed),
+        "copy_words" => super::copy::demo(block),
         _ => return super::conv::demo(name, block, seed),
     })
 }

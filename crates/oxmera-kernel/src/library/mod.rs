@@ -3,6 +3,7 @@
 //! with a straightforward f64 host computation.
 
 mod conv;
+mod copy;
 mod demos;
 mod flip;
 mod kernels;
@@ -12,6 +13,7 @@ mod random;
 pub use conv::{
     conv2d_direct, conv2d_grad_input, conv2d_grad_weight, pool2d_backward, pool2d_forward,
 };
+pub use copy::copy_words;
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
 pub use kernels::{
@@ -171,6 +173,11 @@ pub fn entries() -> Vec<Entry> {
             "pool2d_backward",
             "pooling's gradient, a thread per input element walking its windows",
             pool2d_backward,
+        ),
+        e(
+            "copy_words",
+            "32-bit words from one strided place to another: contiguous, pad, cat, flip for 4- and 8-byte dtypes",
+            copy_words,
         ),
     ]
 }
