@@ -8,6 +8,7 @@ use oxmera_tensor::{HostBuffer, Support, Tensor, fallback, registry};
 
 use crate::corpus::{Case, Corpus};
 use crate::layout::{self, LayoutClass};
+use crate::ops::Op;
 use crate::report::{Builder, Declined, Failure, Phase, Report, Tally};
 use crate::tolerance::{self, Comparison};
 use crate::values;
@@ -87,6 +88,12 @@ fn declined(case: &Case, dtype: DType, device: Device) -> Option<String> {
         if !backend.stores(d) {
             return Some(format!("{device} does not store {d}"));
         }
+    }
+    // A cast's result has a dtype of its own, which the device must store.
+    if let Op::Cast(to) = case.op
+        && !backend.stores(to)
+    {
+        return Some(format!("{device} does not store {to}"));
     }
     let op = case.op.name();
     (backend.support(op, dtype) == Support::Unsupported)

@@ -121,7 +121,22 @@ impl Backend for WgpuBackend {
         DType::I32
     }
 
+    /// `f64` and `f16` where the adapter has them as shader types (Metal
+    /// has no `f64`); `i64` everywhere, because the kernels treat it as
+    /// word pairs and never need the adapter's `i64`; the rest as bytes.
+    fn stores(&self, dtype: DType) -> bool {
+        let has = |f: &str| self.gpu.report.features.contains(&f);
+        match dtype {
+            DType::F64 => has("f64"),
+            DType::F16 => has("f16"),
+            _ => true,
+        }
+    }
+
     fn support(&self, op: &str, dtype: DType) -> Support {
+        if !self.stores(dtype) {
+            return Support::Unsupported;
+        }
         if op == "fill"
             || (dtype == DType::F32 && native_f32(op))
             || (matches!(op, "contiguous" | "pad" | "cat" | "flip")

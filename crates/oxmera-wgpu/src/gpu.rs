@@ -2,7 +2,7 @@
 //! kernels, and the gate every kernel passes before its first launch.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use oxmera_core::{Device, Error, Result};
 use oxmera_kernel::analysis::{CheckOptions, check};
@@ -24,12 +24,30 @@ pub(crate) fn adapters() -> Vec<wgpu::Adapter> {
     pollster::block_on(instance.enumerate_adapters(backends))
 }
 
+/// The features named in `OXMERA_WGPU_MASK` (comma-separated, as the
+/// probe names them: `f16`, `f64`, `i64`, `f32-atomics`), read once:
+/// treated as absent from every adapter, to see what a device without
+/// them (Metal has no f64) can and cannot do, on the adapter at hand.
+fn masked_features() -> &'static [String] {
+    static MASK: OnceLock<Vec<String>> = OnceLock::new();
+    MASK.get_or_init(|| {
+        std::env::var("OXMERA_WGPU_MASK")
+            .map(|v| {
+                v.split(',')
+                    .map(|w| w.trim().to_string())
+                    .filter(|w| !w.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
 /// The probe's facts about one adapter.
 pub(crate) fn report(ordinal: usize, a: &wgpu::Adapter) -> AdapterReport {
     let info = a.get_info();
     let f = a.features();
     let l = a.limits();
-    let mut features = Vec::new();
+    let (mut features, mut masked) = (Vec::new(), Vec::new());
     for (flag, name) in [
         (wgpu::Features::SHADER_F16, "f16"),
         (wgpu::Features::SHADER_F64, "f64"),
@@ -38,7 +56,11 @@ pub(crate) fn report(ordinal: usize, a: &wgpu::Adapter) -> AdapterReport {
         (wgpu::Features::SUBGROUP, "subgroups"),
     ] {
         if f.contains(flag) {
-            features.push(name);
+            if masked_features().iter().any(|m| m == name) {
+                masked.push(name);
+            } else {
+                features.push(name);
+            }
         }
     }
     AdapterReport {
@@ -51,6 +73,7 @@ pub(crate) fn report(ordinal: usize, a: &wgpu::Adapter) -> AdapterReport {
             .to_string(),
         subgroup_sizes: (info.subgroup_min_size, info.subgroup_max_size),
         features,
+        masked,
         max_workgroup_storage: l.max_compute_workgroup_storage_size,
         max_storage_binding: l.max_storage_buffer_binding_size,
         max_invocations: l.max_compute_invocations_per_workgroup,

@@ -23,6 +23,9 @@ pub struct AdapterReport {
     /// Dtype and atomic features: `f16`, `f64`, `i64`, `f32-atomics`,
     /// `subgroups` where present.
     pub features: Vec<&'static str>,
+    /// Features the adapter has but `OXMERA_WGPU_MASK` hides (the backend
+    /// behaves as if they were absent).
+    pub masked: Vec<&'static str>,
     /// Bytes of workgroup (shared) memory per workgroup.
     pub max_workgroup_storage: u32,
     /// Largest storage buffer one binding may view, in bytes.
@@ -49,6 +52,13 @@ impl fmt::Display for AdapterReport {
         )?;
         writeln!(f, "  subgroups      {subgroups}")?;
         writeln!(f, "  features       {}", self.features.join(", "))?;
+        if !self.masked.is_empty() {
+            writeln!(
+                f,
+                "  masked         {} (OXMERA_WGPU_MASK)",
+                self.masked.join(", ")
+            )?;
+        }
         writeln!(
             f,
             "  limits         workgroup memory {} KiB, storage binding {} MiB, {} invocations/workgroup, {} workgroups/dimension",
