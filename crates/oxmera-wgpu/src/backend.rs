@@ -6,6 +6,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use oxmera_core::{DType, Device, Error, Result};
+use oxmera_kernel::library::logical_code;
 use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{
     Backend, BinaryOp, CmpOp, Conv2dParams, DeviceBuffer, Distribution, Generator, HostBuffer,
@@ -139,11 +140,14 @@ impl Backend for WgpuBackend {
         }
         if op == "fill"
             || (dtype == DType::F32 && native_f32(op))
-            || (matches!(op, "contiguous" | "pad" | "cat" | "flip")
-                && matches!(dtype.size_in_bytes(), 4 | 8))
+            || (matches!(
+                op,
+                "contiguous" | "pad" | "cat" | "flip" | "where" | "triu" | "tril" | "index_select"
+            ) && matches!(dtype.size_in_bytes(), 4 | 8))
             || (op == "cast" && matches!(dtype, DType::Bool | DType::U8 | DType::I64))
             || (matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge") && dtype == DType::I64)
             || (op == "sum" && matches!(dtype, DType::Bool | DType::U8))
+            || (op.starts_with("logical_") && dtype == DType::Bool)
         {
             Support::Native
         } else {
@@ -152,6 +156,12 @@ impl Backend for WgpuBackend {
     }
 
     fn unary(&self, op: UnaryOp, x: &Tensor) -> Result<Storage> {
+        if x.dtype() == DType::Bool
+            && op == UnaryOp::Not
+            && let Some(s) = self.logical_bytes(logical_code::NOT, op.name(), x, x)?
+        {
+            return Ok(s);
+        }
         if x.dtype() == DType::F32
             && let Some(code) = unary_code_of(op)
             && let Some(s) = self.unary_f32(code, x, op.name())?
@@ -162,6 +172,18 @@ impl Backend for WgpuBackend {
     }
 
     fn binary(&self, op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        let logical = match op {
+            BinaryOp::And => Some(logical_code::AND),
+            BinaryOp::Or => Some(logical_code::OR),
+            BinaryOp::Xor => Some(logical_code::XOR),
+            _ => None,
+        };
+        if a.dtype() == DType::Bool
+            && let Some(code) = logical
+            && let Some(s) = self.logical_bytes(code, op.name(), a, b)?
+        {
+            return Ok(s);
+        }
         if a.dtype() == DType::F32
             && let Some(s) = self.binary_f32(op, a, b)?
         {
@@ -398,6 +420,29 @@ impl Backend for WgpuBackend {
             Some(s) => Ok(s),
             None => on_host(self).flip(x, dims),
         }
+    }
+
+    fn where_cond(&self, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        match self.where_words(cond, a, b)? {
+            Some(s) => Ok(s),
+            None => on_host(self).where_cond(cond, a, b),
+        }
+    }
+
+    fn triangle(&self, x: &Tensor, diagonal: i64, upper: bool) -> Result<Storage> {
+        match self.triangle_words(x, diagonal, upper)? {
+            Some(s) => Ok(s),
+            None => on_host(self).triangle(x, diagonal, upper),
+        }
+    }
+
+    fn index_select(&self, x: &Tensor, dim: usize, indices: &Tensor) -> Result<Storage> {
+        if indices.dtype() == DType::I32
+            && let Some(s) = self.select_words(x, dim, indices)?
+        {
+            return Ok(s);
+        }
+        on_host(self).index_select(x, dim, indices)
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {

@@ -1,23 +1,28 @@
 //! The ops that only move elements — a contiguous copy, padding,
-//! concatenation, flipping — for every dtype of four or eight bytes, by
-//! one word-copying kernel (`copy_words`) between strided places.
+//! concatenation, flipping, `where`, a triangle, `index_select` — for
+//! every dtype of four or eight bytes, by the library's word kernels
+//! (`copy_words`, `where_words`, `triangle_words`, `select_words`).
 //!
-//! Each op is planned first (every place in the kernel's i32/u32 words,
-//! or `None` and the host takes the op) and launched after, so a plan that
-//! does not fit never leaves half an output behind.
+//! The kernels move 32-bit words without reading them as numbers, so one
+//! launch serves f32, i32, f64 and i64: an 8-byte element is two words
+//! along an extra last dim of stride 1 (its other strides and offset
+//! doubled). Each op is planned first (every place in the kernels' i32/u32
+//! words, or `None` and the host takes the op) and launched after, so a
+//! plan that does not fit never leaves half an output behind.
 
 use oxmera_core::{DType, Result};
-use oxmera_kernel::ir::Value;
+use oxmera_kernel::ir::{Kernel, Value};
 use oxmera_kernel::library;
 use oxmera_tensor::{Storage, Tensor};
 
 use crate::backend::WgpuBackend;
 
-/// The block `copy_words` runs with (one of those it declares).
+/// The block the word kernels run with (one of those they declare).
 const BLOCK: u32 = 256;
 
 /// A strided place, in elements: where element `c` of a shape lives is
 /// `offset + Σ c_d·strides_d` (strides may be negative: a flip).
+#[derive(Clone)]
 struct Place {
     strides: Vec<isize>,
     offset: isize,
@@ -48,29 +53,11 @@ impl Place {
         }
         Place { strides, offset }
     }
-}
 
-/// One launch of `copy_words`, in words.
-struct WordCopy {
-    shape: Vec<u32>,
-    from_strides: Vec<u32>,
-    to_strides: Vec<u32>,
-    from_offset: i32,
-    to_offset: i32,
-    n: u32,
-}
-
-/// The words of `shape` from `from` to `to` for elements of `size` bytes
-/// (4, or 8 as two words along an extra last dim), or `None` if the dtype
-/// has another size or a value does not fit the kernel's arithmetic.
-fn plan(shape: &[usize], from: &Place, to: &Place, size: usize) -> Option<WordCopy> {
-    let per = match size {
-        4 => 1isize,
-        8 => 2,
-        _ => return None,
-    };
-    let words = |p: &Place| -> Option<(Vec<u32>, i32)> {
-        let mut strides: Vec<u32> = p
+    /// This place in words for elements of `per` words (1 or 2), or
+    /// `None` if a value does not fit the kernels' i32.
+    fn words(&self, per: isize) -> Option<(Vec<u32>, i32)> {
+        let mut strides: Vec<u32> = self
             .strides
             .iter()
             .map(|&s| i32::try_from(s * per).ok().map(|v| v as u32))
@@ -78,8 +65,32 @@ fn plan(shape: &[usize], from: &Place, to: &Place, size: usize) -> Option<WordCo
         if per == 2 {
             strides.push(1);
         }
-        Some((strides, i32::try_from(p.offset * per).ok()?))
-    };
+        Some((strides, i32::try_from(self.offset * per).ok()?))
+    }
+
+    /// This place of byte elements (bools) read beside a `per`-word
+    /// output: its strides unchanged, the extra dim (if any) of stride 0.
+    fn bytes_beside(&self, per: isize) -> Option<(Vec<u32>, i32)> {
+        let (mut strides, offset) = self.words(1)?;
+        if per == 2 {
+            strides.push(0);
+        }
+        Some((strides, offset))
+    }
+}
+
+/// Words per element of `dtype`, if the word kernels serve it.
+fn words_per(dtype: DType) -> Option<isize> {
+    match dtype.size_in_bytes() {
+        4 => Some(1),
+        8 => Some(2),
+        _ => None,
+    }
+}
+
+/// `shape` in words (the extra last dim for 8-byte elements) and its word
+/// count, or `None` if it does not fit the kernels' u32/i32.
+fn word_shape(shape: &[usize], per: isize) -> Option<(Vec<u32>, u32)> {
     let mut dims: Vec<u32> = shape
         .iter()
         .map(|&d| u32::try_from(d).ok())
@@ -87,53 +98,73 @@ fn plan(shape: &[usize], from: &Place, to: &Place, size: usize) -> Option<WordCo
     if per == 2 {
         dims.push(2);
     }
-    let n = shape.iter().product::<usize>() * per as usize;
-    let ((from_strides, from_offset), (to_strides, to_offset)) = (words(from)?, words(to)?);
-    Some(WordCopy {
-        shape: dims,
-        from_strides,
-        to_strides,
-        from_offset,
-        to_offset,
-        n: u32::try_from(n).ok().filter(|&n| n < i32::MAX as u32)?,
-    })
+    let n = shape.iter().product::<usize>().checked_mul(per as usize)?;
+    let n = u32::try_from(n).ok().filter(|&n| n < i32::MAX as u32)?;
+    Some((dims, n))
+}
+
+/// A buffer parameter of a word kernel, in parameter order.
+enum Bind<'a> {
+    /// A tensor's storage.
+    Tensor(&'a Tensor),
+    /// Small metadata (a shape, strides) uploaded for the launch.
+    Meta(Vec<u32>),
+}
+
+/// One planned launch: its buffers before the output and after it, its
+/// scalars, and how many threads (words) it runs.
+struct Launch<'a> {
+    kernel: &'static Kernel,
+    before: Vec<Bind<'a>>,
+    after: Vec<Bind<'a>>,
+    scalars: Vec<Value>,
+    threads: u32,
 }
 
 impl WgpuBackend {
-    /// Runs planned copies from `sources` into `out` (a fresh buffer of
-    /// `len` elements of `dtype`); `None` if a copy is past one dispatch.
-    fn run_copies(
+    /// Runs planned launches writing into `out`; `None` (and nothing
+    /// launched) if one is past one dispatch.
+    fn run_words(
         &self,
         out: Storage,
-        copies: &[(WordCopy, &Tensor)],
+        launches: Vec<Launch<'_>>,
         name: &'static str,
     ) -> Result<Option<Storage>> {
-        if copies.iter().any(|(c, _)| !self.fits(c.n as usize)) {
+        if launches.iter().any(|l| !self.fits(l.threads as usize)) {
             return Ok(None);
         }
         let gpu = self.gpu();
         let dst = self.buffer(&out, name)?;
-        for (c, src) in copies {
-            if c.n == 0 {
-                continue;
+        for l in launches.into_iter().filter(|l| l.threads > 0) {
+            let metas: Vec<wgpu::Buffer> = l
+                .before
+                .iter()
+                .chain(&l.after)
+                .filter_map(|b| match b {
+                    Bind::Meta(words) => Some(gpu.metadata(words)),
+                    Bind::Tensor(_) => None,
+                })
+                .collect();
+            let mut metas = metas.iter();
+            let mut buffers: Vec<&wgpu::Buffer> = Vec::new();
+            for (k, b) in l.before.iter().chain(&l.after).enumerate() {
+                if k == l.before.len() {
+                    buffers.push(dst.buffer.raw());
+                }
+                buffers.push(match b {
+                    Bind::Tensor(t) => self.buffer(t.storage(), name)?.buffer.raw(),
+                    Bind::Meta(_) => metas.next().expect("one buffer per metadata"),
+                });
             }
-            let src = self.buffer(src.storage(), name)?;
-            let (shape, from, to) = (
-                gpu.metadata(&c.shape),
-                gpu.metadata(&c.from_strides),
-                gpu.metadata(&c.to_strides),
-            );
+            if l.after.is_empty() {
+                buffers.push(dst.buffer.raw());
+            }
             self.linear(
-                library::copy_words(),
+                l.kernel,
                 BLOCK,
-                &[src.buffer.raw(), dst.buffer.raw(), &shape, &from, &to],
-                &[
-                    Value::U32(c.shape.len() as u32),
-                    Value::U32(c.n),
-                    Value::I32(c.from_offset),
-                    Value::I32(c.to_offset),
-                ],
-                c.n as usize,
+                &buffers,
+                &l.scalars,
+                l.threads as usize,
                 name,
             )?;
         }
@@ -142,21 +173,43 @@ impl WgpuBackend {
 
     /// A fresh output of `len` elements of `dtype`, its words unset.
     fn fresh(&self, dtype: DType, len: usize, name: &'static str) -> Result<Storage> {
-        let buffer = self
-            .gpu()
-            .alloc((len * dtype.size_in_bytes()) as u64, name)?;
-        Ok(self.store(dtype, len, buffer))
+        let bytes = (len * dtype.size_in_bytes()) as u64;
+        Ok(self.store(dtype, len, self.gpu().alloc(bytes, name)?))
+    }
+
+    /// The `copy_words` launch of `x`'s elements (shape `shape`, read at
+    /// `from`) to the place `to` of the output.
+    fn copy_plan<'a>(
+        x: &'a Tensor,
+        shape: &[usize],
+        from: &Place,
+        to: &Place,
+    ) -> Option<Launch<'a>> {
+        let per = words_per(x.dtype())?;
+        let (dims, n) = word_shape(shape, per)?;
+        let ((fs, fo), (ts, to)) = (from.words(per)?, to.words(per)?);
+        Some(Launch {
+            kernel: library::copy_words(),
+            before: vec![Bind::Tensor(x)],
+            scalars: vec![
+                Value::U32(dims.len() as u32),
+                Value::U32(n),
+                Value::I32(fo),
+                Value::I32(to),
+            ],
+            after: vec![Bind::Meta(dims), Bind::Meta(fs), Bind::Meta(ts)],
+            threads: n,
+        })
     }
 
     /// `x`'s elements in row-major order, in fresh storage.
     pub(crate) fn contiguous_words(&self, x: &Tensor) -> Result<Option<Storage>> {
         let shape = x.dims();
-        let to = Place::dense(shape, 0);
-        let Some(copy) = plan(shape, &Place::of(x), &to, x.dtype().size_in_bytes()) else {
+        let Some(plan) = Self::copy_plan(x, shape, &Place::of(x), &Place::dense(shape, 0)) else {
             return Ok(None);
         };
         let out = self.fresh(x.dtype(), x.shape().numel(), "contiguous")?;
-        self.run_copies(out, &[(copy, x)], "contiguous")
+        self.run_words(out, vec![plan], "contiguous")
     }
 
     /// `x` with `(before, after)` elements of `value` around each dim: the
@@ -173,25 +226,21 @@ impl WgpuBackend {
             .zip(pads)
             .map(|(&d, &(b, a))| d + b + a)
             .collect();
-        let dense = Place::dense(&shape, 0);
-        let corner: isize = pads
+        let mut to = Place::dense(&shape, 0);
+        to.offset = pads
             .iter()
-            .zip(&dense.strides)
+            .zip(&to.strides)
             .map(|(&(b, _), &s)| b as isize * s)
             .sum();
-        let to = Place {
-            strides: dense.strides,
-            offset: corner,
-        };
-        let Some(copy) = plan(x.dims(), &Place::of(x), &to, x.dtype().size_in_bytes()) else {
+        let len: usize = shape.iter().product();
+        let Some(plan) = Self::copy_plan(x, x.dims(), &Place::of(x), &to) else {
             return Ok(None);
         };
-        let len = shape.iter().product();
         if !self.fits(len) {
             return Ok(None);
         }
         let out = self.fill_pattern(x.dtype(), len, value)?;
-        self.run_copies(out, &[(copy, x)], "pad")
+        self.run_words(out, vec![plan], "pad")
     }
 
     /// The inputs side by side along `dim`, each copied into its region.
@@ -199,22 +248,19 @@ impl WgpuBackend {
         let mut shape = xs[0].dims().to_vec();
         shape[dim] = xs.iter().map(|x| x.dims()[dim]).sum();
         let dense = Place::dense(&shape, 0);
-        let size = xs[0].dtype().size_in_bytes();
-        let mut copies = Vec::with_capacity(xs.len());
+        let mut plans = Vec::with_capacity(xs.len());
         let mut start = 0;
         for x in xs {
-            let to = Place {
-                strides: dense.strides.clone(),
-                offset: start as isize * dense.strides[dim],
-            };
-            let Some(copy) = plan(x.dims(), &Place::of(x), &to, size) else {
+            let mut to = dense.clone();
+            to.offset = start as isize * dense.strides[dim];
+            let Some(plan) = Self::copy_plan(x, x.dims(), &Place::of(x), &to) else {
                 return Ok(None);
             };
-            copies.push((copy, *x));
+            plans.push(plan);
             start += x.dims()[dim];
         }
         let out = self.fresh(xs[0].dtype(), shape.iter().product(), "cat")?;
-        self.run_copies(out, &copies, "cat")
+        self.run_words(out, plans, "cat")
     }
 
     /// `x` reversed along `dims`: read through strides negated there,
@@ -229,15 +275,120 @@ impl WgpuBackend {
             }
         }
         let shape = x.dims();
-        let Some(copy) = plan(
-            shape,
-            &from,
-            &Place::dense(shape, 0),
-            x.dtype().size_in_bytes(),
-        ) else {
+        let Some(plan) = Self::copy_plan(x, shape, &from, &Place::dense(shape, 0)) else {
             return Ok(None);
         };
         let out = self.fresh(x.dtype(), x.shape().numel(), "flip")?;
-        self.run_copies(out, &[(copy, x)], "flip")
+        self.run_words(out, vec![plan], "flip")
+    }
+
+    /// `cond ? a : b` (one shape; `cond` bool).
+    pub(crate) fn where_words(
+        &self,
+        cond: &Tensor,
+        a: &Tensor,
+        b: &Tensor,
+    ) -> Result<Option<Storage>> {
+        let Some(per) = words_per(a.dtype()) else {
+            return Ok(None);
+        };
+        let plan = || -> Option<Launch<'_>> {
+            let (dims, n) = word_shape(a.dims(), per)?;
+            let (cs, co) = Place::of(cond).bytes_beside(per)?;
+            let ((as_, ao), (bs, bo)) = (Place::of(a).words(per)?, Place::of(b).words(per)?);
+            Some(Launch {
+                kernel: library::where_words(),
+                before: vec![Bind::Tensor(cond), Bind::Tensor(a), Bind::Tensor(b)],
+                scalars: vec![
+                    Value::U32(dims.len() as u32),
+                    Value::U32(n),
+                    Value::I32(co),
+                    Value::I32(ao),
+                    Value::I32(bo),
+                ],
+                after: vec![
+                    Bind::Meta(dims),
+                    Bind::Meta(cs),
+                    Bind::Meta(as_),
+                    Bind::Meta(bs),
+                ],
+                threads: n,
+            })
+        };
+        let Some(plan) = plan() else {
+            return Ok(None);
+        };
+        let out = self.fresh(a.dtype(), a.shape().numel(), "where")?;
+        self.run_words(out, vec![plan], "where")
+    }
+
+    /// The upper or lower triangle of the last two dims from `diagonal`.
+    pub(crate) fn triangle_words(
+        &self,
+        x: &Tensor,
+        diagonal: i64,
+        upper: bool,
+    ) -> Result<Option<Storage>> {
+        let name = if upper { "triu" } else { "tril" };
+        let plan = || -> Option<Launch<'_>> {
+            let per = words_per(x.dtype())?;
+            let (dims, n) = word_shape(x.dims(), per)?;
+            let (xs, xo) = Place::of(x).words(per)?;
+            Some(Launch {
+                kernel: library::triangle_words(),
+                before: vec![Bind::Tensor(x)],
+                scalars: vec![
+                    Value::U32(dims.len() as u32),
+                    Value::U32(n),
+                    Value::I32(xo),
+                    Value::U32((x.rank() - 2) as u32),
+                    Value::I32(i32::try_from(diagonal).ok()?),
+                    Value::Bool(upper),
+                ],
+                after: vec![Bind::Meta(dims), Bind::Meta(xs)],
+                threads: n,
+            })
+        };
+        let Some(plan) = plan() else {
+            return Ok(None);
+        };
+        let out = self.fresh(x.dtype(), x.shape().numel(), name)?;
+        self.run_words(out, vec![plan], name)
+    }
+
+    /// Slices of `x` along `dim` at the i32 `indices` (1-D).
+    pub(crate) fn select_words(
+        &self,
+        x: &Tensor,
+        dim: usize,
+        indices: &Tensor,
+    ) -> Result<Option<Storage>> {
+        let mut shape = x.dims().to_vec();
+        shape[dim] = indices.shape().numel();
+        let plan = || -> Option<Launch<'_>> {
+            let per = words_per(x.dtype())?;
+            let (dims, n) = word_shape(&shape, per)?;
+            let (xs, xo) = Place::of(x).words(per)?;
+            let (is, io) = Place::of(indices).words(1)?;
+            Some(Launch {
+                kernel: library::select_words(),
+                before: vec![Bind::Tensor(x), Bind::Tensor(indices)],
+                scalars: vec![
+                    Value::U32(dims.len() as u32),
+                    Value::U32(n),
+                    Value::I32(xo),
+                    Value::U32(dim as u32),
+                    Value::I32(is[0] as i32),
+                    Value::I32(io),
+                ],
+                after: vec![Bind::Meta(dims), Bind::Meta(xs)],
+                threads: n,
+            })
+        };
+        let Some(plan) = plan() else {
+            return Ok(None);
+        };
+        let out = self.fresh(x.dtype(), shape.iter().product(), "index_select")?;
+        self.run_words(out, vec![plan], "index_select")
     }
 }

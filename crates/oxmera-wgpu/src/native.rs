@@ -229,6 +229,26 @@ impl WgpuBackend {
         })
     }
 
+    /// A logical op on bool (byte) operands, as bytes four to a word;
+    /// `not` reads `a` twice.
+    pub(crate) fn logical_bytes(
+        &self,
+        code: u32,
+        name: &'static str,
+        a: &Tensor,
+        b: &Tensor,
+    ) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::logical_packed(),
+            name,
+            inputs: &[a, b],
+            shape: a.dims(),
+            out: DType::Bool,
+            per_thread: 4,
+            extra: vec![Value::U32(code)],
+        })
+    }
+
     /// `x op value` (or `value op x`) for f32, where the GPU has `op`.
     pub(crate) fn scalar_f32(
         &self,
@@ -691,14 +711,16 @@ const NATIVE_SCALAR: [(BinaryOp, u32); 4] = [
     (BinaryOp::Div, scalar_code::DIV),
 ];
 
-/// The binary ops the GPU computes, with their `binary_strided` codes.
-/// `maximum`/`minimum` wait for the same NaN handling as above (and for
-/// `max(-0, 0) = 0`, which the reference defines and WGSL does not).
-const NATIVE_BINARY: [(BinaryOp, u32); 4] = [
+/// The binary ops the GPU computes, with their `binary_strided` codes
+/// (`maximum`/`minimum` as IEEE 754-2019 defines them, NaN and signed
+/// zeros tested on the bits).
+const NATIVE_BINARY: [(BinaryOp, u32); 6] = [
     (BinaryOp::Add, binary_code::ADD),
     (BinaryOp::Sub, binary_code::SUB),
     (BinaryOp::Mul, binary_code::MUL),
     (BinaryOp::Div, binary_code::DIV),
+    (BinaryOp::Maximum, binary_code::MAX),
+    (BinaryOp::Minimum, binary_code::MIN),
 ];
 
 fn compare_code_of(op: CmpOp) -> u32 {

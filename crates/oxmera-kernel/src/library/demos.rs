@@ -793,7 +793,10 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             }
         }
         "philox_uniform" => super::random::demo(block, seed),
-        "copy_words" => super::copy::demo(block),
+        "logical_packed" => super::bools::demo(block),
+        "copy_words" | "where_words" | "triangle_words" | "select_words" => {
+            return super::copy::demo(name, block);
+        }
         _ => return super::conv::demo(name, block, seed),
     })
 }

@@ -174,7 +174,7 @@ pub fn unary_strided(
 
 /// Elementwise binary op over two strided, broadcast inputs (stride 0 on a
 /// broadcast axis). `op` is one of [`binary_code`]: 0 add, 1 sub, 2 mul,
-/// 3 div, 4 max, 5 min.
+/// 3 div, 4 maximum, 5 minimum (IEEE 754-2019: NaN wins, -0 < +0).
 #[kernel(block = [64, 128, 256])]
 pub fn binary_strided(
     a: &[f32],
@@ -210,10 +210,27 @@ pub fn binary_strided(
             r = x * y;
         } else if op == 3 {
             r = x / y;
-        } else if op == 4 {
-            r = x.max(y);
-        } else if op == 5 {
-            r = x.min(y);
+        } else if op == 4 || op == 5 {
+            // IEEE maximum/minimum, as the reference: a NaN wins (tested
+            // on the bits: an LLVM-based driver may assume no NaN), and
+            // -0 is below +0.
+            let x_nan = (x.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32;
+            let y_nan = (y.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32;
+            let x_neg = (x.to_bits() >> 31u32) == 1u32;
+            if x_nan || y_nan {
+                r = f32::from_bits(0x7fc0_0000u32);
+            } else if x == y {
+                // Equal: at most the signs of zero differ.
+                if x_neg == (op == 4) {
+                    r = y;
+                } else {
+                    r = x;
+                }
+            } else if (x > y) == (op == 4) {
+                r = x;
+            } else {
+                r = y;
+            }
         }
         out[i] = r;
     }
@@ -509,6 +526,42 @@ mod tests {
         let launch = LaunchConfig::linear(1, 64);
         sim::run(binary_strided(), launch, &mut args, &SimOptions::default()).unwrap();
         assert_eq!(args[2].buffer().unwrap().to_f32(), vec![0.5, -2.0]);
+        // Maximum and minimum follow IEEE 754-2019 as the reference does:
+        // NaN on either side wins, and -0 < +0 in either order.
+        let a = [f32::NAN, 1.0, -0.0, 0.0, -1.0, f32::INFINITY];
+        let b = [1.0, f32::NAN, 0.0, -0.0, -1.0, 2.0];
+        for (code, want) in [
+            (
+                binary_code::MAX,
+                [f32::NAN, f32::NAN, 0.0, 0.0, -1.0, f32::INFINITY],
+            ),
+            (
+                binary_code::MIN,
+                [f32::NAN, f32::NAN, -0.0, -0.0, -1.0, 2.0],
+            ),
+        ] {
+            let mut args = vec![
+                Arg::Buffer(Buffer::from_f32(&a)),
+                Arg::Buffer(Buffer::from_f32(&b)),
+                Arg::Buffer(Buffer::from_f32(&[0.0; 6])),
+                Arg::Buffer(Buffer::from_u32(&[6])),
+                Arg::Buffer(Buffer::from_i32(&[1])),
+                Arg::Buffer(Buffer::from_i32(&[1])),
+                Arg::Scalar(Value::U32(1)),
+                Arg::Scalar(Value::U32(6)),
+                Arg::Scalar(Value::I32(0)),
+                Arg::Scalar(Value::I32(0)),
+                Arg::Scalar(Value::U32(code)),
+            ];
+            sim::run(binary_strided(), launch, &mut args, &SimOptions::default()).unwrap();
+            let got = args[2].buffer().unwrap().to_f32();
+            for (g, w) in got.iter().zip(want) {
+                assert!(
+                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                    "code {code}: {g:?} vs {w:?}"
+                );
+            }
+        }
     }
 
     /// The kernel's own exp, against f64's over [-104, 89] and the

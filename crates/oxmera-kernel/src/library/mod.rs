@@ -2,6 +2,7 @@
 //! that runs it in the simulator on seeded inputs and compares the result
 //! with a straightforward f64 host computation.
 
+mod bools;
 mod conv;
 mod copy;
 mod demos;
@@ -10,10 +11,11 @@ mod kernels;
 mod ops;
 mod random;
 
+pub use bools::{logical_code, logical_packed};
 pub use conv::{
     conv2d_direct, conv2d_grad_input, conv2d_grad_weight, pool2d_backward, pool2d_forward,
 };
-pub use copy::copy_words;
+pub use copy::{copy_words, select_words, triangle_words, where_words};
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
 pub use kernels::{
@@ -178,6 +180,26 @@ pub fn entries() -> Vec<Entry> {
             "copy_words",
             "32-bit words from one strided place to another: contiguous, pad, cat, flip for 4- and 8-byte dtypes",
             copy_words,
+        ),
+        e(
+            "where_words",
+            "cond ? a : b over strided words, cond as byte bools",
+            where_words,
+        ),
+        e(
+            "triangle_words",
+            "the upper or lower triangle of the last two dims, the rest zeroed",
+            triangle_words,
+        ),
+        e(
+            "select_words",
+            "index_select: slices along a dim at i32 indices",
+            select_words,
+        ),
+        e(
+            "logical_packed",
+            "and, or, xor, not of strided byte bools, written four to a word",
+            logical_packed,
         ),
     ]
 }
