@@ -250,6 +250,12 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
+        if x.dtype() == DType::F32
+            && out_dtype == DType::F32
+            && let Some(s) = self.moments_f32(op, x, dims)?
+        {
+            return Ok(s);
+        }
         if let Some(s) = self.reduce_walk(op, x, dims, out_dtype)? {
             return Ok(s);
         }
@@ -443,6 +449,15 @@ impl Backend for WgpuBackend {
             return Ok(s);
         }
         on_host(self).index_select(x, dim, indices)
+    }
+
+    fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
+        if x.dtype() == DType::F32
+            && let Some(s) = self.layer_norm_f32(x, dims, eps)?
+        {
+            return Ok(s);
+        }
+        on_host(self).layer_norm(x, dims, eps)
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {

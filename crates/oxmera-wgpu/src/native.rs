@@ -13,7 +13,9 @@
 use oxmera_core::{DType, Error, Result};
 use oxmera_kernel::ir::{Dim3, Kernel, Value};
 use oxmera_kernel::launch::LaunchConfig;
-use oxmera_kernel::library::{self, binary_code, compare_code, scalar_code, unary_code};
+use oxmera_kernel::library::{
+    self, binary_code, compare_code, moment_code, scalar_code, unary_code,
+};
 use oxmera_tensor::{
     Backend, BinaryOp, CmpOp, Generator, HostBuffer, ReduceOp, Storage, Tensor, UnaryOp,
 };
@@ -28,8 +30,9 @@ const ELEMENTWISE_BLOCK: u32 = 256;
 /// The block `softmax_strided` runs with (the one it declares).
 const SOFTMAX_BLOCK: u32 = 64;
 
-/// The longest row `softmax_strided` takes: three passes of a thread over
-/// its row must stay under llvmpipe's 65535 loop iterations.
+/// The longest row `softmax_strided` and `layer_norm_rows` take: a
+/// thread's passes over its row must stay under llvmpipe's 65535 loop
+/// iterations.
 const SOFTMAX_MAX_ROW: usize = 4096;
 
 /// The longest walk one thread makes in `scatter_add_strided` (along the
@@ -441,6 +444,58 @@ impl WgpuBackend {
         Ok(Some(self.store(DType::I64, n_out, out)))
     }
 
+    /// Variance, standard deviation, maximum, minimum or product of f32
+    /// over `dims`, a thread per output walking its elements in order.
+    pub(crate) fn moments_f32(
+        &self,
+        op: ReduceOp,
+        x: &Tensor,
+        dims: &[usize],
+    ) -> Result<Option<Storage>> {
+        let (code, correction) = match op {
+            ReduceOp::Var { correction } => (moment_code::VAR, correction),
+            ReduceOp::Std { correction } => (moment_code::STD, correction),
+            ReduceOp::Max => (moment_code::MAX, 0.0),
+            ReduceOp::Min => (moment_code::MIN, 0.0),
+            ReduceOp::Prod => (moment_code::PROD, 0.0),
+            _ => return Ok(None),
+        };
+        let (n_out, n_reduced) = reduce_sizes(x, dims);
+        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
+            return Ok(None);
+        };
+        if n_reduced > library::REDUCE_CHUNK as usize || !self.fits(n_out) {
+            return Ok(None);
+        }
+        let (name, gpu) = (op.name(), self.gpu());
+        let out = gpu.alloc((n_out * 4) as u64, name)?;
+        if n_out > 0 {
+            let src = self.buffer(x.storage(), name)?;
+            let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
+            let (s, st, r) = (
+                gpu.metadata(&shape),
+                gpu.metadata(&strides),
+                gpu.metadata(&marks),
+            );
+            self.linear(
+                library::moments_strided(),
+                ELEMENTWISE_BLOCK,
+                &[src.buffer.raw(), out.raw(), &s, &st, &r],
+                &[
+                    Value::U32(shape.len() as u32),
+                    Value::U32(n_out as u32),
+                    Value::U32(n_reduced as u32),
+                    Value::I32(offset),
+                    Value::U32(code),
+                    Value::F32(correction as f32),
+                ],
+                n_out,
+                name,
+            )?;
+        }
+        Ok(Some(self.store(DType::F32, n_out, out)))
+    }
+
     /// Softmax or log-softmax of f32 along `dim`, a row a thread.
     pub(crate) fn softmax_f32(&self, x: &Tensor, dim: usize, log: bool) -> Result<Option<Storage>> {
         let name = if log { "log_softmax" } else { "softmax" };
@@ -468,6 +523,53 @@ impl WgpuBackend {
                     Value::U32(rows as u32),
                     Value::I32(offset),
                     Value::Bool(log),
+                ],
+                rows,
+                name,
+            )?;
+        }
+        Ok(Some(self.store(DType::F32, n, out)))
+    }
+
+    /// Layer normalization of f32 over the last `dims` dims, a row a
+    /// thread (rows of at most `SOFTMAX_MAX_ROW`, for the loop limit).
+    pub(crate) fn layer_norm_f32(
+        &self,
+        x: &Tensor,
+        dims: usize,
+        eps: f64,
+    ) -> Result<Option<Storage>> {
+        let name = "layer_norm";
+        let rank = x.rank();
+        let row_len: usize = x.dims()[rank - dims..].iter().product();
+        let n = x.shape().numel();
+        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
+            return Ok(None);
+        };
+        if row_len > SOFTMAX_MAX_ROW || !self.fits(n) {
+            return Ok(None);
+        }
+        let gpu = self.gpu();
+        let rows = n.checked_div(row_len).unwrap_or(0);
+        let out = gpu.alloc((n * 4) as u64, name)?;
+        if rows > 0 {
+            let src = self.buffer(x.storage(), name)?;
+            let marks: Vec<u32> = (0..rank).map(|d| u32::from(d >= rank - dims)).collect();
+            let (s, st, r) = (
+                gpu.metadata(&shape),
+                gpu.metadata(&strides),
+                gpu.metadata(&marks),
+            );
+            self.linear(
+                library::layer_norm_rows(),
+                SOFTMAX_BLOCK,
+                &[src.buffer.raw(), out.raw(), &s, &st, &r],
+                &[
+                    Value::U32(rank as u32),
+                    Value::U32(rows as u32),
+                    Value::U32(row_len as u32),
+                    Value::I32(offset),
+                    Value::F32(eps as f32),
                 ],
                 rows,
                 name,
@@ -761,6 +863,12 @@ pub(crate) fn native_f32(op: &str) -> bool {
             | "argmax"
             | "argmin"
             | "uniform"
+            | "layer_norm"
+            | "var"
+            | "std"
+            | "max"
+            | "min"
+            | "prod"
             | "conv2d"
             | "conv2d_backward"
             | "max_pool2d"

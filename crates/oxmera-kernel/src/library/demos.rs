@@ -794,6 +794,8 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         }
         "philox_uniform" => super::random::demo(block, seed),
         "logical_packed" => super::bools::demo(block),
+        "layer_norm_rows" => super::norm::demo(block, seed),
+        "moments_strided" => super::norm::moments_demo(block, seed),
         "copy_words" | "where_words" | "triangle_words" | "select_words" => {
             return super::copy::demo(name, block);
         }

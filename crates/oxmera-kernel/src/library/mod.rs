@@ -8,6 +8,7 @@ mod copy;
 mod demos;
 mod flip;
 mod kernels;
+mod norm;
 mod ops;
 mod random;
 
@@ -22,6 +23,7 @@ pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
     transpose_tiled, unary_code, unary_strided,
 };
+pub use norm::{layer_norm_rows, moment_code, moments_strided};
 pub use ops::{
     REDUCE_CHUNK, REDUCE_LEAF, argbest_strided, bytes_to_f32, compare_code, compare_i64_packed,
     compare_packed, count_bytes_strided, fill_words, gather_strided, i64_to_i32, reduce_strided,
@@ -200,6 +202,16 @@ pub fn entries() -> Vec<Entry> {
             "logical_packed",
             "and, or, xor, not of strided byte bools, written four to a word",
             logical_packed,
+        ),
+        e(
+            "layer_norm_rows",
+            "layer normalization over trailing dims of a strided input, a row a thread",
+            layer_norm_rows,
+        ),
+        e(
+            "moments_strided",
+            "variance, std, max, min or product over dims of a strided input, a thread per output",
+            moments_strided,
         ),
     ]
 }
