@@ -168,6 +168,11 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
+        if x.dtype() == DType::F32
+            && let Some(s) = self.clamp_or_leaky_f32(op, x)?
+        {
+            return Ok(s);
+        }
         on_host(self).unary(op, x)
     }
 

@@ -278,6 +278,43 @@ impl WgpuBackend {
         })
     }
 
+    /// `clamp` (one launch per bound, in the reference's order) and leaky
+    /// ReLU for f32, by `scalar_strided`'s bound and slope codes.
+    pub(crate) fn clamp_or_leaky_f32(&self, op: UnaryOp, x: &Tensor) -> Result<Option<Storage>> {
+        let steps: Vec<(u32, f64)> = match op {
+            UnaryOp::Clamp { min, max } => min
+                .map(|lo| (scalar_code::AT_LEAST, lo))
+                .into_iter()
+                .chain(max.map(|hi| (scalar_code::AT_MOST, hi)))
+                .collect(),
+            UnaryOp::LeakyRelu(slope) => vec![(scalar_code::LEAKY_RELU, slope)],
+            _ => return Ok(None),
+        };
+        let Some((&(code, s), firsts)) = steps.split_last() else {
+            // A clamp with neither bound is a copy.
+            return self.unary_f32(unary_code::COPY, x, op.name());
+        };
+        let launch = |input: &Tensor, code: u32, s: f64| {
+            self.strided(Strided {
+                kernel: library::scalar_strided(),
+                name: op.name(),
+                inputs: &[input],
+                shape: x.dims(),
+                out: DType::F32,
+                per_thread: 1,
+                extra: vec![Value::U32(code), Value::F32(s as f32), Value::Bool(false)],
+            })
+        };
+        let mut held: Option<Tensor> = None;
+        for &(code, s) in firsts {
+            let Some(out) = launch(held.as_ref().unwrap_or(x), code, s)? else {
+                return Ok(None);
+            };
+            held = Some(Tensor::from_storage(out, x.shape().clone()));
+        }
+        launch(held.as_ref().unwrap_or(x), code, s)
+    }
+
     /// `a op b` (or `a op s` when `b` is `None`) for f32 operands, as
     /// bytes four to a word.
     pub(crate) fn compare_f32(
@@ -790,7 +827,9 @@ impl WgpuBackend {
 /// them: `log` and `tanh`, which use WGSL's builtins — specified to 3 +
 /// 2|x| ULP and only absolutely, looser than the conformance rows.
 /// Measured: `oxmera conformance --device wgpu` on lavapipe.
-const NATIVE_UNARY: [(UnaryOp, u32); 11] = [
+const NATIVE_UNARY: [(UnaryOp, u32); 13] = [
+    (UnaryOp::Sign, unary_code::SIGN),
+    (UnaryOp::Round, unary_code::ROUND),
     (UnaryOp::Relu, unary_code::RELU),
     (UnaryOp::Exp, unary_code::EXP),
     (UnaryOp::Sigmoid, unary_code::SIGMOID),
@@ -864,6 +903,8 @@ pub(crate) fn native_f32(op: &str) -> bool {
             | "argmin"
             | "uniform"
             | "layer_norm"
+            | "clamp"
+            | "leaky_relu"
             | "var"
             | "std"
             | "max"

@@ -32,6 +32,10 @@ pub mod unary_code {
     pub const FLOOR: u32 = 12;
     /// round up
     pub const CEIL: u32 = 13;
+    /// -1, 0 or 1 (NaN stays NaN; both zeros give +0)
+    pub const SIGN: u32 = 14;
+    /// round half to even, keeping the sign of a zero result
+    pub const ROUND: u32 = 15;
 }
 
 /// The `op` values of [`binary_strided`].
@@ -64,7 +68,8 @@ pub fn add(a: &[f32], b: &[f32], out: &mut [f32], n: u32) {
 /// `out[i] = f(x[xoff + sum_d coord_d(i) * xstride[d]])` for the contiguous
 /// output index `i` of shape `shape[..ndim]`. `op` is one of
 /// [`unary_code`]: 0 neg, 1 exp, 2 tanh, 3 relu, 4 sqrt, 5 abs, 6 copy,
-/// 7 log, 8 rsqrt, 9 recip, 10 square, 11 sigmoid, 12 floor, 13 ceil.
+/// 7 log, 8 rsqrt, 9 recip, 10 square, 11 sigmoid, 12 floor, 13 ceil,
+/// 14 sign, 15 round (half to even).
 #[kernel(block = [64, 128, 256])]
 pub fn unary_strided(
     x: &[f32],
@@ -167,6 +172,31 @@ pub fn unary_strided(
             r = v.floor();
         } else if op == 13 {
             r = v.ceil();
+        } else if op == 14 {
+            let nan = (v.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32;
+            if nan {
+                r = v;
+            } else if v > 0.0 {
+                r = 1.0;
+            } else if v < 0.0 {
+                r = -1.0;
+            } else {
+                r = 0.0;
+            }
+        } else if op == 15 {
+            // Ties to even by hand: WGSL's round() is half-to-even but
+            // Rust's (the simulator's) is half-away-from-zero. Every |v|
+            // from 2^23 on is an integer already (its fraction d is 0).
+            let f = v.floor();
+            let d = v - f;
+            r = f;
+            if d > 0.5 || (d == 0.5 && f - 2.0 * (f * 0.5).floor() != 0.0) {
+                r = f + 1.0;
+            }
+            if r == 0.0 {
+                // -0.3 rounds to -0: the zero keeps the input's sign.
+                r = f32::from_bits(v.to_bits() & 0x8000_0000u32);
+            }
         }
         out[i] = r;
     }
@@ -467,7 +497,7 @@ mod tests {
     fn every_unary_code_computes_its_function() {
         let x: Vec<f32> = (0..12).map(|i| 0.3 + i as f32 * 0.41).collect();
         type Function = fn(f64) -> f64;
-        let f: [(u32, Function); 14] = [
+        let f: [(u32, Function); 16] = [
             (unary_code::NEG, |v| -v),
             (unary_code::EXP, f64::exp),
             (unary_code::TANH, f64::tanh),
@@ -482,6 +512,8 @@ mod tests {
             (unary_code::SIGMOID, |v| 1.0 / (1.0 + (-v).exp())),
             (unary_code::FLOOR, f64::floor),
             (unary_code::CEIL, f64::ceil),
+            (unary_code::SIGN, f64::signum),
+            (unary_code::ROUND, f64::round_ties_even),
         ];
         for (code, want) in f {
             // out[3, 4] reads x viewed as the transpose of a [4, 3] buffer.

@@ -33,6 +33,12 @@ pub mod scalar_code {
     pub const MUL: u32 = 2;
     /// `x / s`, or `s / x` when the scalar is first
     pub const DIV: u32 = 3;
+    /// `x < s ? s : x` (a clamp's lower bound; NaN stays NaN)
+    pub const AT_LEAST: u32 = 4;
+    /// `x > s ? s : x` (a clamp's upper bound; NaN stays NaN)
+    pub const AT_MOST: u32 = 5;
+    /// `x > 0 ? x : s·x` (leaky ReLU with slope `s`)
+    pub const LEAKY_RELU: u32 = 6;
 }
 
 /// `out[i] = x[..] op s` (or `s op x[..]` when `scalar_first`) over a
@@ -74,6 +80,21 @@ pub fn scalar_strided(
             r = a * b;
         } else if op == 3 {
             r = a / b;
+        } else if op >= 4 {
+            // The clamp bounds and leaky ReLU: x is `a` (the scalar is
+            // never first for them). A NaN passes through, tested on the
+            // bits (a GPU compiler may assume comparisons see no NaN).
+            let nan = (a.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32;
+            r = a;
+            if nan {
+                r = a;
+            } else if op == 4 && a < s {
+                r = s;
+            } else if op == 5 && a > s {
+                r = s;
+            } else if op == 6 && !(a > 0.0) {
+                r = s * a;
+            }
         }
         out[i] = r;
     }
