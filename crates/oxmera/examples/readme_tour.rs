@@ -1,11 +1,17 @@
 //! The API tour from the README, as a program that checks itself.
 //!
-//! `cargo run -p oxmera --example readme_tour`
+//! `cargo run -p oxmera --example readme_tour` (on the CPU), or on a GPU:
+//! `cargo run -p oxmera --features wgpu --example readme_tour -- wgpu:0`
 
 use oxmera::prelude::*;
 
 fn main() -> oxmera::Result<()> {
-    let dev = Device::Cpu;
+    // The device: the first argument (`cpu`, `reference`, or `wgpu:0` in a
+    // build with `--features wgpu`), else the CPU.
+    let dev = match std::env::args().nth(1) {
+        Some(name) => oxmera::tensor::registry::parse_device(&name)?,
+        None => Device::Cpu,
+    };
     // A 2x3 tensor, and views of it that share its storage.
     let a = Tensor::arange(0.0, 6.0, 1.0, DType::F32, dev)?.reshape([2, 3])?;
     let t = a.t()?; // strides [1, 3], no copy
@@ -31,5 +37,10 @@ fn main() -> oxmera::Result<()> {
     let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3], dev)?.with_requires_grad(true)?;
     x.square()?.sum_all()?.backward()?;
     assert_eq!(x.grad().unwrap().to_vec::<f32>()?, vec![2.0, 4.0, 6.0]);
+
+    // Moving between devices copies; the values come back as they left.
+    let on_host = b.to_device(Device::Reference)?;
+    assert_eq!(on_host.to_device(dev)?.to_vec::<f32>()?, b.to_vec::<f32>()?);
+    println!("the tour ran on {dev}");
     Ok(())
 }

@@ -26,6 +26,10 @@ pub use oxmera_cpu as cpu;
 pub use oxmera_reference as reference;
 pub use oxmera_tensor as tensor;
 pub use oxmera_tensor::{Generator, Tensor};
+/// The wgpu backend (with the `wgpu` feature): `wgpu:N` devices, the
+/// adapter probe, a user's kernel launched on the GPU.
+#[cfg(feature = "wgpu")]
+pub use oxmera_wgpu as wgpu;
 
 /// The names most programs need.
 pub mod prelude {
