@@ -17,6 +17,10 @@
 //! always means oxmera is faster. `--out DIR` writes the rows as
 //! `DIR/bench.json`.
 //!
+//! With the `wgpu` feature it adds rows for `wgpu:0` against the CPU
+//! backend (elementwise add, matmul, an MLP step); on a CPU driver such
+//! as lavapipe those say nothing about GPUs, and the table says so.
+//!
 //! It must never know about backend internals (it could not tell a fast
 //! path from a slow one, and should not), and nothing in the framework may
 //! depend on it.
@@ -35,6 +39,8 @@ use serde::{Deserialize, Serialize};
 use oxmera_cpu as _;
 use oxmera_reference as _;
 
+#[cfg(feature = "wgpu")]
+mod gpu;
 pub mod measure;
 pub mod python;
 #[cfg(feature = "peers")]
@@ -211,6 +217,10 @@ pub fn run(config: &Config) -> Result<Vec<Row>> {
     layer_norm(&mut report, &sizes, &py, &libs)?;
     conv(&mut report, &sizes, &py, &libs)?;
     mlp(&mut report, &sizes, config, &py, &libs)?;
+    #[cfg(feature = "wgpu")]
+    gpu::rows(&mut report, &sizes)?;
+    #[cfg(not(feature = "wgpu"))]
+    report.note("wgpu: skipped (built without the `wgpu` feature)");
 
     if let Some(dir) = &config.out {
         let io =
