@@ -10,12 +10,13 @@
 //! own scalars. The others (matmul, the reductions, softmax, scatter-add)
 //! have shapes of their own and their own launch code.
 
-use oxmera_core::{DType, Error, Result};
+use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::{Dim3, Kernel, Value};
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::library::{
     self, binary_code, compare_code, moment_code, scalar_code, unary_code,
 };
+use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{
     Backend, BinaryOp, CmpOp, Generator, HostBuffer, ReduceOp, Storage, Tensor, UnaryOp,
 };
@@ -124,16 +125,15 @@ impl WgpuBackend {
         let size = dtype.size_in_bytes();
         let bytes = len * size;
         let words = bytes.div_ceil(4);
+        // A buffer past the binding limit is refused here, naming it.
+        let out = self.gpu().alloc(bytes as u64, "fill")?;
         if !self.fits(words) {
-            return Err(Error::DeviceFault {
-                op: "fill",
-                device: self.device(),
-                reason: format!("{len} elements of {dtype} are past one dispatch of fill_words"),
-            });
+            // Past one dispatch: built on the host and uploaded (counted).
+            drop(out);
+            return on_host(self).fill(dtype, len, value);
         }
         let pattern = HostBuffer::filled(dtype, 8 / size, value).to_le_bytes();
         let word = |k: usize| u32::from_le_bytes(pattern[k..k + 4].try_into().expect("4 bytes"));
-        let out = self.gpu().alloc(bytes as u64, "fill")?;
         if words > 0 {
             self.linear(
                 library::fill_words(),

@@ -182,3 +182,27 @@ fn a_kernel_with_wrong_arguments_is_refused_before_it_runs() {
     let err = oxmera_wgpu::run(d, k, launch, &mut args).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
 }
+
+#[test]
+fn a_tensor_past_the_storage_binding_limit_is_a_typed_error() {
+    let Some(d) = gpu() else { return };
+    let limit = oxmera_wgpu::probe().unwrap()[0].max_storage_binding;
+    // One f32 more than a kernel could bind: refused before any buffer is
+    // made, with the limit in the message.
+    let n = (limit / 4 + 1) as usize;
+    for made in [
+        Tensor::zeros([n], DType::F32, d),
+        Tensor::ones([1, n], DType::I32, d),
+    ] {
+        match made {
+            Err(Error::DeviceFault { reason, .. }) => {
+                assert!(reason.contains("storage binding limit"), "{reason}");
+                assert!(reason.contains(&limit.to_string()), "{reason}");
+            }
+            other => panic!("expected a DeviceFault, got {other:?}"),
+        }
+    }
+    // The device is still usable afterwards.
+    let x = Tensor::ones([4], DType::F32, d).unwrap();
+    assert_eq!(x.sum_all().unwrap().to_vec::<f32>().unwrap(), vec![4.0]);
+}
