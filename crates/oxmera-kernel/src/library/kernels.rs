@@ -95,7 +95,7 @@ pub fn unary_strided(
         let mut r = v;
         if op == 0 {
             r = -v;
-        } else if op == 1 || op == 11 {
+        } else if op == 1 || op == 11 || op == 2 {
             // e^a computed here, not by the driver's exp: WGSL promises
             // only 3 + 2|a| ulp, and lavapipe's was twice the conformance
             // bound near e^-30. a = k·ln2 + t with k = round(a / ln2) and t
@@ -108,6 +108,9 @@ pub fn unary_strided(
             if op == 11 {
                 // Sigmoid takes e^-|v|, which never overflows.
                 a = -v.abs();
+            } else if op == 2 {
+                // tanh |v| = 1 - 2 / (e^2|v| + 1), used from |v| = 0.55 on.
+                a = 2.0 * v.abs();
             }
             let mut e = 0.0;
             if (a.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32 {
@@ -119,6 +122,13 @@ pub fn unary_strided(
             } else {
                 let k = (a * 1.442_695 + 0.5).floor();
                 let t = k.mul_add(-0.693_145_75, a);
+                // A driver allowed to reassociate floats (lavapipe is) may
+                // merge the two steps into one product with k and lose
+                // the first step's exact cancellation: measured, 45 ulp at
+                // e^-80. Passing the first step through its bits, xored
+                // with a value the compiler cannot know is 0 (ndim < 2^16),
+                // makes it a root the compiler cannot rewrite across.
+                let t = f32::from_bits(t.to_bits() ^ (ndim >> 16u32));
                 let t = k.mul_add(-1.428_606_8e-6, t);
                 let mut p = 1.984_127e-4;
                 p = p.mul_add(t, 1.388_888_9e-3);
@@ -134,8 +144,38 @@ pub fn unary_strided(
                 let s2 = f32::from_bits(((ki - half + 127) as u32) << 23);
                 e = p * s1 * s2;
             }
+            let nan = (v.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32;
             if op == 1 {
                 r = e;
+            } else if op == 2 {
+                let m = v.abs();
+                if nan || m < 0.000_244_140_625 {
+                    // Below 2^-12, x³/3 is under half an ulp of x: tanh x
+                    // rounds to x (and -0 stays -0).
+                    r = v;
+                } else if m < 0.55 {
+                    // The odd Taylor series of tanh to x^17 (its next term
+                    // is under 5e-9 relative at 0.55), on z = x^2 by
+                    // Horner, as x + x·z·p.
+                    let z = v * v;
+                    let mut p = 5.900_274_4e-4;
+                    p = z.mul_add(p, -1.455_834_4e-3);
+                    p = z.mul_add(p, 3.592_128e-3);
+                    p = z.mul_add(p, -8.863_236e-3);
+                    p = z.mul_add(p, 2.186_949e-2);
+                    p = z.mul_add(p, -5.396_825_4e-2);
+                    p = z.mul_add(p, 0.133_333_33);
+                    p = z.mul_add(p, -0.333_333_34);
+                    r = (v * z).mul_add(p, v);
+                } else {
+                    // At least 0.5, so the subtraction loses at most a bit;
+                    // past |v| = 9.01 it rounds to exactly 1.
+                    let t = 1.0 - 2.0 / (e + 1.0);
+                    r = t;
+                    if v < 0.0 {
+                        r = -t;
+                    }
+                }
             } else if v >= 0.0 {
                 r = 1.0 / (1.0 + e);
             } else {
@@ -143,8 +183,6 @@ pub fn unary_strided(
                 // where 1 / (1 + e^-v) would carry e^-v's error twice.
                 r = e / (1.0 + e);
             }
-        } else if op == 2 {
-            r = v.tanh();
         } else if op == 3 {
             // NaN stays NaN and -0 becomes +0. The NaN test reads the bits:
             // a GPU compiler may assume float comparisons never see a NaN.
@@ -161,7 +199,43 @@ pub fn unary_strided(
         } else if op == 5 {
             r = v.abs();
         } else if op == 7 {
-            r = v.ln();
+            // ln v computed here too (WGSL promises only 3 + 2|v| ulp):
+            // v = 2^k·m with m in [√2/2, √2), f = m - 1, s = f / (2 + f),
+            // ln m = f - f²/2 + s·(f²/2 + R(s²)) with R the minimax
+            // polynomial of fdlibm's logf (Sun Microsystems, 1993;
+            // within 1 ulp), plus k·ln2 in two parts.
+            let bits = v.to_bits();
+            if (bits & 0x7fff_ffffu32) > 0x7f80_0000u32 {
+                r = v;
+            } else if (bits & 0x7fff_ffffu32) == 0u32 {
+                r = f32::from_bits(0xff80_0000u32);
+            } else if (bits >> 31u32) == 1u32 {
+                r = f32::from_bits(0x7fc0_0000u32);
+            } else if bits == 0x7f80_0000u32 {
+                r = v;
+            } else {
+                let mut ix = bits;
+                let mut k = 0i32;
+                if ix < 0x0080_0000u32 {
+                    // Subnormal: scaled by 2^25 into the normal range.
+                    ix = (v * 33_554_432.0).to_bits();
+                    k = -25;
+                }
+                // Move m's range to [√2/2, √2): add the distance from √2/2
+                // to 1 before reading the exponent, take it back after.
+                ix += 0x004a_fb0du32;
+                k += (ix >> 23u32) as i32 - 127;
+                ix = (ix & 0x007f_ffffu32) + 0x3f35_04f3u32;
+                let f = f32::from_bits(ix) - 1.0;
+                let s = f / (2.0 + f);
+                let z = s * s;
+                let w = z * z;
+                let t1 = w * w.mul_add(0.242_790_79, 0.400_009_72);
+                let t2 = z * w.mul_add(0.284_987_87, 0.666_666_6);
+                let hfsq = 0.5 * f * f;
+                let dk = k as f32;
+                r = s * (hfsq + t2 + t1) + dk * 9.058_001e-6 - hfsq + f + dk * 0.693_138_1;
+            }
         } else if op == 8 {
             r = rsqrt(v);
         } else if op == 9 {
@@ -648,5 +722,85 @@ mod tests {
             let limit = if w.is_normal() { 2 } else { 1 };
             assert!(ulps <= limit, "exp({v}) = {g}, want {want} ({ulps} ulp)");
         }
+    }
+
+    /// `unary_strided` with `code` over `x` (contiguous) in the simulator.
+    fn unary_in_simulator(code: u32, x: &[f32]) -> Vec<f32> {
+        let n = x.len() as u32;
+        let mut args = vec![
+            Arg::Buffer(Buffer::from_f32(x)),
+            Arg::Buffer(Buffer::from_f32(&vec![0.0; x.len()])),
+            Arg::Buffer(Buffer::from_u32(&[n])),
+            Arg::Buffer(Buffer::from_i32(&[1])),
+            Arg::Scalar(Value::U32(1)),
+            Arg::Scalar(Value::U32(n)),
+            Arg::Scalar(Value::I32(0)),
+            Arg::Scalar(Value::U32(code)),
+        ];
+        let launch = LaunchConfig::linear(n.div_ceil(256), 256);
+        sim::run(unary_strided(), launch, &mut args, &SimOptions::default()).unwrap();
+        args[1].buffer().unwrap().to_f32()
+    }
+
+    /// The distance in f32 steps from `got` to `want` rounded to f32 (both
+    /// finite; across zero the steps of both signs are counted).
+    fn ulps(got: f32, want: f64) -> i64 {
+        let key = |v: f32| {
+            let b = v.to_bits() as i64;
+            if b >> 31 == 1 { -(b & 0x7fff_ffff) } else { b }
+        };
+        (key(got) - key(want as f32)).abs()
+    }
+
+    /// The kernel's own ln over every binade from the smallest subnormal
+    /// to the largest float, densely around 1 (where ln is near 0 and a
+    /// careless formula loses its relative accuracy), and the special
+    /// values: within 2 ulp of the correctly rounded result.
+    #[test]
+    fn the_kernels_log_is_within_two_ulp() {
+        let mut x: Vec<f32> = (0..20_000)
+            .map(|i| 2f32.powf(-149.0 + i as f32 * (277.0 / 20_000.0)))
+            .collect();
+        x.extend((0..4_000).map(|i| 0.9 + i as f32 * (0.2 / 4_000.0)));
+        x.extend([
+            1.0,
+            f32::MIN_POSITIVE,
+            1.0e-45,
+            f32::MAX,
+            1.0 + f32::EPSILON,
+        ]);
+        let got = unary_in_simulator(unary_code::LOG, &x);
+        for (&v, &g) in x.iter().zip(&got) {
+            let want = (v as f64).ln();
+            let u = ulps(g, want);
+            assert!(u <= 2, "ln({v:e}) = {g:e}, want {want:e} ({u} ulp)");
+        }
+        let specials = [0.0, -0.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+        let got = unary_in_simulator(unary_code::LOG, &specials);
+        assert_eq!(got[0], f32::NEG_INFINITY);
+        assert_eq!(got[1], f32::NEG_INFINITY);
+        assert!(got[2].is_nan() && got[4].is_nan() && got[5].is_nan());
+        assert_eq!(got[3], f32::INFINITY);
+    }
+
+    /// The kernel's own tanh across both branches (the series below 0.55,
+    /// the exp form above) and into saturation, with tiny and special
+    /// values: within 2 ulp.
+    #[test]
+    fn the_kernels_tanh_is_within_two_ulp() {
+        let mut x: Vec<f32> = (0..24_001).map(|i| -12.0 + i as f32 * 0.001).collect();
+        x.extend([1e-30, -1e-30, 1e-8, 1.0e-45, 0.549_999_9, 0.55, 0.550_000_1]);
+        let got = unary_in_simulator(unary_code::TANH, &x);
+        for (&v, &g) in x.iter().zip(&got) {
+            let want = (v as f64).tanh();
+            let u = ulps(g, want);
+            assert!(u <= 2, "tanh({v:e}) = {g:e}, want {want:e} ({u} ulp)");
+        }
+        let specials = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+        let got = unary_in_simulator(unary_code::TANH, &specials);
+        assert_eq!(got[0].to_bits(), 0.0f32.to_bits());
+        assert_eq!(got[1].to_bits(), (-0.0f32).to_bits());
+        assert_eq!((got[2], got[3]), (1.0, -1.0));
+        assert!(got[4].is_nan());
     }
 }
