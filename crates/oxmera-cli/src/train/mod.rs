@@ -149,6 +149,19 @@ pub fn run(args: TrainArgs) -> ExitCode {
     if !fell_back.is_empty() {
         print!("\n{fell_back}");
     }
+    // On a GPU, how its buffer pool served the run's allocations: after
+    // the first steps a training loop should make no new buffer.
+    #[cfg(feature = "wgpu")]
+    if let Some(pool) = oxmera_wgpu::pool_stats(device)
+        && !args.quiet
+    {
+        println!(
+            "buffer pool on {device}: {} allocations, {:.2}% served by reuse ({} new buffers)",
+            pool.hits + pool.misses,
+            100.0 * pool.hit_rate(),
+            pool.misses
+        );
+    }
     match result {
         Ok(_) => ExitCode::SUCCESS,
         Err(TrainError::Diverged(message)) => {
