@@ -53,9 +53,13 @@ fn conv_scalars(
     Some((u32_values(&values)?, oh, ow))
 }
 
-/// The geometry scalars of the pooling kernels after their element count
-/// (`h w kh kw oh ow sh sw ph pw`), and the output's `(oh, ow)`.
-fn pool_scalars(x: &Tensor, p: Pool2dParams) -> Option<(Vec<Value>, usize, usize)> {
+/// The scalars of the pooling kernels after their element count (`h w kh
+/// kw oh ow sh sw ph pw is_max`), and the output's `(oh, ow)`; `None` where
+/// they do not fit or a window's loops would pass the loop limit.
+fn pool_scalars(x: &Tensor, p: Pool2dParams, is_max: bool) -> Option<(Vec<Value>, usize, usize)> {
+    if !loops_fit(&[p.kernel.0, p.kernel.1]) {
+        return None;
+    }
     let d = x.dims();
     let oh = window_output_size(d[2], p.kernel.0, p.stride.0, p.padding.0, 1)?;
     let ow = window_output_size(d[3], p.kernel.1, p.stride.1, p.padding.1, 1)?;
@@ -71,7 +75,9 @@ fn pool_scalars(x: &Tensor, p: Pool2dParams) -> Option<(Vec<Value>, usize, usize
         p.padding.0,
         p.padding.1,
     ];
-    Some((u32_values(&values)?, oh, ow))
+    let mut scalars = u32_values(&values)?;
+    scalars.push(Value::Bool(is_max));
+    Some((scalars, oh, ow))
 }
 
 /// Sizes as the kernels' u32 scalars, or `None` if one does not fit.
@@ -215,15 +221,11 @@ impl WgpuBackend {
         p: Pool2dParams,
         is_max: bool,
     ) -> Result<Option<Storage>> {
-        let Some((mut scalars, oh, ow)) = pool_scalars(x, p) else {
+        let Some((scalars, oh, ow)) = pool_scalars(x, p, is_max) else {
             return Ok(None);
         };
-        if !loops_fit(&[p.kernel.0, p.kernel.1]) {
-            return Ok(None);
-        }
         let d = x.dims();
         let n = d[0] * d[1] * oh * ow;
-        scalars.push(Value::Bool(is_max));
         let name = if is_max { "max_pool2d" } else { "avg_pool2d" };
         self.window_launch(library::pool2d_forward(), name, &[x], n, scalars)
     }
@@ -236,13 +238,9 @@ impl WgpuBackend {
         p: Pool2dParams,
         is_max: bool,
     ) -> Result<Option<Storage>> {
-        let Some((mut scalars, _, _)) = pool_scalars(x, p) else {
+        let Some((scalars, _, _)) = pool_scalars(x, p, is_max) else {
             return Ok(None);
         };
-        if !loops_fit(&[p.kernel.0, p.kernel.1]) {
-            return Ok(None);
-        }
-        scalars.push(Value::Bool(is_max));
         let name = if is_max {
             "max_pool2d_backward"
         } else {
