@@ -52,6 +52,8 @@ mod launch;
 #[cfg(feature = "wgpu")]
 mod native;
 mod probe;
+#[cfg(feature = "wgpu")]
+mod reduce;
 
 pub use launch::{run, target};
 pub use probe::{AdapterReport, probe};

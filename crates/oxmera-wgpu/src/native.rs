@@ -7,43 +7,39 @@
 //! parameter order so one helper ([`WgpuBackend::strided`]) launches them
 //! all: the input buffers, the output, the output's shape, each input's
 //! strides, `ndim`, `n` (the outputs), each input's offset, then the op's
-//! own scalars. The others (matmul, the reductions, softmax, scatter-add)
-//! have shapes of their own and their own launch code.
+//! own scalars. The others (matmul, scatter-add) have shapes of their own
+//! and their own launch code; the reductions, softmax and layer norm are
+//! in `crate::reduce`.
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::{Dim3, Kernel, Value};
 use oxmera_kernel::launch::LaunchConfig;
-use oxmera_kernel::library::{
-    self, binary_code, compare_code, moment_code, scalar_code, unary_code,
-};
+use oxmera_kernel::library::{self, binary_code, compare_code, scalar_code, unary_code};
 use oxmera_tensor::fallback::on_host;
-use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, Generator, HostBuffer, ReduceOp, Storage, Tensor, UnaryOp,
-};
+use oxmera_tensor::{Backend, BinaryOp, CmpOp, Generator, HostBuffer, Storage, Tensor, UnaryOp};
 
 use crate::backend::WgpuBackend;
-use crate::gpu::GpuBuffer;
 
 /// The block the elementwise kernels run with: one of the sizes they
 /// declare, and a multiple of every subgroup width an adapter reports.
-const ELEMENTWISE_BLOCK: u32 = 256;
+pub(crate) const ELEMENTWISE_BLOCK: u32 = 256;
 
 /// The block `softmax_strided` runs with (the one it declares).
-const SOFTMAX_BLOCK: u32 = 64;
+pub(crate) const SOFTMAX_BLOCK: u32 = 64;
 
 /// The longest row `softmax_strided` and `layer_norm_rows` take: a
 /// thread's passes over its row must stay under llvmpipe's 65535 loop
 /// iterations.
-const SOFTMAX_MAX_ROW: usize = 4096;
+pub(crate) const SOFTMAX_MAX_ROW: usize = 4096;
 
 /// The longest walk one thread makes in `scatter_add_strided` (along the
 /// scattered dim), `argbest_strided` and `count_bytes_strided` (over the
 /// reduced elements): llvmpipe stops a loop after 65535 iterations.
-const SCATTER_MAX_ALONG: usize = 16384;
+pub(crate) const SCATTER_MAX_ALONG: usize = 16384;
 
 /// The block `reduce_strided` runs with: one of those it declares; small,
 /// because its threads' loops can be long and uneven.
-const REDUCE_BLOCK: u32 = 64;
+pub(crate) const REDUCE_BLOCK: u32 = 64;
 
 /// One launch of a strided elementwise kernel (the shared parameter order
 /// is in the module docs).
@@ -66,7 +62,7 @@ pub(crate) struct Strided<'a> {
 
 /// The strides and offset of a view in the kernels' i32, or `None` if one
 /// does not fit.
-fn view_of(x: &Tensor) -> Option<(Vec<u32>, i32)> {
+pub(crate) fn view_of(x: &Tensor) -> Option<(Vec<u32>, i32)> {
     let layout = x.layout();
     let strides: Option<Vec<u32>> = layout
         .strides()
@@ -78,13 +74,13 @@ fn view_of(x: &Tensor) -> Option<(Vec<u32>, i32)> {
 }
 
 /// Dims in the kernels' u32, or `None` if one does not fit.
-fn dims_of(dims: &[usize]) -> Option<Vec<u32>> {
+pub(crate) fn dims_of(dims: &[usize]) -> Option<Vec<u32>> {
     dims.iter().map(|&d| u32::try_from(d).ok()).collect()
 }
 
 /// How many outputs a reduction of `x` over `dims` has, and how many
 /// elements each sums.
-fn reduce_sizes(x: &Tensor, dims: &[usize]) -> (usize, usize) {
+pub(crate) fn reduce_sizes(x: &Tensor, dims: &[usize]) -> (usize, usize) {
     let n_reduced = dims.iter().map(|&d| x.dims()[d]).product();
     let n_out = (0..x.dims().len())
         .filter(|d| !dims.contains(d))
@@ -428,193 +424,6 @@ impl WgpuBackend {
         Ok(Some(self.store(DType::F32, len, out)))
     }
 
-    /// Argmax/argmin of f32 and the count of bools or bytes: one thread per
-    /// output, each walking its reduced elements (bounded, for llvmpipe's
-    /// loop limit).
-    pub(crate) fn reduce_walk(
-        &self,
-        op: ReduceOp,
-        x: &Tensor,
-        dims: &[usize],
-        out_dtype: DType,
-    ) -> Result<Option<Storage>> {
-        let (n_out, n_reduced) = reduce_sizes(x, dims);
-        let kernel = match (op, x.dtype()) {
-            (ReduceOp::ArgMax | ReduceOp::ArgMin, DType::F32) => library::argbest_strided(),
-            (ReduceOp::Sum, DType::Bool | DType::U8) => library::count_bytes_strided(),
-            _ => return Ok(None),
-        };
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
-            return Ok(None);
-        };
-        if out_dtype != DType::I64 || n_reduced > SCATTER_MAX_ALONG || !self.fits(n_out) {
-            return Ok(None);
-        }
-        let (name, gpu) = (op.name(), self.gpu());
-        let out = gpu.alloc((n_out * 8) as u64, name)?;
-        if n_out > 0 {
-            let src = self.buffer(x.storage(), name)?;
-            let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
-            let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
-            );
-            let mut scalars = vec![
-                Value::U32(shape.len() as u32),
-                Value::U32(n_out as u32),
-                Value::U32(n_reduced as u32),
-                Value::I32(offset),
-            ];
-            if op != ReduceOp::Sum {
-                scalars.push(Value::U32((op == ReduceOp::ArgMin) as u32));
-            }
-            self.linear(
-                kernel,
-                ELEMENTWISE_BLOCK,
-                &[src.buffer.raw(), out.raw(), &s, &st, &r],
-                &scalars,
-                n_out,
-                name,
-            )?;
-        }
-        Ok(Some(self.store(DType::I64, n_out, out)))
-    }
-
-    /// Variance, standard deviation, maximum, minimum or product of f32
-    /// over `dims`, a thread per output walking its elements in order.
-    pub(crate) fn moments_f32(
-        &self,
-        op: ReduceOp,
-        x: &Tensor,
-        dims: &[usize],
-    ) -> Result<Option<Storage>> {
-        let (code, correction) = match op {
-            ReduceOp::Var { correction } => (moment_code::VAR, correction),
-            ReduceOp::Std { correction } => (moment_code::STD, correction),
-            ReduceOp::Max => (moment_code::MAX, 0.0),
-            ReduceOp::Min => (moment_code::MIN, 0.0),
-            ReduceOp::Prod => (moment_code::PROD, 0.0),
-            _ => return Ok(None),
-        };
-        let (n_out, n_reduced) = reduce_sizes(x, dims);
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
-            return Ok(None);
-        };
-        if n_reduced > library::REDUCE_CHUNK as usize || !self.fits(n_out) {
-            return Ok(None);
-        }
-        let (name, gpu) = (op.name(), self.gpu());
-        let out = gpu.alloc((n_out * 4) as u64, name)?;
-        if n_out > 0 {
-            let src = self.buffer(x.storage(), name)?;
-            let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
-            let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
-            );
-            self.linear(
-                library::moments_strided(),
-                ELEMENTWISE_BLOCK,
-                &[src.buffer.raw(), out.raw(), &s, &st, &r],
-                &[
-                    Value::U32(shape.len() as u32),
-                    Value::U32(n_out as u32),
-                    Value::U32(n_reduced as u32),
-                    Value::I32(offset),
-                    Value::U32(code),
-                    Value::F32(correction as f32),
-                ],
-                n_out,
-                name,
-            )?;
-        }
-        Ok(Some(self.store(DType::F32, n_out, out)))
-    }
-
-    /// Softmax or log-softmax of f32 along `dim`, a row a thread.
-    pub(crate) fn softmax_f32(&self, x: &Tensor, dim: usize, log: bool) -> Result<Option<Storage>> {
-        let name = if log { "log_softmax" } else { "softmax" };
-        let n = x.shape().numel();
-        let len = x.dims()[dim];
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
-            return Ok(None);
-        };
-        if len > SOFTMAX_MAX_ROW || !self.fits(n) {
-            return Ok(None);
-        }
-        let gpu = self.gpu();
-        let rows = n.checked_div(len).unwrap_or(0);
-        let out = gpu.alloc((n * 4) as u64, name)?;
-        if rows > 0 && len > 0 {
-            let src = self.buffer(x.storage(), name)?;
-            let (s, st) = (gpu.metadata(&shape), gpu.metadata(&strides));
-            self.linear(
-                library::softmax_strided(),
-                SOFTMAX_BLOCK,
-                &[src.buffer.raw(), out.raw(), &s, &st],
-                &[
-                    Value::U32(shape.len() as u32),
-                    Value::U32(dim as u32),
-                    Value::U32(rows as u32),
-                    Value::I32(offset),
-                    Value::Bool(log),
-                ],
-                rows,
-                name,
-            )?;
-        }
-        Ok(Some(self.store(DType::F32, n, out)))
-    }
-
-    /// Layer normalization of f32 over the last `dims` dims, a row a
-    /// thread (rows of at most `SOFTMAX_MAX_ROW`, for the loop limit).
-    pub(crate) fn layer_norm_f32(
-        &self,
-        x: &Tensor,
-        dims: usize,
-        eps: f64,
-    ) -> Result<Option<Storage>> {
-        let name = "layer_norm";
-        let rank = x.rank();
-        let row_len: usize = x.dims()[rank - dims..].iter().product();
-        let n = x.shape().numel();
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
-            return Ok(None);
-        };
-        if row_len > SOFTMAX_MAX_ROW || !self.fits(n) {
-            return Ok(None);
-        }
-        let gpu = self.gpu();
-        let rows = n.checked_div(row_len).unwrap_or(0);
-        let out = gpu.alloc((n * 4) as u64, name)?;
-        if rows > 0 {
-            let src = self.buffer(x.storage(), name)?;
-            let marks: Vec<u32> = (0..rank).map(|d| u32::from(d >= rank - dims)).collect();
-            let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
-            );
-            self.linear(
-                library::layer_norm_rows(),
-                SOFTMAX_BLOCK,
-                &[src.buffer.raw(), out.raw(), &s, &st, &r],
-                &[
-                    Value::U32(rank as u32),
-                    Value::U32(rows as u32),
-                    Value::U32(row_len as u32),
-                    Value::I32(offset),
-                    Value::F32(eps as f32),
-                ],
-                rows,
-                name,
-            )?;
-        }
-        Ok(Some(self.store(DType::F32, n, out)))
-    }
-
     /// `x` with f32 `src` added at i32 `index` along `dim`, a thread per
     /// output (deterministic: see the kernel).
     pub(crate) fn scatter_add_f32(
@@ -740,81 +549,6 @@ impl WgpuBackend {
             )?;
         }
         Ok(Some(self.store(DType::F32, count, out)))
-    }
-
-    /// Sum or mean over `dims` by passes of `reduce_strided`: chunks of at
-    /// most `REDUCE_CHUNK` terms, then the chunks' partials, until one
-    /// chunk is left (see the kernel for why). `None` where sizes do not
-    /// fit its u32 arithmetic or one dispatch.
-    pub(crate) fn reduce_f32(
-        &self,
-        x: &Tensor,
-        dims: &[usize],
-        mean: bool,
-        name: &'static str,
-    ) -> Result<Option<Storage>> {
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
-            return Ok(None);
-        };
-        let (n_out, n_reduced) = reduce_sizes(x, dims);
-        let chunk = library::REDUCE_CHUNK as usize;
-        let max_threads =
-            self.gpu().report.max_workgroups_per_dimension as usize * REDUCE_BLOCK as usize;
-        let first_chunks = n_reduced.div_ceil(chunk).max(1);
-        if u32::try_from(n_reduced).is_err()
-            || n_out
-                .checked_mul(first_chunks)
-                .is_none_or(|t| t > max_threads)
-        {
-            return Ok(None);
-        }
-        if n_out == 0 {
-            return Ok(Some(self.store(DType::F32, 0, self.gpu().alloc(0, name)?)));
-        }
-        let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
-        // The current input: a buffer and how to read it.
-        let src = self.buffer(x.storage(), name)?;
-        let mut held: Option<GpuBuffer> = None;
-        let (mut shape, mut strides, mut marks, mut offset) = (shape, strides, marks, offset);
-        let mut terms = n_reduced;
-        loop {
-            let n_chunks = terms.div_ceil(chunk).max(1);
-            let last = n_chunks == 1;
-            let out = self.gpu().alloc((n_out * n_chunks * 4) as u64, name)?;
-            let (s, st, r) = (
-                self.gpu().metadata(&shape),
-                self.gpu().metadata(&strides),
-                self.gpu().metadata(&marks),
-            );
-            let input = held.as_ref().map_or(src.buffer.raw(), |b| b.raw());
-            self.linear(
-                library::reduce_strided(),
-                REDUCE_BLOCK,
-                &[input, out.raw(), &s, &st, &r],
-                &[
-                    Value::U32(shape.len() as u32),
-                    Value::U32(n_out as u32),
-                    Value::U32(terms as u32),
-                    Value::U32(n_chunks as u32),
-                    Value::U32(chunk as u32),
-                    Value::I32(offset),
-                    Value::Bool(mean && last),
-                    Value::U32(n_reduced as u32),
-                ],
-                n_out * n_chunks,
-                name,
-            )?;
-            if last {
-                return Ok(Some(self.store(DType::F32, n_out, out)));
-            }
-            // Next pass: the partials, [n_out, n_chunks] contiguous, over dim 1.
-            shape = vec![n_out as u32, n_chunks as u32];
-            strides = vec![n_chunks as u32, 1];
-            marks = vec![0, 1];
-            offset = 0;
-            terms = n_chunks;
-            held = Some(out);
-        }
     }
 }
 
