@@ -13,7 +13,7 @@ use oxmera_kernel::target::Target;
 use wgpu::util::DeviceExt;
 
 use crate::probe::AdapterReport;
-use crate::{PoolStats, unavailable};
+use crate::{PoolStats, QueueStats, unavailable};
 
 /// Every adapter wgpu finds, in a fixed order.
 pub(crate) fn adapters() -> Vec<wgpu::Adapter> {
@@ -86,9 +86,18 @@ static OPENED: Mutex<Vec<(Device, std::sync::Weak<Gpu>)>> = Mutex::new(Vec::new(
 
 /// The pool statistics of an opened device.
 pub(crate) fn pool_stats(device: Device) -> Option<PoolStats> {
+    Some(opened_gpu(device)?.pool_stats())
+}
+
+/// The queue statistics of an opened device.
+pub(crate) fn queue_stats(device: Device) -> Option<QueueStats> {
+    Some(opened_gpu(device)?.queue_stats())
+}
+
+/// An opened device, if it is open.
+fn opened_gpu(device: Device) -> Option<Arc<Gpu>> {
     let opened = OPENED.lock().ok()?;
-    let gpu = opened.iter().find(|(d, _)| *d == device)?.1.upgrade()?;
-    Some(gpu.pool_stats())
+    opened.iter().find(|(d, _)| *d == device)?.1.upgrade()
 }
 
 /// The opened adapter behind `device`, opening it if need be (through the
@@ -179,7 +188,24 @@ pub(crate) struct Gpu {
     pool: Arc<Mutex<PoolHandle>>,
     compiled: Mutex<HashMap<(usize, Dim3), Arc<Compiled>>>,
     passed: Mutex<HashSet<(usize, Dim3, Dim3)>>,
+    /// Launches recorded but not yet submitted, and how many.
+    pending: Mutex<Pending>,
 }
+
+/// The commands of launches recorded since the last submission: the queue
+/// sees them at the next read-back, upload, wait, or once
+/// [`BATCH_LAUNCHES`] have gathered.
+#[derive(Default)]
+struct Pending {
+    encoder: Option<wgpu::CommandEncoder>,
+    launches: usize,
+    /// Counted since the device opened.
+    stats: QueueStats,
+}
+
+/// The most launches one submission carries: enough that a training step
+/// is a few submissions, few enough that the device starts early.
+const BATCH_LAUNCHES: usize = 64;
 
 impl Gpu {
     /// Opens adapter `wgpu:N`.
@@ -246,6 +272,7 @@ impl Gpu {
             pool: Arc::new(Mutex::new(PoolHandle(Pool::default()))),
             compiled: Mutex::new(HashMap::new()),
             passed: Mutex::new(HashSet::new()),
+            pending: Mutex::new(Pending::default()),
         });
         if let Ok(mut o) = OPENED.lock() {
             o.push((device_id, Arc::downgrade(&gpu)));
@@ -315,6 +342,10 @@ impl Gpu {
     pub(crate) fn upload(&self, bytes: &[u8], op: &'static str) -> Result<GpuBuffer> {
         let buf = self.alloc(bytes.len() as u64, op)?;
         if !bytes.is_empty() {
+            // A queue write lands before any command submitted after it:
+            // recorded launches that still read this (pooled) buffer's
+            // old contents go first.
+            self.flush();
             if bytes.len() % 4 == 0 {
                 self.queue.write_buffer(buf.raw(), 0, bytes);
             } else {
@@ -344,9 +375,14 @@ impl Gpu {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(buf.raw(), 0, &staging, 0, size);
-        self.queue.submit([enc.finish()]);
+        {
+            let mut pending = self.pending.lock().expect("pending commands");
+            let enc = pending
+                .encoder
+                .get_or_insert_with(|| self.device.create_command_encoder(&Default::default()));
+            enc.copy_buffer_to_buffer(buf.raw(), 0, &staging, 0, size);
+        }
+        self.flush();
         let (tx, rx) = mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
@@ -374,8 +410,27 @@ impl Gpu {
         }
     }
 
-    /// Waits for every submitted command.
+    /// Submits the recorded launches, if any. The lock is held through the
+    /// submission: a thread whose flush finds nothing to submit must know
+    /// that what another took is on the queue already (before its upload
+    /// is written, or its read-back mapped).
+    pub(crate) fn flush(&self) {
+        let mut pending = self.pending.lock().expect("pending commands");
+        pending.launches = 0;
+        if let Some(enc) = pending.encoder.take() {
+            self.queue.submit([enc.finish()]);
+            pending.stats.submissions += 1;
+        }
+    }
+
+    /// How the queue has been fed so far.
+    pub(crate) fn queue_stats(&self) -> QueueStats {
+        self.pending.lock().map(|p| p.stats).unwrap_or_default()
+    }
+
+    /// Submits the recorded launches and waits for every submitted command.
     pub(crate) fn wait(&self, op: &'static str) -> Result<()> {
+        self.flush();
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| self.fault_now(op, e.to_string()))?;
@@ -556,14 +611,26 @@ impl Gpu {
             layout: &c.layout,
             entries: &entries,
         });
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&c.pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(g.x, g.y, g.z);
+        // Recorded, not submitted: the queue gets a batch of launches at
+        // once (the bind group and uniform live as long as the commands).
+        let full = {
+            let mut pending = self.pending.lock().expect("pending commands");
+            let enc = pending
+                .encoder
+                .get_or_insert_with(|| self.device.create_command_encoder(&Default::default()));
+            {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&c.pipeline);
+                pass.set_bind_group(0, &bind, &[]);
+                pass.dispatch_workgroups(g.x, g.y, g.z);
+            }
+            pending.launches += 1;
+            pending.stats.launches += 1;
+            pending.launches >= BATCH_LAUNCHES
+        };
+        if full {
+            self.flush();
         }
-        self.queue.submit([enc.finish()]);
         Ok(())
     }
 

@@ -105,6 +105,31 @@ pub fn pool_stats(device: Device) -> Option<PoolStats> {
     }
 }
 
+/// How an opened `wgpu` device's queue has been fed: kernel launches are
+/// recorded and submitted in batches (at a read-back, an upload, a wait, or
+/// every few dozen launches). `None` if `device` is not an opened wgpu
+/// device.
+pub fn queue_stats(device: Device) -> Option<QueueStats> {
+    #[cfg(feature = "wgpu")]
+    {
+        gpu::queue_stats(device)
+    }
+    #[cfg(not(feature = "wgpu"))]
+    {
+        let _ = device;
+        None
+    }
+}
+
+/// Launches and the submissions that carried them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueStats {
+    /// Kernel launches recorded.
+    pub launches: u64,
+    /// Command buffers submitted to the queue.
+    pub submissions: u64,
+}
+
 /// How a device's buffer pool served allocations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PoolStats {

@@ -175,9 +175,29 @@ fn moving_ops_run_natively_for_wide_dtypes(d: Device) {
     );
 }
 
+/// A chain of ops with no read-back is recorded and submitted in batches,
+/// not one submission a launch, and its result is right.
+fn launches_are_submitted_in_batches(d: Device) {
+    let before = oxmera_wgpu::queue_stats(d).unwrap();
+    let mut x = Tensor::ones([1000], DType::F32, d).unwrap();
+    for _ in 0..200 {
+        x = x.add_scalar(1.0).unwrap();
+    }
+    let after = oxmera_wgpu::queue_stats(d).unwrap();
+    let launches = after.launches - before.launches;
+    let submissions = after.submissions - before.submissions;
+    assert!(launches >= 200, "{before:?} -> {after:?}");
+    assert!(
+        submissions * 16 <= launches,
+        "{launches} launches in {submissions} submissions"
+    );
+    assert!(x.to_vec::<f32>().unwrap().iter().all(|&v| v == 201.0));
+}
+
 #[test]
 fn native_ops_do_not_fall_back_and_a_training_loop_reuses_its_buffers() {
     let Some(d) = gpu() else { return };
+    launches_are_submitted_in_batches(d);
     moving_ops_run_natively_for_wide_dtypes(d);
     elementwise_ops_run_on_the_gpu_over_strided_and_broadcast_views(d);
     uniform_draws_are_native_and_follow_the_hosts_stream(d);

@@ -161,6 +161,12 @@ pub fn run(args: TrainArgs) -> ExitCode {
             100.0 * pool.hit_rate(),
             pool.misses
         );
+        if let Some(q) = oxmera_wgpu::queue_stats(device) {
+            println!(
+                "queue of {device}: {} kernel launches in {} submissions",
+                q.launches, q.submissions
+            );
+        }
     }
     match result {
         Ok(_) => ExitCode::SUCCESS,
