@@ -45,26 +45,10 @@ pub(crate) fn rows(report: &mut Report, sizes: &Sizes) -> Result<()> {
     let n = sizes.stream;
     let (a, b) = (randn(11, &[n], d)?, randn(12, &[n], d)?);
     let (ca, cb) = (a.to_device(Device::Cpu)?, b.to_device(Device::Cpu)?);
-    let contenders = vec![
-        Contender::reporting("oxmera", || {
-            let t = Instant::now();
-            keep(a.add(&b).and_then(|c| c.synchronize()))?;
-            Ok(t.elapsed().as_secs_f64())
-        }),
-        Contender::reporting("cpu backend", || {
-            let t = Instant::now();
-            keep(ca.add(&cb))?;
-            Ok(t.elapsed().as_secs_f64())
-        }),
-    ];
+    let contenders = against_cpu(|| a.add(&b)?.synchronize(), || ca.add(&cb).map(drop));
     let work = Work::Bytes(12.0 * n as f64);
-    measure_and_record(
-        report,
-        sizes.plan,
-        &format!("wgpu_add_f32_{n}"),
-        work,
-        contenders,
-    )?;
+    let name = format!("wgpu_add_f32_{n}");
+    measure_and_record(report, sizes.plan, &name, work, contenders)?;
 
     // Matmul at the largest size of the run up to 1024 (a CPU driver
     // would take minutes beyond).
@@ -77,47 +61,42 @@ pub(crate) fn rows(report: &mut Report, sizes: &Sizes) -> Result<()> {
         .unwrap_or(16);
     let (a, b) = (randn(13, &[m, m], d)?, randn(14, &[m, m], d)?);
     let (ca, cb) = (a.to_device(Device::Cpu)?, b.to_device(Device::Cpu)?);
-    let contenders = vec![
-        Contender::reporting("oxmera", || {
-            let t = Instant::now();
-            keep(a.matmul(&b).and_then(|c| c.synchronize()))?;
-            Ok(t.elapsed().as_secs_f64())
-        }),
-        Contender::reporting("cpu backend", || {
-            let t = Instant::now();
-            keep(ca.matmul(&cb))?;
-            Ok(t.elapsed().as_secs_f64())
-        }),
-    ];
+    let contenders = against_cpu(|| a.matmul(&b)?.synchronize(), || ca.matmul(&cb).map(drop));
     let work = Work::Flops(2.0 * (m as f64).powi(3));
-    measure_and_record(
-        report,
-        sizes.plan,
-        &format!("wgpu_matmul_f32_{m}"),
-        work,
-        contenders,
-    )?;
+    let name = format!("wgpu_matmul_f32_{m}");
+    measure_and_record(report, sizes.plan, &name, work, contenders)?;
 
     // One SGD step of the MLP the CPU rows time.
     let (batch, d_in, hidden, classes) = sizes.mlp;
     let mut on_gpu = Mlp::new(d, sizes.mlp)?;
     let mut on_cpu = Mlp::new(Device::Cpu, sizes.mlp)?;
-    let contenders = vec![
+    let contenders = against_cpu(
+        move || {
+            on_gpu.step(0.01)?;
+            oxmera_tensor::synchronize(d)
+        },
+        move || on_cpu.step(0.01),
+    );
+    let name = format!("wgpu_mlp_step_{d_in}-{hidden}-{hidden}-{classes}_b{batch}");
+    measure_and_record(report, sizes.plan, &name, Work::Time, contenders)
+}
+
+/// The two contenders of a wgpu row: the work on `wgpu:0` (including its
+/// wait for the device) as "oxmera", the same on the CPU backend.
+fn against_cpu<'a>(
+    mut on_gpu: impl FnMut() -> Result<()> + 'a,
+    mut on_cpu: impl FnMut() -> Result<()> + 'a,
+) -> Vec<Contender<'a>> {
+    vec![
         Contender::reporting("oxmera", move || {
             let t = Instant::now();
-            keep(
-                on_gpu
-                    .step(0.01)
-                    .and_then(|_| oxmera_tensor::synchronize(d)),
-            )?;
+            keep(on_gpu())?;
             Ok(t.elapsed().as_secs_f64())
         }),
         Contender::reporting("cpu backend", move || {
             let t = Instant::now();
-            keep(on_cpu.step(0.01))?;
+            keep(on_cpu())?;
             Ok(t.elapsed().as_secs_f64())
         }),
-    ];
-    let name = format!("wgpu_mlp_step_{d_in}-{hidden}-{hidden}-{classes}_b{batch}");
-    measure_and_record(report, sizes.plan, &name, Work::Time, contenders)
+    ]
 }

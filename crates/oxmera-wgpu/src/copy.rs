@@ -23,14 +23,14 @@ const BLOCK: u32 = 256;
 /// A strided place, in elements: where element `c` of a shape lives is
 /// `offset + Σ c_d·strides_d` (strides may be negative: a flip).
 #[derive(Clone)]
-struct Place {
+pub(crate) struct Place {
     strides: Vec<isize>,
     offset: isize,
 }
 
 impl Place {
     /// Where a tensor's elements live.
-    fn of(x: &Tensor) -> Place {
+    pub(crate) fn of(x: &Tensor) -> Place {
         let layout = x.layout();
         Place {
             strides: layout
@@ -56,7 +56,7 @@ impl Place {
 
     /// This place in words for elements of `per` words (1 or 2), or
     /// `None` if a value does not fit the kernels' i32.
-    fn words(&self, per: isize) -> Option<(Vec<u32>, i32)> {
+    pub(crate) fn words(&self, per: isize) -> Option<(Vec<u32>, i32)> {
         let mut strides: Vec<u32> = self
             .strides
             .iter()
@@ -103,20 +103,13 @@ fn word_shape(shape: &[usize], per: isize) -> Option<(Vec<u32>, u32)> {
     Some((dims, n))
 }
 
-/// A buffer parameter of a word kernel, in parameter order.
-enum Bind<'a> {
-    /// A tensor's storage.
-    Tensor(&'a Tensor),
-    /// Small metadata (a shape, strides) uploaded for the launch.
-    Meta(Vec<u32>),
-}
-
-/// One planned launch: its buffers before the output and after it, its
-/// scalars, and how many threads (words) it runs.
+/// One planned launch of a word kernel. They all take their buffers in
+/// one order — the tensors read, the output, then small metadata (shape,
+/// strides) — followed by scalars; `threads` is how many words it writes.
 struct Launch<'a> {
     kernel: &'static Kernel,
-    before: Vec<Bind<'a>>,
-    after: Vec<Bind<'a>>,
+    tensors: Vec<&'a Tensor>,
+    metas: Vec<Vec<u32>>,
     scalars: Vec<Value>,
     threads: u32,
 }
@@ -136,29 +129,14 @@ impl WgpuBackend {
         let gpu = self.gpu();
         let dst = self.buffer(&out, name)?;
         for l in launches.into_iter().filter(|l| l.threads > 0) {
-            let metas: Vec<wgpu::Buffer> = l
-                .before
+            let metas: Vec<wgpu::Buffer> = l.metas.iter().map(|m| gpu.metadata(m)).collect();
+            let mut buffers = l
+                .tensors
                 .iter()
-                .chain(&l.after)
-                .filter_map(|b| match b {
-                    Bind::Meta(words) => Some(gpu.metadata(words)),
-                    Bind::Tensor(_) => None,
-                })
-                .collect();
-            let mut metas = metas.iter();
-            let mut buffers: Vec<&wgpu::Buffer> = Vec::new();
-            for (k, b) in l.before.iter().chain(&l.after).enumerate() {
-                if k == l.before.len() {
-                    buffers.push(dst.buffer.raw());
-                }
-                buffers.push(match b {
-                    Bind::Tensor(t) => self.buffer(t.storage(), name)?.buffer.raw(),
-                    Bind::Meta(_) => metas.next().expect("one buffer per metadata"),
-                });
-            }
-            if l.after.is_empty() {
-                buffers.push(dst.buffer.raw());
-            }
+                .map(|t| Ok(self.buffer(t.storage(), name)?.buffer.raw()))
+                .collect::<Result<Vec<&wgpu::Buffer>>>()?;
+            buffers.push(dst.buffer.raw());
+            buffers.extend(metas.iter());
             self.linear(
                 l.kernel,
                 BLOCK,
@@ -190,14 +168,14 @@ impl WgpuBackend {
         let ((fs, fo), (ts, to)) = (from.words(per)?, to.words(per)?);
         Some(Launch {
             kernel: library::copy_words(),
-            before: vec![Bind::Tensor(x)],
+            tensors: vec![x],
             scalars: vec![
                 Value::U32(dims.len() as u32),
                 Value::U32(n),
                 Value::I32(fo),
                 Value::I32(to),
             ],
-            after: vec![Bind::Meta(dims), Bind::Meta(fs), Bind::Meta(ts)],
+            metas: vec![dims, fs, ts],
             threads: n,
         })
     }
@@ -298,7 +276,7 @@ impl WgpuBackend {
             let ((as_, ao), (bs, bo)) = (Place::of(a).words(per)?, Place::of(b).words(per)?);
             Some(Launch {
                 kernel: library::where_words(),
-                before: vec![Bind::Tensor(cond), Bind::Tensor(a), Bind::Tensor(b)],
+                tensors: vec![cond, a, b],
                 scalars: vec![
                     Value::U32(dims.len() as u32),
                     Value::U32(n),
@@ -306,12 +284,7 @@ impl WgpuBackend {
                     Value::I32(ao),
                     Value::I32(bo),
                 ],
-                after: vec![
-                    Bind::Meta(dims),
-                    Bind::Meta(cs),
-                    Bind::Meta(as_),
-                    Bind::Meta(bs),
-                ],
+                metas: vec![dims, cs, as_, bs],
                 threads: n,
             })
         };
@@ -336,7 +309,7 @@ impl WgpuBackend {
             let (xs, xo) = Place::of(x).words(per)?;
             Some(Launch {
                 kernel: library::triangle_words(),
-                before: vec![Bind::Tensor(x)],
+                tensors: vec![x],
                 scalars: vec![
                     Value::U32(dims.len() as u32),
                     Value::U32(n),
@@ -345,7 +318,7 @@ impl WgpuBackend {
                     Value::I32(i32::try_from(diagonal).ok()?),
                     Value::Bool(upper),
                 ],
-                after: vec![Bind::Meta(dims), Bind::Meta(xs)],
+                metas: vec![dims, xs],
                 threads: n,
             })
         };
@@ -372,7 +345,7 @@ impl WgpuBackend {
             let (is, io) = Place::of(indices).words(1)?;
             Some(Launch {
                 kernel: library::select_words(),
-                before: vec![Bind::Tensor(x), Bind::Tensor(indices)],
+                tensors: vec![x, indices],
                 scalars: vec![
                     Value::U32(dims.len() as u32),
                     Value::U32(n),
@@ -381,7 +354,7 @@ impl WgpuBackend {
                     Value::I32(is[0] as i32),
                     Value::I32(io),
                 ],
-                after: vec![Bind::Meta(dims), Bind::Meta(xs)],
+                metas: vec![dims, xs],
                 threads: n,
             })
         };

@@ -296,8 +296,8 @@ impl Gpu {
         self.pool.lock().map(|p| p.0.stats).unwrap_or_default()
     }
 
-    /// A buffer of at least `bytes` bytes, from the pool if one is free.
-    pub(crate) fn alloc(&self, bytes: u64, op: &'static str) -> Result<GpuBuffer> {
+    /// Refuses a buffer a kernel could not bind, naming the limit.
+    pub(crate) fn check_binding(&self, bytes: u64, op: &'static str) -> Result<()> {
         if bytes > self.report.max_storage_binding {
             return Err(Error::DeviceFault {
                 op,
@@ -308,6 +308,12 @@ impl Gpu {
                 ),
             });
         }
+        Ok(())
+    }
+
+    /// A buffer of at least `bytes` bytes, from the pool if one is free.
+    pub(crate) fn alloc(&self, bytes: u64, op: &'static str) -> Result<GpuBuffer> {
+        self.check_binding(bytes, op)?;
         // Rounding up to the class must not pass the binding limit.
         let class = size_class(bytes)
             .min(self.report.max_storage_binding)

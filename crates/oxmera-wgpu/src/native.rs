@@ -19,6 +19,7 @@ use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{Backend, BinaryOp, CmpOp, Generator, HostBuffer, Storage, Tensor, UnaryOp};
 
 use crate::backend::WgpuBackend;
+use crate::copy::Place;
 
 /// The block the elementwise kernels run with: one of the sizes they
 /// declare, and a multiple of every subgroup width an adapter reports.
@@ -61,16 +62,9 @@ pub(crate) struct Strided<'a> {
 }
 
 /// The strides and offset of a view in the kernels' i32, or `None` if one
-/// does not fit.
+/// does not fit (the word kernels' [`Place`] at one word an element).
 pub(crate) fn view_of(x: &Tensor) -> Option<(Vec<u32>, i32)> {
-    let layout = x.layout();
-    let strides: Option<Vec<u32>> = layout
-        .strides()
-        .as_slice()
-        .iter()
-        .map(|&s| i32::try_from(s).ok().map(|v| v as u32))
-        .collect();
-    Some((strides?, i32::try_from(layout.offset()).ok()?))
+    Place::of(x).words(1)
 }
 
 /// Dims in the kernels' u32, or `None` if one does not fit.
@@ -121,13 +115,13 @@ impl WgpuBackend {
         let size = dtype.size_in_bytes();
         let bytes = len * size;
         let words = bytes.div_ceil(4);
-        // A buffer past the binding limit is refused here, naming it.
-        let out = self.gpu().alloc(bytes as u64, "fill")?;
+        // A buffer past the binding limit is refused before the host builds
+        // one; past one dispatch, the host builds it and uploads (counted).
+        self.gpu().check_binding(bytes as u64, "fill")?;
         if !self.fits(words) {
-            // Past one dispatch: built on the host and uploaded (counted).
-            drop(out);
             return on_host(self).fill(dtype, len, value);
         }
+        let out = self.gpu().alloc(bytes as u64, "fill")?;
         let pattern = HostBuffer::filled(dtype, 8 / size, value).to_le_bytes();
         let word = |k: usize| u32::from_le_bytes(pattern[k..k + 4].try_into().expect("4 bytes"));
         if words > 0 {

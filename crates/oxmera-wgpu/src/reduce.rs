@@ -6,7 +6,7 @@
 //! the host.
 
 use oxmera_core::{DType, Result};
-use oxmera_kernel::ir::Value;
+use oxmera_kernel::ir::{Kernel, Value};
 use oxmera_kernel::library::{self, moment_code};
 use oxmera_tensor::{ReduceOp, Storage, Tensor};
 
@@ -17,7 +17,66 @@ use crate::native::{
     reduce_sizes, view_of,
 };
 
+/// One launch of a kernel that walks, a thread per output, the elements
+/// of `x` over the dims `dims` in row-major order. Such kernels share their
+/// parameters: `x, out, shape, strides, marks` (1 on a walked dim), then
+/// `ndim, n_out, n_walked, offset` and the op's own scalars.
+struct Walk<'a> {
+    kernel: &'static Kernel,
+    name: &'static str,
+    x: &'a Tensor,
+    dims: &'a [usize],
+    /// The output's dtype, and how many elements each thread writes.
+    out: DType,
+    per_output: usize,
+    block: u32,
+    /// The longest walk the kernel's loops may take.
+    max_walk: usize,
+    extra: Vec<Value>,
+}
+
 impl WgpuBackend {
+    /// Launches a [`Walk`]; `None` where a size does not fit.
+    fn walk(&self, w: Walk<'_>) -> Result<Option<Storage>> {
+        let (n_out, n_walked) = reduce_sizes(w.x, w.dims);
+        let len = n_out * w.per_output;
+        let (Some(shape), Some((strides, offset))) = (dims_of(w.x.dims()), view_of(w.x)) else {
+            return Ok(None);
+        };
+        if n_walked > w.max_walk || !self.fits(len) {
+            return Ok(None);
+        }
+        let gpu = self.gpu();
+        let out = gpu.alloc((len * w.out.size_in_bytes()) as u64, w.name)?;
+        if len > 0 {
+            let src = self.buffer(w.x.storage(), w.name)?;
+            let marks: Vec<u32> = (0..shape.len())
+                .map(|d| u32::from(w.dims.contains(&d)))
+                .collect();
+            let (s, st, r) = (
+                gpu.metadata(&shape),
+                gpu.metadata(&strides),
+                gpu.metadata(&marks),
+            );
+            let mut scalars = vec![
+                Value::U32(shape.len() as u32),
+                Value::U32(n_out as u32),
+                Value::U32(n_walked as u32),
+                Value::I32(offset),
+            ];
+            scalars.extend(w.extra);
+            self.linear(
+                w.kernel,
+                w.block,
+                &[src.buffer.raw(), out.raw(), &s, &st, &r],
+                &scalars,
+                n_out,
+                w.name,
+            )?;
+        }
+        Ok(Some(self.store(w.out, len, out)))
+    }
+
     /// Argmax/argmin of f32 and the count of bools or bytes: one thread per
     /// output, each walking its reduced elements (bounded, for llvmpipe's
     /// loop limit).
@@ -28,47 +87,29 @@ impl WgpuBackend {
         dims: &[usize],
         out_dtype: DType,
     ) -> Result<Option<Storage>> {
-        let (n_out, n_reduced) = reduce_sizes(x, dims);
         let kernel = match (op, x.dtype()) {
             (ReduceOp::ArgMax | ReduceOp::ArgMin, DType::F32) => library::argbest_strided(),
             (ReduceOp::Sum, DType::Bool | DType::U8) => library::count_bytes_strided(),
             _ => return Ok(None),
         };
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
+        if out_dtype != DType::I64 {
             return Ok(None);
+        }
+        let extra = match op {
+            ReduceOp::Sum => vec![],
+            _ => vec![Value::U32(u32::from(op == ReduceOp::ArgMin))],
         };
-        if out_dtype != DType::I64 || n_reduced > SCATTER_MAX_ALONG || !self.fits(n_out) {
-            return Ok(None);
-        }
-        let (name, gpu) = (op.name(), self.gpu());
-        let out = gpu.alloc((n_out * 8) as u64, name)?;
-        if n_out > 0 {
-            let src = self.buffer(x.storage(), name)?;
-            let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
-            let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
-            );
-            let mut scalars = vec![
-                Value::U32(shape.len() as u32),
-                Value::U32(n_out as u32),
-                Value::U32(n_reduced as u32),
-                Value::I32(offset),
-            ];
-            if op != ReduceOp::Sum {
-                scalars.push(Value::U32((op == ReduceOp::ArgMin) as u32));
-            }
-            self.linear(
-                kernel,
-                ELEMENTWISE_BLOCK,
-                &[src.buffer.raw(), out.raw(), &s, &st, &r],
-                &scalars,
-                n_out,
-                name,
-            )?;
-        }
-        Ok(Some(self.store(DType::I64, n_out, out)))
+        self.walk(Walk {
+            kernel,
+            name: op.name(),
+            x,
+            dims,
+            out: DType::I64,
+            per_output: 1,
+            block: ELEMENTWISE_BLOCK,
+            max_walk: SCATTER_MAX_ALONG,
+            extra,
+        })
     }
 
     /// Variance, standard deviation, maximum, minimum or product of f32
@@ -87,40 +128,17 @@ impl WgpuBackend {
             ReduceOp::Prod => (moment_code::PROD, 0.0),
             _ => return Ok(None),
         };
-        let (n_out, n_reduced) = reduce_sizes(x, dims);
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
-            return Ok(None);
-        };
-        if n_reduced > library::REDUCE_CHUNK as usize || !self.fits(n_out) {
-            return Ok(None);
-        }
-        let (name, gpu) = (op.name(), self.gpu());
-        let out = gpu.alloc((n_out * 4) as u64, name)?;
-        if n_out > 0 {
-            let src = self.buffer(x.storage(), name)?;
-            let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
-            let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
-            );
-            self.linear(
-                library::moments_strided(),
-                ELEMENTWISE_BLOCK,
-                &[src.buffer.raw(), out.raw(), &s, &st, &r],
-                &[
-                    Value::U32(shape.len() as u32),
-                    Value::U32(n_out as u32),
-                    Value::U32(n_reduced as u32),
-                    Value::I32(offset),
-                    Value::U32(code),
-                    Value::F32(correction as f32),
-                ],
-                n_out,
-                name,
-            )?;
-        }
-        Ok(Some(self.store(DType::F32, n_out, out)))
+        self.walk(Walk {
+            kernel: library::moments_strided(),
+            name: op.name(),
+            x,
+            dims,
+            out: DType::F32,
+            per_output: 1,
+            block: ELEMENTWISE_BLOCK,
+            max_walk: library::REDUCE_CHUNK as usize,
+            extra: vec![Value::U32(code), Value::F32(correction as f32)],
+        })
     }
 
     /// Softmax or log-softmax of f32 along `dim`, a row a thread.
@@ -166,43 +184,20 @@ impl WgpuBackend {
         dims: usize,
         eps: f64,
     ) -> Result<Option<Storage>> {
-        let name = "layer_norm";
         let rank = x.rank();
+        let trailing: Vec<usize> = (rank - dims..rank).collect();
         let row_len: usize = x.dims()[rank - dims..].iter().product();
-        let n = x.shape().numel();
-        let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
-            return Ok(None);
-        };
-        if row_len > SOFTMAX_MAX_ROW || !self.fits(n) {
-            return Ok(None);
-        }
-        let gpu = self.gpu();
-        let rows = n.checked_div(row_len).unwrap_or(0);
-        let out = gpu.alloc((n * 4) as u64, name)?;
-        if rows > 0 {
-            let src = self.buffer(x.storage(), name)?;
-            let marks: Vec<u32> = (0..rank).map(|d| u32::from(d >= rank - dims)).collect();
-            let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
-            );
-            self.linear(
-                library::layer_norm_rows(),
-                SOFTMAX_BLOCK,
-                &[src.buffer.raw(), out.raw(), &s, &st, &r],
-                &[
-                    Value::U32(rank as u32),
-                    Value::U32(rows as u32),
-                    Value::U32(row_len as u32),
-                    Value::I32(offset),
-                    Value::F32(eps as f32),
-                ],
-                rows,
-                name,
-            )?;
-        }
-        Ok(Some(self.store(DType::F32, n, out)))
+        self.walk(Walk {
+            kernel: library::layer_norm_rows(),
+            name: "layer_norm",
+            x,
+            dims: &trailing,
+            out: DType::F32,
+            per_output: row_len,
+            block: SOFTMAX_BLOCK,
+            max_walk: SOFTMAX_MAX_ROW,
+            extra: vec![Value::F32(eps as f32)],
+        })
     }
 
     /// Sum or mean over `dims` by passes of `reduce_strided`: chunks of at
