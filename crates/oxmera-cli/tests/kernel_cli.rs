@@ -149,3 +149,148 @@ fn run_on_a_device_says_how_to_get_one_in_a_build_without_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--features wgpu"), "{err}");
 }
+
+/// The README's kernel, written to a fresh directory, checked and run by
+/// the very commands the README shows.
+#[test]
+fn the_readmes_kernel_file_is_checked_and_run_by_the_readmes_commands() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let section = &readme[readme
+        .find("## GPU kernels without a GPU")
+        .expect("the section")..];
+    let fenced = |lang: &str| -> String {
+        let start = section
+            .find(&format!("```{lang}\n"))
+            .expect("a fenced block")
+            + lang.len()
+            + 4;
+        section[start..start + section[start..].find("```").expect("its end")].to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("my_kernels.rs"), fenced("rust")).unwrap();
+    let commands: Vec<Vec<String>> = fenced("sh")
+        .lines()
+        .filter_map(|l| l.strip_prefix("cargo run -q -p oxmera-cli -- "))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    let mut outputs = Vec::new();
+    for args in &commands {
+        let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}\n{text}\n{err}");
+        outputs.push(text);
+    }
+    for block in [64, 128, 256] {
+        let clean = format!("add: clean at launch grid (1, 1, 1) block ({block}, 1, 1)");
+        assert!(outputs[0].contains(&clean), "{}", outputs[0]);
+    }
+    assert!(
+        outputs[1].contains("out = [1.000000, 2.000000, 3.000000"),
+        "{}",
+        outputs[1]
+    );
+    // Every one of the 1000 elements was computed: out[i] = i + 1.
+    let bytes = std::fs::read(dir.path().join("out.npy")).unwrap();
+    let data = &bytes[10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize..];
+    let out: Vec<f32> = data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(out.len(), 1000);
+    assert!(out.iter().enumerate().all(|(i, v)| *v == i as f32 + 1.0));
+}
+
+fn in_dir(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run oxmera");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_files_findings_and_errors_point_into_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.rs"),
+        "#[kernel(block = [64])]\nfn flip(x: &mut [f32]) {\n    let s = shared::<f32>(64);\n    \
+         let t = thread_idx_x();\n    s[t] = x[t];\n    if warp_id() == 0 {\n        \
+         sync_threads();\n    }\n    x[t] = s[63 - t];\n}\n\n\
+         #[kernel]\nfn twice(x: &mut [u32]) {\n    x[thread_idx_x()] *= 2;\n}\n",
+    )
+    .unwrap();
+    // The analysis: a finding at the file's line, exit 1; `twice` declares
+    // no block, so without --block it is named as unchecked.
+    let (code, out, err) = in_dir(dir.path(), &["kernel", "check", "k.rs"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("--> k.rs:7:9"), "{out}");
+    assert!(out.contains(" 7 |         sync_threads();"), "{out}");
+    assert!(err.contains("`twice` declares no block sizes"), "{err}");
+    let (code, out, _) = in_dir(
+        dir.path(),
+        &["kernel", "check", "k.rs", "twice", "--block", "32"],
+    );
+    assert_eq!(code, 0, "{out}");
+    // The simulator: the same kernel stops with a witness in the file (warp
+    // 1 runs past the barrier warp 0 waits at and reads what warp 0 wrote).
+    let (code, out, _) = in_dir(
+        dir.path(),
+        &["kernel", "run", "k.rs", "flip", "--arg", "x=iota:64"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("error[sim:shared-race]"), "{out}");
+    assert!(out.contains("--> k.rs:9:12"), "{out}");
+    let (code, out, _) = in_dir(
+        dir.path(),
+        &[
+            "kernel",
+            "run",
+            "k.rs",
+            "twice",
+            "--block",
+            "4",
+            "--arg",
+            "x=1,2,3,4",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("x = [2, 4, 6, 8]"), "{out}");
+    // Usage errors: a missing argument, an unknown kernel, a second name
+    // after a built-in, a file that does not lower.
+    let (code, _, err) = in_dir(
+        dir.path(),
+        &["kernel", "run", "k.rs", "twice", "--block", "4"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("needs an --arg for `x: &mut [u32]`"), "{err}");
+    let (code, _, err) = in_dir(dir.path(), &["kernel", "ir", "k.rs", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("its kernels: flip, twice"), "{err}");
+    let (code, _, err) = in_dir(
+        dir.path(),
+        &["kernel", "check", "flip", "extra", "--block", "32"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("one name too many"), "{err}");
+    std::fs::write(
+        dir.path().join("bad.rs"),
+        "#[kernel]\nfn k(x: &mut [f32]) -> f32 {\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = in_dir(dir.path(), &["kernel", "check", "bad.rs", "--block", "32"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("error: kernels return nothing"), "{err}");
+    assert!(err.contains("--> bad.rs:2:"), "{err}");
+}

@@ -25,7 +25,10 @@ fn where_(f: &Finding) -> String {
 /// provenance notes, lane map and help.
 pub fn render(k: &Kernel, f: &Finding) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "error[{}]: {}", f.rule.code(), f.message);
+    // A confirmed finding happens at this launch whatever the data; a
+    // possible one depends on data the analysis cannot see.
+    let severity = if f.confirmed { "error" } else { "warning" };
+    let _ = writeln!(out, "{severity}[{}]: {}", f.rule.code(), f.message);
     let sp = k.span(f.span);
     let gutter = sp.line.max(sp.end_line).to_string().len().max(2);
     let pad = " ".repeat(gutter);
@@ -55,6 +58,12 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
         let _ = writeln!(out, "{pad}--> kernel `{}`: `{}`", k.name, k.snippet(f.span));
     }
     let _ = writeln!(out, "{pad} = note: at launch {}", where_(f));
+    if !f.confirmed {
+        let _ = writeln!(
+            out,
+            "{pad} = note: possible, not confirmed: whether it happens depends on data the analysis cannot see"
+        );
+    }
     for s in &f.notes {
         let line = k.span(s.span).line;
         if line > 0 {

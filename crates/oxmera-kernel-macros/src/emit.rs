@@ -5,15 +5,31 @@
 //! come from `line!()`/`column!()` spanned at the user's tokens, which works
 //! on every supported compiler.
 
+use std::cell::RefCell;
+
 use oxmera_kernel_ir::ir::*;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use crate::lower::SpanInfo;
+use oxmera_kernel_lower::span::SpanInfo;
+
+thread_local! {
+    /// The kernel crate's path in generated code: `::oxmera_kernel`, or
+    /// `::NAME` under `#[kernel(crate = "NAME")]`. [`kernel_fn`] sets it for
+    /// its expansion; a thread-local because every emitting function needs
+    /// it and one expansion runs on one thread.
+    static CRATE_PATH: RefCell<TokenStream> = RefCell::new(quote!(::oxmera_kernel));
+}
+
+/// The kernel crate in generated code.
+fn krate() -> TokenStream {
+    CRATE_PATH.with(|c| c.borrow().clone())
+}
 
 /// Path prefix of the IR types in generated code.
 fn ir() -> TokenStream {
-    quote!(::oxmera_kernel::ir)
+    let k = krate();
+    quote!(#k::ir)
 }
 
 fn s(v: &str) -> TokenStream {
@@ -295,6 +311,7 @@ fn span_info(si: &SpanInfo) -> TokenStream {
 
 /// The generated function that builds (once) and returns the kernel.
 pub fn kernel_fn(
+    crate_name: Option<&syn::LitStr>,
     k: &Kernel,
     spans: &[SpanInfo],
     vis: &syn::Visibility,
@@ -302,6 +319,16 @@ pub fn kernel_fn(
     body_span: Span,
     body_text: Option<String>,
 ) -> TokenStream {
+    // Spanned at the option, so a wrong name is reported there.
+    let path = match crate_name {
+        Some(n) => {
+            let id = syn::Ident::new(&n.value(), n.span());
+            quote!(::#id)
+        }
+        None => quote!(::oxmera_kernel),
+    };
+    CRATE_PATH.with(|c| *c.borrow_mut() = path);
+    let krate = krate();
     let ir = ir();
     let name = format_ident!("{}", k.name);
     let kname = s(&k.name);
@@ -340,7 +367,7 @@ pub fn kernel_fn(
         Some(t) => {
             let name = Literal::string(&t.to_string());
             quote!(::core::option::Option::Some(
-                <::oxmera_kernel::target::Target as ::core::str::FromStr>::from_str(#name)
+                <#krate::target::Target as ::core::str::FromStr>::from_str(#name)
                     .expect("a target name the macro parsed")
             ))
         }

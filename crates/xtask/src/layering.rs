@@ -25,6 +25,7 @@ pub const LAYERS: &[&str] = &[
     "oxmera-nn",
     "oxmera-optim",
     "oxmera-kernel-ir",
+    "oxmera-kernel-lower",
     "oxmera-kernel-macros",
     "oxmera-kernel",
     "oxmera-wgpu",

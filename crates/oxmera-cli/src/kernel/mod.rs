@@ -1,5 +1,6 @@
 //! `oxmera kernel`: list, print, check, run, write as WGSL and explain
-//! kernels.
+//! kernels — the built-in ones by name, your own from a Rust file
+//! ([`source`]).
 //!
 //! `check` exits 0 when the launch is clean, 1 on a finding and 2 on a usage
 //! or tool error, so it can gate scripts and CI.
@@ -9,10 +10,18 @@ use std::process::ExitCode;
 use oxmera_kernel::analysis::{CheckOptions, check};
 use oxmera_kernel::emit::wgsl::{WgslOptions, wgsl};
 use oxmera_kernel::ir::Dim3;
+use oxmera_kernel::ir::Kernel;
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::limits::ComputeCapability;
 use oxmera_kernel::registry::{self, Entry, Origin};
 use oxmera_kernel::target::Target;
+
+mod args;
+mod npy;
+mod source;
+mod user;
+
+use source::{Failure, Picked};
 
 /// Arguments of `oxmera kernel`.
 #[derive(Debug, clap::Args)]
@@ -27,19 +36,26 @@ enum KernelCommand {
     List,
     /// Print a kernel's IR.
     Ir {
-        /// Kernel name (see `oxmera kernel list`).
-        name: String,
+        /// A built-in kernel's name (see `oxmera kernel list`) or a Rust
+        /// file holding `#[kernel]` functions.
+        kernel: String,
+        /// With a file: the kernel in it (default: every kernel).
+        name: Option<String>,
     },
     /// Check a kernel for one launch: exit 0 clean, 1 on a finding, 2 on error.
     Check {
-        /// Kernel name.
-        name: String,
-        /// Block size: `64`, `16x16` or `8x8x4`.
+        /// A built-in kernel's name or a Rust file of kernels.
+        kernel: String,
+        /// With a file: the kernel in it (default: every kernel).
+        name: Option<String>,
+        /// Block size: `64`, `16x16` or `8x8x4`. Default: every block size
+        /// the kernel's attribute declares.
         #[arg(long)]
-        block: String,
-        /// Grid size, same forms as `--block`.
-        #[arg(long, default_value = "1")]
-        grid: String,
+        block: Option<String>,
+        /// Grid size, same forms as `--block`. Default: the declared grids
+        /// with the declared blocks, else 1.
+        #[arg(long)]
+        grid: Option<String>,
         /// Target compute capability for the shared-memory limit, e.g. `8.6`
         /// (the same as `--target cuda:sm_86`).
         #[arg(long, conflicts_with = "target")]
@@ -52,16 +68,43 @@ enum KernelCommand {
         #[arg(long)]
         target: Option<String>,
     },
-    /// Simulate a kernel on seeded inputs and compare with the expected result.
+    /// Simulate a kernel: a built-in on its seeded demo inputs, compared
+    /// with the host's result; a kernel from a file on `--arg` inputs.
     Run {
-        /// Kernel name.
-        name: String,
-        /// Block size: `64`, `16x16` or `8x8x4`.
+        /// A built-in kernel's name or a Rust file of kernels.
+        kernel: String,
+        /// With a file: the kernel in it (may be left out when the file
+        /// holds one).
+        name: Option<String>,
+        /// Block size: `64`, `16x16` or `8x8x4`. Default for a file's
+        /// kernel: the first block size it declares.
         #[arg(long)]
-        block: String,
+        block: Option<String>,
+        /// Grid size (a file's kernel; a built-in's demo picks its own).
+        #[arg(long)]
+        grid: Option<String>,
+        /// A file's kernel: one argument per parameter, `NAME=SPEC`; a
+        /// scalar's SPEC is its value, a buffer's one of `zeros:N`, `ones:N`,
+        /// `iota:N`, `rand:N`, `fill:V:N`, `1,2,3` or `x.npy`.
+        #[arg(long = "arg", value_name = "NAME=SPEC")]
+        args: Vec<String>,
         /// Seed of the inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Elements of each buffer to print (a file's kernel).
+        #[arg(long, default_value_t = 8)]
+        show: usize,
+        /// Save a buffer after the run as `.npy`: `NAME=PATH`.
+        #[arg(long, value_name = "NAME=PATH")]
+        save: Vec<String>,
+        /// Compare a buffer after the run with a saved `.npy`:
+        /// `NAME=PATH`; exit 1 where they differ by more than `--tol`.
+        #[arg(long, value_name = "NAME=PATH")]
+        expect: Vec<String>,
+        /// Tolerance of `--expect` and of the device check for f32:
+        /// |a - b| <= tol * max(1, |b|). Integers compare exactly.
+        #[arg(long, default_value_t = 1e-5)]
+        tol: f64,
         /// Target whose warp width the simulation uses (see `check`; the same
         /// default); warps wider than 32 cannot be simulated.
         #[arg(long, conflicts_with = "device")]
@@ -76,8 +119,11 @@ enum KernelCommand {
     /// Print a kernel as WGSL (what the wgpu backend compiles) for one
     /// block size and target.
     Wgsl {
-        /// Kernel name.
-        name: String,
+        /// A built-in kernel's name or a Rust file of kernels.
+        kernel: String,
+        /// With a file: the kernel in it (may be left out when the file
+        /// holds one).
+        name: Option<String>,
         /// Block size: `64`, `16x16` or `8x8x4`. Default: the first the
         /// kernel declares, else 64.
         #[arg(long)]
@@ -110,14 +156,119 @@ fn parse_dim(s: &str) -> Result<Dim3, String> {
     }
 }
 
-fn lookup(name: &str) -> Result<Entry, String> {
-    registry::find(name)
-        .ok_or_else(|| format!("no kernel named `{name}`; `oxmera kernel list` shows them"))
-}
-
 fn usage(msg: String) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
+}
+
+/// The kernels the command names, or the exit code after saying why not.
+fn picked(kernel: &str, name: Option<&str>, several: bool) -> Result<Picked, ExitCode> {
+    source::pick(kernel, name, several).map_err(|f| match f {
+        Failure::Usage(m) => usage(m),
+        Failure::Source(rendered) => {
+            eprint!("{rendered}");
+            ExitCode::from(2)
+        }
+    })
+}
+
+/// `--target`/`--cc` as a target, when given.
+fn target_arg(cc: Option<String>, target: Option<String>) -> Result<Option<Target>, String> {
+    Ok(match (cc, target) {
+        (Some(c), _) => Some(Target::cuda(
+            c.parse::<ComputeCapability>().map_err(|e| e.to_string())?,
+        )),
+        (None, Some(t)) => Some(t.parse::<Target>().map_err(|e| e.to_string())?),
+        (None, None) => None,
+    })
+}
+
+/// The launches `check` runs for `k`: the given block and grid, else what
+/// the kernel's attribute declares.
+fn launches(
+    k: &Kernel,
+    block: &Option<String>,
+    grid: &Option<String>,
+) -> Result<Vec<LaunchConfig>, String> {
+    let grids = match grid {
+        Some(g) => vec![parse_dim(g)?],
+        None if block.is_some() || k.launch.grids.is_empty() => vec![Dim3::x(1)],
+        None => k.launch.grids.clone(),
+    };
+    let blocks = match block {
+        Some(b) => vec![parse_dim(b)?],
+        None if k.launch.blocks.is_empty() => {
+            return Err(format!(
+                "`{}` declares no block sizes; give one with --block (e.g. --block 64)",
+                k.name
+            ));
+        }
+        None => k.launch.blocks.clone(),
+    };
+    Ok(blocks
+        .iter()
+        .flat_map(|&block| grids.iter().map(move |&grid| LaunchConfig { grid, block }))
+        .collect())
+}
+
+/// `oxmera kernel check`: every named kernel at every launch; exit 1 when
+/// any finding, else 2 when a kernel could not be checked, else 0.
+fn check_command(
+    kernels: &[&Kernel],
+    block: Option<String>,
+    grid: Option<String>,
+    target: Option<Target>,
+) -> ExitCode {
+    let (mut any, mut unchecked) = (false, false);
+    for k in kernels {
+        let launches = match launches(k, &block, &grid) {
+            Ok(l) => l,
+            // The file's other kernels are still checked; the exit says 2.
+            Err(m) => {
+                eprintln!("error: {m}");
+                unchecked = true;
+                continue;
+            }
+        };
+        let target = target.or(k.launch.target).unwrap_or_default();
+        // Name the target unless it is the default, so output for the
+        // default reads as it did before targets existed.
+        let on = if target == Target::generic() {
+            String::new()
+        } else {
+            format!(" on target {target} (warps of {})", target.warp_width())
+        };
+        for launch in launches {
+            match check(k, &CheckOptions::new(launch).on(target)) {
+                Err(err) => return usage(format!("{}: {err}", k.name)),
+                Ok(findings) if findings.is_empty() => {
+                    println!("{}: clean at launch {launch}{on}", k.name);
+                }
+                Ok(findings) => {
+                    any = true;
+                    for f in &findings {
+                        println!("{}", oxmera_kernel::diag::render(k, f));
+                    }
+                    let confirmed = findings.iter().filter(|f| f.confirmed).count();
+                    let possible = if confirmed == findings.len() {
+                        String::new()
+                    } else {
+                        format!(" ({confirmed} confirmed)")
+                    };
+                    println!(
+                        "{}: {} finding(s){possible} at launch {launch}{on}",
+                        k.name,
+                        findings.len()
+                    );
+                }
+            }
+        }
+    }
+    match (any, unchecked) {
+        (true, _) => ExitCode::from(1),
+        (false, true) => ExitCode::from(2),
+        (false, false) => ExitCode::SUCCESS,
+    }
 }
 
 /// Runs `oxmera kernel`.
@@ -132,112 +283,107 @@ pub fn run(args: KernelArgs) -> ExitCode {
                 };
                 println!("{tag}  {:<28} {}", e.name, e.summary);
             }
+            println!(
+                "\nYour own: `oxmera kernel check|ir|run|wgsl FILE.rs [NAME]` reads the \
+                 #[kernel] functions of a Rust file."
+            );
             ExitCode::SUCCESS
         }
-        KernelCommand::Ir { name } => match lookup(&name) {
-            Ok(e) => {
-                print!("{}", oxmera_kernel::pretty::print((e.kernel)()));
+        KernelCommand::Ir { kernel, name } => match picked(&kernel, name.as_deref(), true) {
+            Ok(p) => {
+                for k in p.kernels {
+                    print!("{}", oxmera_kernel::pretty::print(k));
+                }
                 ExitCode::SUCCESS
             }
-            Err(m) => usage(m),
+            Err(code) => code,
         },
         KernelCommand::Check {
+            kernel,
             name,
             block,
             grid,
             cc,
             target,
         } => {
-            let prepared = (|| -> Result<_, String> {
-                let e = lookup(&name)?;
-                let launch = LaunchConfig {
-                    grid: parse_dim(&grid)?,
-                    block: parse_dim(&block)?,
-                };
-                let target = match (cc, target) {
-                    (Some(c), _) => Some(Target::cuda(
-                        c.parse::<ComputeCapability>().map_err(|e| e.to_string())?,
-                    )),
-                    (None, Some(t)) => Some(t.parse::<Target>().map_err(|e| e.to_string())?),
-                    (None, None) => None,
-                };
-                Ok((e, launch, target))
-            })();
-            let (e, launch, target) = match prepared {
-                Ok(x) => x,
-                Err(m) => return usage(m),
+            let p = match picked(&kernel, name.as_deref(), true) {
+                Ok(p) => p,
+                Err(code) => return code,
             };
-            let k = (e.kernel)();
-            let target = target.or(k.launch.target).unwrap_or_default();
-            let opts = CheckOptions::new(launch).on(target);
-            // Name the target unless it is the default, so output for the
-            // default reads as it did before targets existed.
-            let on = if target == Target::generic() {
-                String::new()
-            } else {
-                format!(" on target {target} (warps of {})", target.warp_width())
-            };
-            match check(k, &opts) {
-                Err(err) => usage(err.to_string()),
-                Ok(findings) if findings.is_empty() => {
-                    println!("{}: clean at launch {launch}{on}", k.name);
-                    ExitCode::SUCCESS
-                }
-                Ok(findings) => {
-                    for f in &findings {
-                        println!("{}", oxmera_kernel::diag::render(k, f));
-                    }
-                    println!(
-                        "{}: {} finding(s) at launch {launch}{on}",
-                        k.name,
-                        findings.len()
-                    );
-                    ExitCode::from(1)
-                }
+            match target_arg(cc, target) {
+                Ok(t) => check_command(&p.kernels, block, grid, t),
+                Err(m) => usage(m),
             }
         }
         KernelCommand::Run {
+            kernel,
             name,
             block,
+            grid,
+            args,
             seed,
+            show,
+            save,
+            expect,
+            tol,
             target,
-            device: Some(device),
+            device,
         } => {
-            let _ = target;
-            match (lookup(&name), parse_dim(&block)) {
-                (Ok(e), Ok(block)) => run_on_device(e, block, seed, &device),
-                (Err(m), _) | (_, Err(m)) => usage(m),
-            }
-        }
-        KernelCommand::Run {
-            name,
-            block,
-            seed,
-            target,
-            device: None,
-        } => {
-            let prepared = (|| -> Result<_, String> {
-                let e = lookup(&name)?;
-                let target = match target {
-                    Some(t) => t.parse::<Target>().map_err(|e| e.to_string())?,
-                    None => (e.kernel)().launch.target.unwrap_or_default(),
+            let p = match picked(&kernel, name.as_deref(), false) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            let k = p.kernels[0];
+            let Some(e) = p.entry else {
+                let run = user::FileRun {
+                    kernel: k,
+                    block,
+                    grid,
+                    args,
+                    seed,
+                    show,
+                    save,
+                    expect,
+                    tol,
                 };
-                Ok((e, parse_dim(&block)?, target))
-            })();
-            let (e, block, target) = match prepared {
-                Ok(x) => x,
+                return user::run_file_kernel(run, target, device);
+            };
+            if grid.is_some() || !args.is_empty() || !save.is_empty() || !expect.is_empty() {
+                return usage(format!(
+                    "`{}` is a built-in kernel: its demo seeds its own launch and arguments \
+                     (--grid, --arg, --save and --expect are for a kernel from a FILE.rs)",
+                    e.name
+                ));
+            }
+            let Some(block) = block else {
+                return usage(format!("give `{}` a block size, e.g. --block 64", e.name));
+            };
+            let block = match parse_dim(&block) {
+                Ok(b) => b,
                 Err(m) => return usage(m),
+            };
+            if let Some(device) = device {
+                return run_on_device(e, block, seed, &device);
+            }
+            let target = match target.map(|t| t.parse::<Target>()) {
+                Some(Ok(t)) => t,
+                Some(Err(err)) => return usage(err.to_string()),
+                None => k.launch.target.unwrap_or_default(),
             };
             oxmera_kernel_run(e, block, target, seed)
         }
         KernelCommand::Wgsl {
+            kernel,
             name,
             block,
             target,
         } => {
+            let p = match picked(&kernel, name.as_deref(), false) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            let k = p.kernels[0];
             let prepared = (|| -> Result<_, String> {
-                let e = lookup(&name)?;
-                let k = (e.kernel)();
                 let target = match target {
                     Some(t) => t.parse::<Target>().map_err(|e| e.to_string())?,
                     None => k.launch.target.unwrap_or_default(),

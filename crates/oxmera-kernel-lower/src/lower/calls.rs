@@ -1,0 +1,264 @@
+//! Calls: the builtins a kernel may call — thread and block indices, math
+//! intrinsics, `from_bits`, warp shuffles and votes, atomics — each with its
+//! arity and argument types checked here, so the IR never holds a call it
+//! cannot run.
+
+use oxmera_kernel_ir::ir::*;
+use quote::ToTokens;
+
+use super::Lowering;
+use crate::span::err;
+
+type AxisBuiltin = fn(Axis) -> Builtin;
+
+pub(super) const AXIS_BUILTINS: [(&str, AxisBuiltin); 4] = [
+    ("thread_idx_", Builtin::ThreadIdx),
+    ("block_idx_", Builtin::BlockIdx),
+    ("block_dim_", Builtin::BlockDim),
+    ("grid_dim_", Builtin::GridDim),
+];
+
+pub(super) fn builtin_named(name: &str) -> Option<Builtin> {
+    match name {
+        "lane_id" => return Some(Builtin::LaneId),
+        "warp_id" => return Some(Builtin::WarpId),
+        "warp_size" => return Some(Builtin::WarpSize),
+        _ => {}
+    }
+    for (prefix, f) in AXIS_BUILTINS {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            return match rest {
+                "x" => Some(f(Axis::X)),
+                "y" => Some(f(Axis::Y)),
+                "z" => Some(f(Axis::Z)),
+                _ => None,
+            };
+        }
+    }
+    None
+}
+
+pub(super) fn math_named(name: &str) -> Option<MathFn> {
+    Some(match name {
+        "exp" => MathFn::Exp,
+        "log" | "ln" => MathFn::Log,
+        "sqrt" => MathFn::Sqrt,
+        "rsqrt" => MathFn::Rsqrt,
+        "fma" | "mul_add" => MathFn::Fma,
+        "abs" => MathFn::Abs,
+        "min" => MathFn::Min,
+        "max" => MathFn::Max,
+        "tanh" => MathFn::Tanh,
+        "floor" => MathFn::Floor,
+        "ceil" => MathFn::Ceil,
+        _ => return None,
+    })
+}
+
+impl Lowering {
+    pub(super) fn math<T: ToTokens>(
+        &mut self,
+        f: MathFn,
+        args: Vec<Expr>,
+        span: SpanId,
+        node: T,
+    ) -> syn::Result<Expr> {
+        if args.len() != f.arity() {
+            return Err(err(
+                node,
+                &format!("`{}` takes {} arguments", f.name(), f.arity()),
+                "check the call",
+            ));
+        }
+        if args.iter().any(|a| a.ty != args[0].ty) {
+            return Err(err(
+                node,
+                "math arguments must have one type",
+                "convert with `as`",
+            ));
+        }
+        let ty = oxmera_kernel_ir::eval::math_type(f, args[0].ty).ok_or_else(|| {
+            err(
+                &node,
+                &format!("`{}` does not take {}", f.name(), args[0].ty),
+                "most math intrinsics take f32",
+            )
+        })?;
+        Ok(Expr {
+            kind: ExprKind::Math { func: f, args },
+            ty,
+            span,
+        })
+    }
+
+    pub(super) fn call(
+        &mut self,
+        c: &syn::ExprCall,
+        hint: Option<Scalar>,
+        span: SpanId,
+    ) -> syn::Result<Expr> {
+        let syn::Expr::Path(p) = &*c.func else {
+            return Err(err(
+                &c.func,
+                "only builtins can be called",
+                "see docs/kernels.md for the builtins",
+            ));
+        };
+        let name = p
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_else(|| {
+                p.path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default()
+            });
+        let args: Vec<&syn::Expr> = c.args.iter().collect();
+        let arity = |n: usize| -> syn::Result<()> {
+            if args.len() != n {
+                return Err(err(
+                    c,
+                    &format!("`{name}` takes {n} arguments"),
+                    "check the call",
+                ));
+            }
+            Ok(())
+        };
+        if let Some(b) = builtin_named(&name) {
+            arity(0)?;
+            return Ok(Expr {
+                kind: ExprKind::Builtin(b),
+                ty: Scalar::U32,
+                span,
+            });
+        }
+        if name == "from_bits" {
+            arity(1)?;
+            let bits = self.expect(args[0], Scalar::U32)?;
+            return Ok(Expr {
+                kind: ExprKind::BitCast(Box::new(bits)),
+                ty: Scalar::F32,
+                span,
+            });
+        }
+        if let Some(f) = math_named(&name) {
+            arity(f.arity())?;
+            let first = self.expr(args[0], hint.filter(|h| *h != Scalar::Bool))?;
+            let mut v = vec![first];
+            for a in &args[1..] {
+                let ty = v[0].ty;
+                v.push(self.expect(a, ty)?);
+            }
+            return self.math(f, v, span, c);
+        }
+        let shuffle = match name.as_str() {
+            "shfl_xor_sync" => Some(ShuffleKind::Xor),
+            "shfl_down_sync" => Some(ShuffleKind::Down),
+            "shfl_up_sync" => Some(ShuffleKind::Up),
+            "shfl_sync" => Some(ShuffleKind::Idx),
+            _ => None,
+        };
+        if let Some(kind) = shuffle {
+            arity(3)?;
+            let mask = self.expect(args[0], Scalar::U32)?;
+            let value = self.expr(args[1], hint)?;
+            if value.ty == Scalar::Bool {
+                return Err(err(
+                    args[1],
+                    "shuffles move numbers",
+                    "shuffle `x as u32` and compare",
+                ));
+            }
+            let arg = self.expect(args[2], Scalar::U32)?;
+            let ty = value.ty;
+            return Ok(Expr {
+                kind: ExprKind::Shuffle {
+                    kind,
+                    mask: Box::new(mask),
+                    value: Box::new(value),
+                    arg: Box::new(arg),
+                },
+                ty,
+                span,
+            });
+        }
+        let vote = match name.as_str() {
+            "ballot_sync" => Some((VoteKind::Ballot, Scalar::U32)),
+            "any_sync" => Some((VoteKind::Any, Scalar::Bool)),
+            "all_sync" => Some((VoteKind::All, Scalar::Bool)),
+            _ => None,
+        };
+        if let Some((kind, ty)) = vote {
+            arity(2)?;
+            let mask = self.expect(args[0], Scalar::U32)?;
+            let pred = self.expect(args[1], Scalar::Bool)?;
+            return Ok(Expr {
+                kind: ExprKind::Vote {
+                    kind,
+                    mask: Box::new(mask),
+                    pred: Box::new(pred),
+                },
+                ty,
+                span,
+            });
+        }
+        let atomic = match name.as_str() {
+            "atomic_add" => Some(AtomicOp::Add),
+            "atomic_min" => Some(AtomicOp::Min),
+            "atomic_max" => Some(AtomicOp::Max),
+            "atomic_exch" => Some(AtomicOp::Exch),
+            "atomic_cas" => Some(AtomicOp::Cas),
+            _ => None,
+        };
+        if let Some(op) = atomic {
+            arity(if op == AtomicOp::Cas { 4 } else { 3 })?;
+            let (mem, elem) = self.memory(args[0], true)?;
+            if elem == Scalar::Bool
+                || (elem == Scalar::F32 && matches!(op, AtomicOp::Min | AtomicOp::Max))
+            {
+                return Err(err(
+                    c,
+                    &format!("`{name}` does not take {elem}"),
+                    "atomic_min/max take i32 or u32; atomic_add takes f32, i32, u32",
+                ));
+            }
+            let index = self.index(args[1])?;
+            let compare = if op == AtomicOp::Cas {
+                Some(Box::new(self.expect(args[2], elem)?))
+            } else {
+                None
+            };
+            let value = self.expect(args[args.len() - 1], elem)?;
+            return Ok(Expr {
+                kind: ExprKind::Atomic {
+                    op,
+                    mem,
+                    index: Box::new(index),
+                    value: Box::new(value),
+                    compare,
+                },
+                ty: elem,
+                span,
+            });
+        }
+        match name.as_str() {
+            "sync_threads" => Err(err(
+                c,
+                "`sync_threads()` is a statement",
+                "call it on its own line",
+            )),
+            "shared" => Err(err(
+                c,
+                "shared arrays are declared with `let`",
+                "write `let s = shared::<f32>(N);`",
+            )),
+            _ => Err(err(
+                c,
+                &format!("unknown function `{name}`"),
+                "kernels call builtins only; see docs/kernels.md",
+            )),
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! Statements: blocks and scopes, `let` (locals and shared arrays),
+//! assignments and stores (plain and compound), `if`/`else`, `for` over a
+//! range, `while`, `loop`, `break`, `continue`, `return` and the barrier.
+//!
+//! A `for` loop's variable takes its type from whichever end of the range
+//! is typed (`for i in 0..n` with `n: u32` counts in `u32`), and a compound
+//! assignment `out[i] += x` is lowered to a load, the operation and a store
+//! of the same element, which is exactly what the race analysis must see.
+
+use oxmera_kernel_ir::ir::*;
+
+use super::types::{scalar_type, untyped};
+use super::{Binding, Lowering};
+use crate::span::err;
+
+impl Lowering {
+    pub(super) fn block(&mut self, stmts: &[syn::Stmt]) -> syn::Result<Vec<Stmt>> {
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn body(&mut self, b: &syn::Block) -> syn::Result<Vec<Stmt>> {
+        self.scoped(|l| l.block(&b.stmts))
+    }
+
+    pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        match s {
+            syn::Stmt::Local(local) => self.let_stmt(local, out),
+            syn::Stmt::Item(i) => Err(err(
+                i,
+                "items are not allowed inside a kernel",
+                "declare constants as `const N: u32 = ..` generics of the kernel",
+            )),
+            syn::Stmt::Macro(m) => Err(err(
+                m,
+                "macros are not part of the kernel language",
+                "write the computation with the builtins",
+            )),
+            syn::Stmt::Expr(e, _) => self.expr_stmt(e, out),
+        }
+    }
+
+    pub(super) fn let_stmt(&mut self, local: &syn::Local, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let (pat, ann) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let syn::Pat::Ident(pi) = pat else {
+            return Err(err(
+                pat,
+                "bindings are plain names",
+                "write `let x = ..;` (no tuples or patterns)",
+            ));
+        };
+        if pi.by_ref.is_some() || pi.subpat.is_some() {
+            return Err(err(pat, "bindings are plain names", "remove `ref`/`@`"));
+        }
+        let Some(init) = &local.init else {
+            return Err(err(
+                local,
+                "a `let` needs an initial value",
+                "write `let mut x = 0u32;`",
+            ));
+        };
+        if let Some((_, d)) = &init.diverge {
+            return Err(err(
+                d,
+                "`let ... else` is not supported",
+                "use `if` and `return`",
+            ));
+        }
+        let name = pi.ident.to_string();
+        if let Some(sh) = self.shared_decl(&init.expr, &name)? {
+            self.bind(name, Binding::Shared(sh));
+            return Ok(());
+        }
+        let hint = match ann {
+            Some(t) => Some(
+                scalar_type(t)
+                    .ok_or_else(|| err(t, "locals are scalars", "use f32, i32, u32 or bool"))?,
+            ),
+            None => None,
+        };
+        let span = self.span(local);
+        let value = self.expr(&init.expr, hint)?;
+        if let Some(h) = hint {
+            if h != value.ty {
+                return Err(err(
+                    &init.expr,
+                    &format!("expected {h}, found {}", value.ty),
+                    &format!("convert with `as {h}`"),
+                ));
+            }
+        }
+        let id = self.new_local(name, value.ty, pi.mutability.is_some(), span);
+        out.push(Stmt {
+            kind: StmtKind::Assign { local: id, value },
+            span,
+        });
+        Ok(())
+    }
+
+    pub(super) fn shared_decl(
+        &mut self,
+        e: &syn::Expr,
+        name: &str,
+    ) -> syn::Result<Option<SharedId>> {
+        let syn::Expr::Call(c) = e else {
+            return Ok(None);
+        };
+        let syn::Expr::Path(p) = &*c.func else {
+            return Ok(None);
+        };
+        let Some(seg) = p.path.segments.last() else {
+            return Ok(None);
+        };
+        if seg.ident != "shared" || p.path.segments.len() != 1 {
+            return Ok(None);
+        }
+        let hint =
+            "write `let s = shared::<f32>(LEN);` with LEN built from literals and const generics";
+        let syn::PathArguments::AngleBracketed(ab) = &seg.arguments else {
+            return Err(err(c, "a shared array needs its element type", hint));
+        };
+        let elem = match ab.args.first() {
+            Some(syn::GenericArgument::Type(t)) if ab.args.len() == 1 => scalar_type(t),
+            _ => None,
+        }
+        .ok_or_else(|| err(ab, "shared arrays hold f32, i32, u32 or bool", hint))?;
+        if c.args.len() != 1 {
+            return Err(err(c, "`shared` takes one length", hint));
+        }
+        let len = self.const_expr(&c.args[0])?;
+        let span = self.span(e);
+        let id = self.kernel.shared.len() as SharedId;
+        self.kernel.shared.push(SharedArray {
+            name: name.to_string(),
+            elem,
+            len,
+            span,
+        });
+        Ok(Some(id))
+    }
+
+    pub(super) fn const_expr(&mut self, e: &syn::Expr) -> syn::Result<ConstExpr> {
+        let hint = "a length is built from integer literals, const generics and + - * /";
+        Ok(match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => ConstExpr::Lit(i.base10_parse().map_err(|_| err(i, "bad length", hint))?),
+            syn::Expr::Paren(p) => self.const_expr(&p.expr)?,
+            syn::Expr::Path(p) => {
+                match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+                    Some(Binding::Spec(s)) => ConstExpr::Spec(s),
+                    _ => return Err(err(p, "not a compile-time constant", hint)),
+                }
+            }
+            syn::Expr::Binary(b) => {
+                let (x, y) = (
+                    Box::new(self.const_expr(&b.left)?),
+                    Box::new(self.const_expr(&b.right)?),
+                );
+                match b.op {
+                    syn::BinOp::Add(_) => ConstExpr::Add(x, y),
+                    syn::BinOp::Sub(_) => ConstExpr::Sub(x, y),
+                    syn::BinOp::Mul(_) => ConstExpr::Mul(x, y),
+                    syn::BinOp::Div(_) => ConstExpr::Div(x, y),
+                    _ => return Err(err(b, "unsupported operator in a length", hint)),
+                }
+            }
+            _ => return Err(err(e, "not a compile-time constant", hint)),
+        })
+    }
+
+    pub(super) fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let span = self.span(e);
+        let kind = match e {
+            syn::Expr::Assign(a) => self.assign(&a.left, None, &a.right)?,
+            syn::Expr::Binary(b) if compound(&b.op).is_some() => {
+                self.assign(&b.left, compound(&b.op), &b.right)?
+            }
+            syn::Expr::If(i) => self.if_stmt(i)?,
+            syn::Expr::ForLoop(f) => self.for_stmt(f)?,
+            syn::Expr::While(w) => {
+                if let Some(l) = &w.label {
+                    return Err(err(
+                        l,
+                        "loop labels are not supported",
+                        "restructure with a flag variable",
+                    ));
+                }
+                if let syn::Expr::Let(lt) = &*w.cond {
+                    return Err(err(
+                        lt,
+                        "`while let` is not supported",
+                        "use `while cond { .. }`",
+                    ));
+                }
+                let cond = self.expect(&w.cond, Scalar::Bool)?;
+                self.loops += 1;
+                let body = self.body(&w.body);
+                self.loops -= 1;
+                StmtKind::While { cond, body: body? }
+            }
+            syn::Expr::Loop(lp) => {
+                if let Some(l) = &lp.label {
+                    return Err(err(
+                        l,
+                        "loop labels are not supported",
+                        "restructure with a flag variable",
+                    ));
+                }
+                let cond = Expr {
+                    kind: ExprKind::Lit(Value::Bool(true)),
+                    ty: Scalar::Bool,
+                    span,
+                };
+                self.loops += 1;
+                let body = self.body(&lp.body);
+                self.loops -= 1;
+                StmtKind::While { cond, body: body? }
+            }
+            syn::Expr::Break(b) => {
+                if b.label.is_some() || b.expr.is_some() {
+                    return Err(err(b, "`break` takes no label or value", "write `break;`"));
+                }
+                if self.loops == 0 {
+                    return Err(err(
+                        b,
+                        "`break` outside a loop",
+                        "put it inside `for`/`while`/`loop`",
+                    ));
+                }
+                StmtKind::Break
+            }
+            syn::Expr::Continue(c) => {
+                if c.label.is_some() {
+                    return Err(err(c, "`continue` takes no label", "write `continue;`"));
+                }
+                if self.loops == 0 {
+                    return Err(err(
+                        c,
+                        "`continue` outside a loop",
+                        "put it inside `for`/`while`/`loop`",
+                    ));
+                }
+                StmtKind::Continue
+            }
+            syn::Expr::Return(r) => {
+                if let Some(v) = &r.expr {
+                    return Err(err(
+                        v,
+                        "kernels return no value",
+                        "write results into a buffer, then `return;`",
+                    ));
+                }
+                StmtKind::Return
+            }
+            syn::Expr::Block(b) => {
+                if b.label.is_some() {
+                    return Err(err(b, "block labels are not supported", "remove the label"));
+                }
+                let inner = self.body(&b.block)?;
+                out.extend(inner);
+                return Ok(());
+            }
+            syn::Expr::Call(c) if is_call_to(c, "sync_threads") => {
+                if !c.args.is_empty() {
+                    return Err(err(
+                        c,
+                        "`sync_threads` takes no arguments",
+                        "write `sync_threads();`",
+                    ));
+                }
+                StmtKind::Barrier
+            }
+            syn::Expr::Call(_) | syn::Expr::MethodCall(_) => StmtKind::Eval(self.expr(e, None)?),
+            syn::Expr::Paren(p) => return self.expr_stmt(&p.expr, out),
+            _ => {
+                // A specific complaint about the expression beats a generic one.
+                self.expr(e, None)?;
+                return Err(err(
+                    e,
+                    "this expression does nothing as a statement",
+                    "assign its value with `let` or `=`",
+                ));
+            }
+        };
+        out.push(Stmt { kind, span });
+        Ok(())
+    }
+
+    pub(super) fn assign(
+        &mut self,
+        left: &syn::Expr,
+        op: Option<BinOp>,
+        right: &syn::Expr,
+    ) -> syn::Result<StmtKind> {
+        match left {
+            syn::Expr::Path(p) => {
+                let name = p
+                    .path
+                    .get_ident()
+                    .map(|i| i.to_string())
+                    .unwrap_or_default();
+                let Some(Binding::Local(id)) = self.lookup(&name) else {
+                    return Err(err(
+                        p,
+                        "only locals can be assigned",
+                        "declare a local with `let mut`, or store into a `&mut [T]` buffer",
+                    ));
+                };
+                let l = &self.kernel.locals[id as usize];
+                if !l.mutable {
+                    return Err(err(
+                        p,
+                        &format!("`{name}` is not mutable"),
+                        &format!("declare it with `let mut {name}`"),
+                    ));
+                }
+                let ty = l.ty;
+                let rspan = self.span(right);
+                let rhs = self.expect(right, ty)?;
+                let value = match op {
+                    None => rhs,
+                    Some(op) => {
+                        let cur = Expr {
+                            kind: ExprKind::Local(id),
+                            ty,
+                            span: rspan,
+                        };
+                        self.binary_typed(op, cur, rhs, rspan, right)?
+                    }
+                };
+                Ok(StmtKind::Assign { local: id, value })
+            }
+            syn::Expr::Index(ix) => {
+                let (mem, elem) = self.memory(&ix.expr, true)?;
+                let index = self.index(&ix.index)?;
+                let rspan = self.span(right);
+                let rhs = self.expect(right, elem)?;
+                let value = match op {
+                    None => rhs,
+                    Some(op) => {
+                        let cur = Expr {
+                            kind: ExprKind::Load {
+                                mem,
+                                index: Box::new(index.clone()),
+                            },
+                            ty: elem,
+                            span: rspan,
+                        };
+                        self.binary_typed(op, cur, rhs, rspan, right)?
+                    }
+                };
+                Ok(StmtKind::Store { mem, index, value })
+            }
+            _ => Err(err(
+                left,
+                "cannot assign to this",
+                "assign to a `let mut` local or to `buf[i]`",
+            )),
+        }
+    }
+
+    pub(super) fn memory(&mut self, e: &syn::Expr, write: bool) -> syn::Result<(Mem, Scalar)> {
+        let hint = "index a buffer parameter or a `shared::<T>(N)` array by name";
+        let syn::Expr::Path(p) = e else {
+            return Err(err(e, "only named buffers can be indexed", hint));
+        };
+        let name = p
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
+        match self.lookup(&name) {
+            Some(Binding::Param(id, ParamKind::Buffer { elem, writable })) => {
+                if write && !writable {
+                    return Err(err(
+                        p,
+                        &format!("`{name}` is a read-only buffer"),
+                        &format!("declare it as `{name}: &mut [{elem}]`"),
+                    ));
+                }
+                Ok((Mem::Global(id), elem))
+            }
+            Some(Binding::Shared(id)) => {
+                Ok((Mem::Shared(id), self.kernel.shared[id as usize].elem))
+            }
+            _ => Err(err(p, &format!("`{name}` is not a buffer"), hint)),
+        }
+    }
+
+    pub(super) fn index(&mut self, e: &syn::Expr) -> syn::Result<Expr> {
+        let i = self.expr(e, Some(Scalar::U32))?;
+        if !i.ty.is_int() {
+            return Err(err(
+                e,
+                &format!("an index must be u32 or i32, found {}", i.ty),
+                "convert with `as u32`",
+            ));
+        }
+        Ok(i)
+    }
+
+    pub(super) fn if_stmt(&mut self, i: &syn::ExprIf) -> syn::Result<StmtKind> {
+        if let syn::Expr::Let(lt) = &*i.cond {
+            return Err(err(
+                lt,
+                "`if let` is not supported",
+                "use a boolean condition",
+            ));
+        }
+        let cond = self.expect(&i.cond, Scalar::Bool)?;
+        let then = self.body(&i.then_branch)?;
+        let otherwise = match &i.else_branch {
+            None => Vec::new(),
+            Some((_, e)) => match &**e {
+                syn::Expr::Block(b) => self.body(&b.block)?,
+                syn::Expr::If(inner) => {
+                    let span = self.span(inner);
+                    let kind = self.if_stmt(inner)?;
+                    vec![Stmt { kind, span }]
+                }
+                other => return Err(err(other, "unsupported else branch", "write `else { .. }`")),
+            },
+        };
+        Ok(StmtKind::If {
+            cond,
+            then,
+            otherwise,
+        })
+    }
+
+    pub(super) fn for_stmt(&mut self, f: &syn::ExprForLoop) -> syn::Result<StmtKind> {
+        let hint = "write `for i in a..b` or `for i in (a..b).step_by(s)`";
+        if let Some(l) = &f.label {
+            return Err(err(
+                l,
+                "loop labels are not supported",
+                "restructure with a flag variable",
+            ));
+        }
+        let syn::Pat::Ident(pi) = &*f.pat else {
+            return Err(err(&f.pat, "the loop variable is a plain name", hint));
+        };
+        let (range, step) = match &*f.expr {
+            syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                (strip_paren(&m.receiver), Some(&m.args[0]))
+            }
+            e => (strip_paren(e), None),
+        };
+        let syn::Expr::Range(r) = range else {
+            return Err(err(&f.expr, "a `for` loop runs over a range", hint));
+        };
+        if let syn::RangeLimits::Closed(c) = r.limits {
+            return Err(err(
+                c,
+                "inclusive ranges are not supported",
+                "write `a..b + 1`",
+            ));
+        }
+        let (Some(a), Some(b)) = (&r.start, &r.end) else {
+            return Err(err(r, "the range needs both ends", hint));
+        };
+        // The loop variable's type comes from whichever end is typed.
+        let (start, end) = if untyped(a) && !untyped(b) {
+            let end = self.expr(b, None)?;
+            (self.expect(a, end.ty)?, end)
+        } else {
+            let start = self.expr(a, if untyped(a) { Some(Scalar::U32) } else { None })?;
+            let end = self.expect(b, start.ty)?;
+            (start, end)
+        };
+        if !start.ty.is_int() {
+            return Err(err(a, "a `for` loop counts in u32 or i32", hint));
+        }
+        let ty = start.ty;
+        let sspan = self.span(&f.expr);
+        let step = match step {
+            Some(s) => self.expect(s, ty)?,
+            None => Expr {
+                kind: ExprKind::Lit(if ty == Scalar::U32 {
+                    Value::U32(1)
+                } else {
+                    Value::I32(1)
+                }),
+                ty,
+                span: sspan,
+            },
+        };
+        let vspan = self.span(&f.pat);
+        let (var, body) = self.scoped(|l| {
+            let var = l.new_local(pi.ident.to_string(), ty, false, vspan);
+            l.loops += 1;
+            let body = l.block(&f.body.stmts);
+            l.loops -= 1;
+            Ok((var, body?))
+        })?;
+        Ok(StmtKind::For {
+            var,
+            start,
+            end,
+            step,
+            body,
+        })
+    }
+}
+
+pub(super) fn strip_paren(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_paren(&p.expr),
+        e => e,
+    }
+}
+
+pub(super) fn is_call_to(c: &syn::ExprCall, name: &str) -> bool {
+    matches!(&*c.func, syn::Expr::Path(p) if p.path.is_ident(name))
+}
+
+pub(super) fn compound(op: &syn::BinOp) -> Option<BinOp> {
+    use syn::BinOp as S;
+    Some(match op {
+        S::AddAssign(_) => BinOp::Add,
+        S::SubAssign(_) => BinOp::Sub,
+        S::MulAssign(_) => BinOp::Mul,
+        S::DivAssign(_) => BinOp::Div,
+        S::RemAssign(_) => BinOp::Rem,
+        S::BitXorAssign(_) => BinOp::BitXor,
+        S::BitAndAssign(_) => BinOp::BitAnd,
+        S::BitOrAssign(_) => BinOp::BitOr,
+        S::ShlAssign(_) => BinOp::Shl,
+        S::ShrAssign(_) => BinOp::Shr,
+        _ => return None,
+    })
+}
