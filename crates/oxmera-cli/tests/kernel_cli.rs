@@ -267,6 +267,28 @@ fn a_files_findings_and_errors_point_into_the_file() {
     );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("x = [2, 4, 6, 8]"), "{out}");
+    // One thread's path, with what it wrote.
+    let (code, out, _) = in_dir(
+        dir.path(),
+        &[
+            "kernel",
+            "run",
+            "k.rs",
+            "twice",
+            "--block",
+            "4",
+            "--arg",
+            "x=1,2,3,4",
+            "--trace",
+            "2",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("trace of thread 2 (block (0, 0, 0)"), "{out}");
+    assert!(
+        out.contains("x[thread_idx_x()] *= 2;    → x[2] = 6"),
+        "{out}"
+    );
     // Usage errors: a missing argument, an unknown kernel, a second name
     // after a built-in, a file that does not lower.
     let (code, _, err) = in_dir(

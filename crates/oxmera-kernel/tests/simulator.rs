@@ -228,3 +228,80 @@ fn shared_and_global_atomics_apply_in_lane_order() {
     assert_eq!(o[6], 0);
     assert!((1..64).all(|t| o[6 + t] == t as i32 - 1));
 }
+
+/// A kernel with both sides of a branch and a loop, for the lane trace.
+#[oxmera_kernel::kernel]
+fn branchy(x: &[f32], out: &mut [f32], n: u32) {
+    let i = thread_idx_x();
+    if i < n {
+        let mut acc = 0.0;
+        for k in 0..i {
+            acc += x[k];
+        }
+        out[i] = acc;
+    } else {
+        out[i] = -1.0;
+    }
+}
+
+#[test]
+fn a_trace_is_the_path_of_one_thread_with_what_it_wrote() {
+    use oxmera_kernel::sim::{Arg, Buffer, SimOptions, render_trace, trace};
+    let k = branchy();
+    let launch = oxmera_kernel::launch::LaunchConfig {
+        grid: oxmera_kernel::ir::Dim3::x(1),
+        block: oxmera_kernel::ir::Dim3::x(8),
+    };
+    let args = || {
+        vec![
+            Arg::Buffer(Buffer::from_f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])),
+            Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::F32, 8)),
+            Arg::Scalar(oxmera_kernel::ir::Value::U32(4)),
+        ]
+    };
+    // Thread 2 takes the `then` side and runs the loop twice.
+    let mut a = args();
+    let run = trace(k, launch, &mut a, &SimOptions::default(), 2).unwrap();
+    assert!(run.result.is_ok());
+    let writes: Vec<String> = run
+        .trace
+        .steps
+        .iter()
+        .flat_map(|s| s.writes.clone())
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            "i = 2",
+            "acc = 0.0",
+            "k = 0",
+            "acc = 1.0",
+            "k = 1",
+            "acc = 3.0",
+            "k = 2",
+            "out[2] = 3.0"
+        ]
+    );
+    let shown = render_trace(k, &run.trace, &run.result);
+    assert!(!shown.contains("out[i] = -1.0"), "{shown}");
+    assert!(
+        shown.contains("(block (0, 0, 0), thread 2 of the block: warp 0, lane 2)"),
+        "{shown}"
+    );
+    // Thread 6 takes the `else` side only; the run itself is unchanged.
+    let mut b = args();
+    let run = trace(k, launch, &mut b, &SimOptions::default(), 6).unwrap();
+    let shown = render_trace(k, &run.trace, &run.result);
+    assert!(
+        shown.contains("out[6] = -1.0") && !shown.contains("acc"),
+        "{shown}"
+    );
+    let mut c = args();
+    oxmera_kernel::sim::run(k, launch, &mut c, &SimOptions::default()).unwrap();
+    assert_eq!(b, c);
+    // A thread outside the launch is refused before anything runs.
+    let e = trace(k, launch, &mut args(), &SimOptions::default(), 8)
+        .err()
+        .unwrap();
+    assert!(e.contains("outside the launch (8 threads"), "{e}");
+}

@@ -105,6 +105,11 @@ enum KernelCommand {
         /// |a - b| <= tol * max(1, |b|). Integers compare exactly.
         #[arg(long, default_value_t = 1e-5)]
         tol: f64,
+        /// A file's kernel: print the path of one thread — each statement
+        /// it ran, in order, and what it wrote. The thread is its linear
+        /// index over the grid (block after block, x fastest).
+        #[arg(long, value_name = "THREAD")]
+        trace: Option<u64>,
         /// Target whose warp width the simulation uses (see `check`; the same
         /// default); warps wider than 32 cannot be simulated.
         #[arg(long, conflicts_with = "device")]
@@ -326,6 +331,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
             save,
             expect,
             tol,
+            trace,
             target,
             device,
         } => {
@@ -345,13 +351,19 @@ pub fn run(args: KernelArgs) -> ExitCode {
                     save,
                     expect,
                     tol,
+                    trace,
                 };
                 return user::run_file_kernel(run, target, device);
             };
-            if grid.is_some() || !args.is_empty() || !save.is_empty() || !expect.is_empty() {
+            if grid.is_some()
+                || !args.is_empty()
+                || !save.is_empty()
+                || !expect.is_empty()
+                || trace.is_some()
+            {
                 return usage(format!(
                     "`{}` is a built-in kernel: its demo seeds its own launch and arguments \
-                     (--grid, --arg, --save and --expect are for a kernel from a FILE.rs)",
+                     (--grid, --arg, --save, --expect and --trace are for a kernel from a FILE.rs)",
                     e.name
                 ));
             }

@@ -7,7 +7,8 @@
 //! misbehaves (a barrier some threads never reach, an out-of-bounds access,
 //! a race on shared memory) stops with the simulator's witness instead.
 //! `--save out=out.npy` keeps a buffer, `--expect out=out.npy` compares
-//! with one, and `--device wgpu` runs the same launch on the GPU and
+//! with one, `--trace T` prints thread T's path (each statement it ran and
+//! what it wrote), and `--device wgpu` runs the same launch on the GPU and
 //! compares each writable buffer with the simulator's.
 
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ pub struct FileRun {
     pub expect: Vec<String>,
     /// Tolerance for f32 comparisons.
     pub tol: f64,
+    /// `--trace T`: print the path of thread T (linear over the grid).
+    pub trace: Option<u64>,
 }
 
 /// `NAME=PATH` items as (parameter index, path), each naming a buffer.
@@ -158,7 +161,25 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
         target,
         ..SimOptions::default()
     };
-    let stats = match sim::run(k, launch, &mut simulated, &opts) {
+    let outcome = match run.trace {
+        None => sim::run(k, launch, &mut simulated, &opts),
+        Some(thread) => match sim::trace(k, launch, &mut simulated, &opts, thread) {
+            Ok(traced) => {
+                print!("{}", sim::render_trace(k, &traced.trace, &traced.result));
+                if traced.result.is_err() {
+                    // The report is part of the trace's ending.
+                    return match traced.result {
+                        Err(sim::SimError::Report(_)) => ExitCode::from(1),
+                        Err(e) => usage(e.to_string()),
+                        Ok(_) => unreachable!("checked"),
+                    };
+                }
+                traced.result
+            }
+            Err(m) => return usage(m),
+        },
+    };
+    let stats = match outcome {
         Ok(s) => s,
         Err(sim::SimError::Report(r)) => {
             print!("{}", sim::render_report(k, &r));

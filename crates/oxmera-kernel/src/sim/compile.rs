@@ -197,6 +197,9 @@ pub struct Program {
     pub(crate) shared_len: Vec<usize>,
     /// Where each op came from, for reports.
     pub(crate) op_span: Vec<SpanId>,
+    /// The register of each local, by local id (the lane tracer names
+    /// writes with it).
+    pub(crate) local_regs: Vec<Reg>,
 }
 
 struct Compiler {
@@ -259,6 +262,7 @@ impl Program {
             param_regs: c.param_regs,
             shared_len,
             op_span: c.op_span,
+            local_regs: c.local_regs,
         }
     }
 

@@ -5,7 +5,13 @@ use crate::launch::LaunchConfig;
 use crate::sim::buffer::{Arg, check_args};
 use crate::sim::compile::{BinK, Op, Program, Reg, UnK};
 use crate::sim::report::{Report, ReportKind, SimError};
+use crate::sim::trace::Tracer;
 use crate::target::Target;
+
+mod lanes;
+mod memory;
+
+use lanes::{binary, builtin_lanes, unary};
 
 /// Lanes of a register: the widest warp the simulator runs. A target with
 /// narrower warps uses the low `warp_width` lanes of each register (the rest
@@ -108,6 +114,8 @@ struct Block<'p> {
     epoch: u32,
     opts: SimOptions,
     stats: SimStats,
+    /// The lane tracer, in the traced block only.
+    trace: Option<Tracer>,
 }
 
 /// Runs a compiled program.
@@ -117,16 +125,46 @@ pub fn run_program(
     args: &mut [Arg],
     opts: &SimOptions,
 ) -> Result<SimStats, SimError> {
-    let target = opts.target;
-    launch.validate(&target)?;
-    let width = target.warp_width();
-    if width as usize > W {
-        return Err(SimError::WarpTooWide {
-            target: target.to_string(),
-            width,
-        });
+    run_traced(p, launch, args, opts, None).0
+}
+
+/// Runs a compiled program, with a tracer for one block when given; the
+/// tracer comes back with what it saw.
+pub(crate) fn run_traced(
+    p: &Program,
+    launch: LaunchConfig,
+    args: &mut [Arg],
+    opts: &SimOptions,
+    mut tracer: Option<(Dim3, Tracer)>,
+) -> (Result<SimStats, SimError>, Option<Tracer>) {
+    let give_back = |t: Option<(Dim3, Tracer)>| t.map(|(_, t)| t);
+    let checked = (|| {
+        launch.validate(&opts.target)?;
+        if opts.target.warp_width() as usize > W {
+            return Err(SimError::WarpTooWide {
+                target: opts.target.to_string(),
+                width: opts.target.warp_width(),
+            });
+        }
+        check_args(&p.kernel, args)?;
+        Ok(())
+    })();
+    if let Err(e) = checked {
+        return (Err(e), give_back(tracer));
     }
-    check_args(&p.kernel, args)?;
+    let r = run_checked(p, launch, args, opts, &mut tracer);
+    (r, give_back(tracer))
+}
+
+fn run_checked(
+    p: &Program,
+    launch: LaunchConfig,
+    args: &mut [Arg],
+    opts: &SimOptions,
+    tracer: &mut Option<(Dim3, Tracer)>,
+) -> Result<SimStats, SimError> {
+    let target = opts.target;
+    let width = target.warp_width();
     let bt = launch.block_threads();
     let nw = launch.warps_per_block(width) as usize;
     let mut warps: Vec<Warp> = (0..nw)
@@ -178,10 +216,19 @@ pub fn run_program(
                     epoch: 1,
                     opts: *opts,
                     stats,
+                    trace: match tracer {
+                        Some((at, _)) if *at == Dim3::new(bx, by, bz) => {
+                            tracer.take().map(|(_, t)| t)
+                        }
+                        _ => None,
+                    },
                 };
                 let r = b.run(args);
                 stats = b.stats;
                 warps = b.warps;
+                if let Some(t) = b.trace.take() {
+                    *tracer = Some((Dim3::new(bx, by, bz), t));
+                }
                 r.map_err(SimError::Report)?;
             }
         }
@@ -278,6 +325,11 @@ impl Block<'_> {
         let mut steps = self.stats.warp_instructions;
         let mut lane_steps = 0u64;
         let limit = self.opts.max_warp_steps;
+        // The traced lane's bit in this warp, else 0: one AND per step.
+        let trace_bit = match &self.trace {
+            Some(t) if t.warp == wi => t.bit(),
+            _ => 0,
+        };
         let result = loop {
             let w = &mut self.warps[wi];
             let pc = w.pc;
@@ -286,6 +338,11 @@ impl Block<'_> {
             if steps > limit {
                 let span = p.op_span[pc];
                 break Err(self.report(ReportKind::StepLimit { steps: limit }, span, wi));
+            }
+            if trace_bit & w.active != 0 {
+                if let Some(t) = self.trace.as_mut() {
+                    t.observe(p, pc, &w.regs, args);
+                }
             }
             w.pc += 1;
             match &ops[pc] {
@@ -517,226 +574,6 @@ impl Block<'_> {
         result
     }
 
-    fn index_of(&self, wi: usize, reg: Reg, l: usize, signed: bool) -> i64 {
-        let v = self.warps[wi].regs[reg as usize][l];
-        if signed { v as i32 as i64 } else { v as i64 }
-    }
-
-    fn mem_len(&self, mem: Mem, args: &[Arg]) -> usize {
-        match mem {
-            Mem::Global(p) => args[p as usize].buffer().map(|b| b.data.len()).unwrap_or(0),
-            Mem::Shared(s) => self.shared[s as usize].len(),
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn oob(
-        &self,
-        wi: usize,
-        l: usize,
-        index: i64,
-        mem: Mem,
-        len: usize,
-        write: bool,
-        span: SpanId,
-    ) -> Box<Report> {
-        let w = &self.warps[wi];
-        let buffer = self.p.kernel.mem_name(mem).to_string();
-        let kind = ReportKind::OutOfBounds {
-            lane: l as u32,
-            thread: w.base + l as u32,
-            index,
-            buffer,
-            len,
-            write,
-        };
-        self.report(kind, span, wi)
-    }
-
-    fn track(
-        &mut self,
-        wi: usize,
-        s: usize,
-        i: usize,
-        l: usize,
-        write: bool,
-        span: SpanId,
-    ) -> Result<(), Box<Report>> {
-        if !self.opts.detect_races {
-            return Ok(());
-        }
-        let t = self.warps[wi].base + l as u32 + 1;
-        let epoch = self.epoch;
-        let a = &mut self.access[s][i];
-        if a.epoch != epoch {
-            *a = Access {
-                epoch,
-                writer: 0,
-                reader: 0,
-                many_readers: false,
-            };
-        }
-        let clash = if write {
-            if a.writer != 0 && a.writer != t {
-                Some((a.writer, true))
-            } else if a.reader != 0 && (a.reader != t || a.many_readers) {
-                Some((if a.reader != t { a.reader } else { t }, false))
-            } else {
-                None
-            }
-        } else if a.writer != 0 && a.writer != t {
-            Some((a.writer, true))
-        } else {
-            None
-        };
-        if let Some((other, other_write)) = clash {
-            let array = self.p.kernel.shared[s].name.clone();
-            let kind = ReportKind::SharedRace {
-                array,
-                index: i,
-                first: other - 1,
-                first_write: other_write,
-                second: t - 1,
-                second_write: write,
-            };
-            return Err(self.report(kind, span, wi));
-        }
-        if write {
-            a.writer = t;
-        } else if a.reader == 0 {
-            a.reader = t;
-        } else if a.reader != t {
-            a.many_readers = true;
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn load(
-        &mut self,
-        wi: usize,
-        d: Reg,
-        mem: Mem,
-        idx: Reg,
-        signed: bool,
-        span: SpanId,
-        args: &[Arg],
-    ) -> Result<(), Box<Report>> {
-        let len = self.mem_len(mem, args);
-        let active = self.warps[wi].active;
-        let mut out = self.warps[wi].regs[d as usize];
-        for l in lanes_of(active) {
-            let i = self.index_of(wi, idx, l, signed);
-            if i < 0 || i as usize >= len {
-                return Err(self.oob(wi, l, i, mem, len, false, span));
-            }
-            let i = i as usize;
-            out[l] = match mem {
-                Mem::Global(p) => match &args[p as usize] {
-                    Arg::Buffer(b) => b.data[i],
-                    Arg::Scalar(_) => unreachable!("checked arguments"),
-                },
-                Mem::Shared(s) => {
-                    self.track(wi, s as usize, i, l, false, span)?;
-                    self.shared[s as usize][i]
-                }
-            };
-        }
-        self.warps[wi].regs[d as usize] = out;
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn store(
-        &mut self,
-        wi: usize,
-        mem: Mem,
-        idx: Reg,
-        v: Reg,
-        signed: bool,
-        span: SpanId,
-        args: &mut [Arg],
-    ) -> Result<(), Box<Report>> {
-        let len = self.mem_len(mem, args);
-        let active = self.warps[wi].active;
-        let vals = self.warps[wi].regs[v as usize];
-        for l in lanes_of(active) {
-            let i = self.index_of(wi, idx, l, signed);
-            if i < 0 || i as usize >= len {
-                return Err(self.oob(wi, l, i, mem, len, true, span));
-            }
-            let i = i as usize;
-            match mem {
-                Mem::Global(p) => match &mut args[p as usize] {
-                    Arg::Buffer(b) => b.data[i] = vals[l],
-                    Arg::Scalar(_) => unreachable!("checked arguments"),
-                },
-                Mem::Shared(s) => {
-                    self.track(wi, s as usize, i, l, true, span)?;
-                    self.shared[s as usize][i] = vals[l];
-                }
-            }
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn atomic(
-        &mut self,
-        wi: usize,
-        a: (Reg, AtomicOp, Scalar, Mem, Reg, Reg, Reg, bool, SpanId),
-        args: &mut [Arg],
-    ) -> Result<(), Box<Report>> {
-        let (d, op, ty, mem, idx, v, cmp, signed, span) = a;
-        let len = self.mem_len(mem, args);
-        let active = self.warps[wi].active;
-        let vals = self.warps[wi].regs[v as usize];
-        let cmps = self.warps[wi].regs[cmp as usize];
-        let mut out = self.warps[wi].regs[d as usize];
-        // Lanes apply their updates one after another, in lane order.
-        for l in lanes_of(active) {
-            let i = self.index_of(wi, idx, l, signed);
-            if i < 0 || i as usize >= len {
-                return Err(self.oob(wi, l, i, mem, len, true, span));
-            }
-            let i = i as usize;
-            let slot = match mem {
-                Mem::Global(p) => match &mut args[p as usize] {
-                    Arg::Buffer(b) => &mut b.data[i],
-                    Arg::Scalar(_) => unreachable!("checked arguments"),
-                },
-                Mem::Shared(s) => &mut self.shared[s as usize][i],
-            };
-            let old = *slot;
-            let x = vals[l];
-            *slot = match op {
-                AtomicOp::Add => match ty {
-                    Scalar::F32 => (f32::from_bits(old) + f32::from_bits(x)).to_bits(),
-                    _ => old.wrapping_add(x),
-                },
-                AtomicOp::Min => match ty {
-                    Scalar::I32 => (old as i32).min(x as i32) as u32,
-                    _ => old.min(x),
-                },
-                AtomicOp::Max => match ty {
-                    Scalar::I32 => (old as i32).max(x as i32) as u32,
-                    _ => old.max(x),
-                },
-                AtomicOp::Exch => x,
-                AtomicOp::Cas => {
-                    if old == cmps[l] {
-                        x
-                    } else {
-                        old
-                    }
-                }
-            };
-            out[l] = old;
-        }
-        self.warps[wi].regs[d as usize] = out;
-        Ok(())
-    }
-
     /// Checks a collective's mask: every named lane must be executing it.
     /// Mask bits at or above the warp width name no lane and are dropped, so
     /// a full mask means "the whole warp" on every target (the analysis reads
@@ -873,123 +710,4 @@ impl Block<'_> {
         }
         Ok(())
     }
-}
-
-/// A builtin's value in each lane of the warp whose lane 0 is thread `base`,
-/// on a target with warps of `width` lanes.
-fn builtin_lanes(b: Builtin, base: u32, width: u32, launch: LaunchConfig, block: Dim3) -> Lanes {
-    let mut o = [0u32; W];
-    let bd = launch.block;
-    match b {
-        Builtin::BlockIdx(a) => o = [block.get(a); W],
-        Builtin::BlockDim(a) => o = [bd.get(a); W],
-        Builtin::GridDim(a) => o = [launch.grid.get(a); W],
-        Builtin::WarpSize => o = [width; W],
-        Builtin::WarpId => o = [base / width; W],
-        Builtin::LaneId => {
-            for (l, x) in o.iter_mut().enumerate() {
-                *x = l as u32;
-            }
-        }
-        Builtin::ThreadIdx(a) => {
-            for (l, x) in o.iter_mut().enumerate() {
-                *x = launch.thread_index(base + l as u32).get(a);
-            }
-            let _ = bd;
-        }
-    }
-    o
-}
-
-#[inline]
-fn f(x: u32) -> f32 {
-    f32::from_bits(x)
-}
-
-fn unary(k: UnK, a: &Lanes) -> Lanes {
-    let mut o = [0u32; W];
-    macro_rules! each {
-        ($e:expr) => {
-            for l in 0..W {
-                let x = a[l];
-                o[l] = $e(x);
-            }
-        };
-    }
-    match k {
-        UnK::NegF => each!(|x: u32| x ^ 0x8000_0000),
-        UnK::NegI => each!(|x: u32| x.wrapping_neg()),
-        UnK::NotB => each!(|x: u32| (x == 0) as u32),
-        UnK::NotI => each!(|x: u32| !x),
-        UnK::F2S => each!(|x: u32| f(x) as i32 as u32),
-        UnK::F2U => each!(|x: u32| f(x) as u32),
-        UnK::S2F => each!(|x: u32| (x as i32 as f32).to_bits()),
-        UnK::U2F => each!(|x: u32| (x as f32).to_bits()),
-        UnK::Id => o = *a,
-        UnK::Exp => each!(|x: u32| f(x).exp().to_bits()),
-        UnK::Log => each!(|x: u32| f(x).ln().to_bits()),
-        UnK::Sqrt => each!(|x: u32| f(x).sqrt().to_bits()),
-        UnK::Rsqrt => each!(|x: u32| (1.0 / f(x).sqrt()).to_bits()),
-        UnK::Tanh => each!(|x: u32| f(x).tanh().to_bits()),
-        UnK::Floor => each!(|x: u32| f(x).floor().to_bits()),
-        UnK::Ceil => each!(|x: u32| f(x).ceil().to_bits()),
-        UnK::AbsF => each!(|x: u32| x & 0x7fff_ffff),
-        UnK::AbsS => each!(|x: u32| (x as i32).wrapping_abs() as u32),
-    }
-    o
-}
-
-fn binary(k: BinK, a: &Lanes, b: &Lanes) -> Lanes {
-    let mut o = [0u32; W];
-    macro_rules! each {
-        ($e:expr) => {
-            for l in 0..W {
-                o[l] = $e(a[l], b[l]);
-            }
-        };
-    }
-    use BinK::*;
-    match k {
-        AddF => each!(|x, y| (f(x) + f(y)).to_bits()),
-        SubF => each!(|x, y| (f(x) - f(y)).to_bits()),
-        MulF => each!(|x, y| (f(x) * f(y)).to_bits()),
-        DivF => each!(|x, y| (f(x) / f(y)).to_bits()),
-        RemF => each!(|x, y| (f(x) % f(y)).to_bits()),
-        AddI => each!(|x: u32, y| x.wrapping_add(y)),
-        SubI => each!(|x: u32, y| x.wrapping_sub(y)),
-        MulI => each!(|x: u32, y| x.wrapping_mul(y)),
-        DivU => each!(|x: u32, y: u32| x.checked_div(y).unwrap_or(0)),
-        RemU => each!(|x: u32, y: u32| x.checked_rem(y).unwrap_or(0)),
-        DivS => each!(|x: u32, y: u32| (x as i32).checked_div(y as i32).unwrap_or(i32::MIN) as u32),
-        RemS => each!(|x: u32, y: u32| (x as i32).checked_rem(y as i32).unwrap_or(0) as u32),
-        And => each!(|x, y| x & y),
-        Or => each!(|x, y| x | y),
-        Xor => each!(|x, y| x ^ y),
-        Shl => each!(|x: u32, y: u32| x.wrapping_shl(y)),
-        ShrU => each!(|x: u32, y: u32| x.wrapping_shr(y)),
-        ShrS => each!(|x: u32, y: u32| (x as i32).wrapping_shr(y) as u32),
-        EqBits => each!(|x, y| (x == y) as u32),
-        NeBits => each!(|x, y| (x != y) as u32),
-        EqF => each!(|x, y| (f(x) == f(y)) as u32),
-        NeF => each!(|x, y| (f(x) != f(y)) as u32),
-        LtF => each!(|x, y| (f(x) < f(y)) as u32),
-        LeF => each!(|x, y| (f(x) <= f(y)) as u32),
-        GtF => each!(|x, y| (f(x) > f(y)) as u32),
-        GeF => each!(|x, y| (f(x) >= f(y)) as u32),
-        LtU => each!(|x: u32, y: u32| (x < y) as u32),
-        LeU => each!(|x: u32, y: u32| (x <= y) as u32),
-        GtU => each!(|x: u32, y: u32| (x > y) as u32),
-        GeU => each!(|x: u32, y: u32| (x >= y) as u32),
-        LtS => each!(|x: u32, y: u32| ((x as i32) < (y as i32)) as u32),
-        LeS => each!(|x: u32, y: u32| ((x as i32) <= (y as i32)) as u32),
-        GtS => each!(|x: u32, y: u32| ((x as i32) > (y as i32)) as u32),
-        GeS => each!(|x: u32, y: u32| ((x as i32) >= (y as i32)) as u32),
-        MinF => each!(|x, y| f(x).min(f(y)).to_bits()),
-        MaxF => each!(|x, y| f(x).max(f(y)).to_bits()),
-        MinU => each!(|x: u32, y: u32| x.min(y)),
-        MaxU => each!(|x: u32, y: u32| x.max(y)),
-        MinS => each!(|x: u32, y: u32| (x as i32).min(y as i32) as u32),
-        MaxS => each!(|x: u32, y: u32| (x as i32).max(y as i32) as u32),
-    }
-    o
 }

@@ -17,8 +17,10 @@ mod buffer;
 mod compile;
 mod exec;
 mod report;
+mod trace;
 
 pub use buffer::{Arg, ArgError, Buffer, check_args};
 pub use compile::Program;
 pub use exec::{SimOptions, SimStats, run, run_program};
 pub use report::{Report, ReportKind, SimError, render_report};
+pub use trace::{Trace, TraceStep, TracedRun, render_trace, trace};

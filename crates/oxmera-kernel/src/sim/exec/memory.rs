@@ -1,0 +1,229 @@
+//! Memory operations of the warp engine: loads, stores and atomics on
+//! global buffers and shared arrays, each bounds-checked per lane (an
+//! out-of-bounds access stops the run with the lane and the index), and the
+//! shared-memory race tracker that remembers, per element and barrier
+//! epoch, who wrote and who read.
+
+use super::*;
+
+impl Block<'_> {
+    pub(super) fn index_of(&self, wi: usize, reg: Reg, l: usize, signed: bool) -> i64 {
+        let v = self.warps[wi].regs[reg as usize][l];
+        if signed { v as i32 as i64 } else { v as i64 }
+    }
+
+    pub(super) fn mem_len(&self, mem: Mem, args: &[Arg]) -> usize {
+        match mem {
+            Mem::Global(p) => args[p as usize].buffer().map(|b| b.data.len()).unwrap_or(0),
+            Mem::Shared(s) => self.shared[s as usize].len(),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn oob(
+        &self,
+        wi: usize,
+        l: usize,
+        index: i64,
+        mem: Mem,
+        len: usize,
+        write: bool,
+        span: SpanId,
+    ) -> Box<Report> {
+        let w = &self.warps[wi];
+        let buffer = self.p.kernel.mem_name(mem).to_string();
+        let kind = ReportKind::OutOfBounds {
+            lane: l as u32,
+            thread: w.base + l as u32,
+            index,
+            buffer,
+            len,
+            write,
+        };
+        self.report(kind, span, wi)
+    }
+
+    fn track(
+        &mut self,
+        wi: usize,
+        s: usize,
+        i: usize,
+        l: usize,
+        write: bool,
+        span: SpanId,
+    ) -> Result<(), Box<Report>> {
+        if !self.opts.detect_races {
+            return Ok(());
+        }
+        let t = self.warps[wi].base + l as u32 + 1;
+        let epoch = self.epoch;
+        let a = &mut self.access[s][i];
+        if a.epoch != epoch {
+            *a = Access {
+                epoch,
+                writer: 0,
+                reader: 0,
+                many_readers: false,
+            };
+        }
+        let clash = if write {
+            if a.writer != 0 && a.writer != t {
+                Some((a.writer, true))
+            } else if a.reader != 0 && (a.reader != t || a.many_readers) {
+                Some((if a.reader != t { a.reader } else { t }, false))
+            } else {
+                None
+            }
+        } else if a.writer != 0 && a.writer != t {
+            Some((a.writer, true))
+        } else {
+            None
+        };
+        if let Some((other, other_write)) = clash {
+            let array = self.p.kernel.shared[s].name.clone();
+            let kind = ReportKind::SharedRace {
+                array,
+                index: i,
+                first: other - 1,
+                first_write: other_write,
+                second: t - 1,
+                second_write: write,
+            };
+            return Err(self.report(kind, span, wi));
+        }
+        if write {
+            a.writer = t;
+        } else if a.reader == 0 {
+            a.reader = t;
+        } else if a.reader != t {
+            a.many_readers = true;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn load(
+        &mut self,
+        wi: usize,
+        d: Reg,
+        mem: Mem,
+        idx: Reg,
+        signed: bool,
+        span: SpanId,
+        args: &[Arg],
+    ) -> Result<(), Box<Report>> {
+        let len = self.mem_len(mem, args);
+        let active = self.warps[wi].active;
+        let mut out = self.warps[wi].regs[d as usize];
+        for l in lanes_of(active) {
+            let i = self.index_of(wi, idx, l, signed);
+            if i < 0 || i as usize >= len {
+                return Err(self.oob(wi, l, i, mem, len, false, span));
+            }
+            let i = i as usize;
+            out[l] = match mem {
+                Mem::Global(p) => match &args[p as usize] {
+                    Arg::Buffer(b) => b.data[i],
+                    Arg::Scalar(_) => unreachable!("checked arguments"),
+                },
+                Mem::Shared(s) => {
+                    self.track(wi, s as usize, i, l, false, span)?;
+                    self.shared[s as usize][i]
+                }
+            };
+        }
+        self.warps[wi].regs[d as usize] = out;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn store(
+        &mut self,
+        wi: usize,
+        mem: Mem,
+        idx: Reg,
+        v: Reg,
+        signed: bool,
+        span: SpanId,
+        args: &mut [Arg],
+    ) -> Result<(), Box<Report>> {
+        let len = self.mem_len(mem, args);
+        let active = self.warps[wi].active;
+        let vals = self.warps[wi].regs[v as usize];
+        for l in lanes_of(active) {
+            let i = self.index_of(wi, idx, l, signed);
+            if i < 0 || i as usize >= len {
+                return Err(self.oob(wi, l, i, mem, len, true, span));
+            }
+            let i = i as usize;
+            match mem {
+                Mem::Global(p) => match &mut args[p as usize] {
+                    Arg::Buffer(b) => b.data[i] = vals[l],
+                    Arg::Scalar(_) => unreachable!("checked arguments"),
+                },
+                Mem::Shared(s) => {
+                    self.track(wi, s as usize, i, l, true, span)?;
+                    self.shared[s as usize][i] = vals[l];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    pub(super) fn atomic(
+        &mut self,
+        wi: usize,
+        a: (Reg, AtomicOp, Scalar, Mem, Reg, Reg, Reg, bool, SpanId),
+        args: &mut [Arg],
+    ) -> Result<(), Box<Report>> {
+        let (d, op, ty, mem, idx, v, cmp, signed, span) = a;
+        let len = self.mem_len(mem, args);
+        let active = self.warps[wi].active;
+        let vals = self.warps[wi].regs[v as usize];
+        let cmps = self.warps[wi].regs[cmp as usize];
+        let mut out = self.warps[wi].regs[d as usize];
+        // Lanes apply their updates one after another, in lane order.
+        for l in lanes_of(active) {
+            let i = self.index_of(wi, idx, l, signed);
+            if i < 0 || i as usize >= len {
+                return Err(self.oob(wi, l, i, mem, len, true, span));
+            }
+            let i = i as usize;
+            let slot = match mem {
+                Mem::Global(p) => match &mut args[p as usize] {
+                    Arg::Buffer(b) => &mut b.data[i],
+                    Arg::Scalar(_) => unreachable!("checked arguments"),
+                },
+                Mem::Shared(s) => &mut self.shared[s as usize][i],
+            };
+            let old = *slot;
+            let x = vals[l];
+            *slot = match op {
+                AtomicOp::Add => match ty {
+                    Scalar::F32 => (f32::from_bits(old) + f32::from_bits(x)).to_bits(),
+                    _ => old.wrapping_add(x),
+                },
+                AtomicOp::Min => match ty {
+                    Scalar::I32 => (old as i32).min(x as i32) as u32,
+                    _ => old.min(x),
+                },
+                AtomicOp::Max => match ty {
+                    Scalar::I32 => (old as i32).max(x as i32) as u32,
+                    _ => old.max(x),
+                },
+                AtomicOp::Exch => x,
+                AtomicOp::Cas => {
+                    if old == cmps[l] {
+                        x
+                    } else {
+                        old
+                    }
+                }
+            };
+            out[l] = old;
+        }
+        self.warps[wi].regs[d as usize] = out;
+        Ok(())
+    }
+}
