@@ -68,6 +68,10 @@ impl Tracer {
     }
 
     /// Called before the traced lane executes `op` (the lane is active).
+    /// Kept out of line and cold, so the warp engine's loop stays as tight
+    /// as it is untraced.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn observe(&mut self, p: &Program, pc: usize, regs: &[[u32; 32]], args: &[Arg]) {
         // The bookkeeping of structured control flow carries the span of
         // the last statement inside it, which the lane may not have run.

@@ -7,6 +7,7 @@ use super::*;
 
 /// A builtin's value in each lane of the warp whose lane 0 is thread `base`,
 /// on a target with warps of `width` lanes.
+#[inline]
 pub(super) fn builtin_lanes(
     b: Builtin,
     base: u32,
@@ -38,10 +39,12 @@ pub(super) fn builtin_lanes(
 }
 
 #[inline]
+#[inline]
 fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
+#[inline]
 pub(super) fn unary(k: UnK, a: &Lanes) -> Lanes {
     let mut o = [0u32; W];
     macro_rules! each {
@@ -75,6 +78,7 @@ pub(super) fn unary(k: UnK, a: &Lanes) -> Lanes {
     o
 }
 
+#[inline]
 pub(super) fn binary(k: BinK, a: &Lanes, b: &Lanes) -> Lanes {
     let mut o = [0u32; W];
     macro_rules! each {

@@ -7,11 +7,13 @@
 use super::*;
 
 impl Block<'_> {
+    #[inline]
     pub(super) fn index_of(&self, wi: usize, reg: Reg, l: usize, signed: bool) -> i64 {
         let v = self.warps[wi].regs[reg as usize][l];
         if signed { v as i32 as i64 } else { v as i64 }
     }
 
+    #[inline]
     pub(super) fn mem_len(&self, mem: Mem, args: &[Arg]) -> usize {
         match mem {
             Mem::Global(p) => args[p as usize].buffer().map(|b| b.data.len()).unwrap_or(0),
@@ -20,6 +22,7 @@ impl Block<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn oob(
         &self,
         wi: usize,
@@ -43,6 +46,7 @@ impl Block<'_> {
         self.report(kind, span, wi)
     }
 
+    #[inline]
     fn track(
         &mut self,
         wi: usize,
@@ -102,6 +106,7 @@ impl Block<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn load(
         &mut self,
         wi: usize,
@@ -137,6 +142,7 @@ impl Block<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn store(
         &mut self,
         wi: usize,
@@ -171,6 +177,7 @@ impl Block<'_> {
     }
 
     #[allow(clippy::type_complexity)]
+    #[inline]
     pub(super) fn atomic(
         &mut self,
         wi: usize,
