@@ -39,7 +39,6 @@ pub(super) fn builtin_lanes(
 }
 
 #[inline]
-#[inline]
 fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
