@@ -14,6 +14,7 @@ use oxmera_tensor::{
 };
 
 use crate::gpu::{Gpu, GpuBuffer};
+use crate::halves::is_half;
 use crate::native::{native_f32, unary_code_of};
 
 /// The wgpu backend for one adapter.
@@ -122,14 +123,14 @@ impl Backend for WgpuBackend {
         DType::I32
     }
 
-    /// `f64` and `f16` where the adapter has them as shader types (Metal
-    /// has no `f64`); `i64` everywhere, because the kernels treat it as
-    /// word pairs and never need the adapter's `i64`; the rest as bytes.
+    /// `f64` where the adapter has it as a shader type (Metal has none);
+    /// everything else everywhere: `i64` because the kernels treat it as
+    /// word pairs, `f16` and `bf16` because they are moved as 16-bit halves
+    /// of words and computed in `f32` (`halves.rs`), never as a shader
+    /// type; the rest as bytes.
     fn stores(&self, dtype: DType) -> bool {
-        let has = |f: &str| self.gpu.report.features.contains(&f);
         match dtype {
-            DType::F64 => has("f64"),
-            DType::F16 => has("f16"),
+            DType::F64 => self.gpu.report.features.contains(&"f64"),
             _ => true,
         }
     }
@@ -140,6 +141,8 @@ impl Backend for WgpuBackend {
         }
         if op == "fill"
             || (dtype == DType::F32 && native_f32(op))
+            || (is_half(dtype) && native_f32(op) && !per_element_only(op))
+            || (op == "cast" && is_half(dtype))
             || (matches!(
                 op,
                 "contiguous" | "pad" | "cat" | "flip" | "where" | "triu" | "tril" | "index_select"
@@ -162,15 +165,11 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
-        if x.dtype() == DType::F32
-            && let Some(code) = unary_code_of(op)
-            && let Some(s) = self.unary_f32(code, x, op.name())?
-        {
-            return Ok(s);
-        }
-        if x.dtype() == DType::F32
-            && let Some(s) = self.clamp_or_leaky_f32(op, x)?
-        {
+        let f32_op = |xs: &[&Tensor]| match unary_code_of(op) {
+            Some(code) => self.unary_f32(code, xs[0], op.name()),
+            None => self.clamp_or_leaky_f32(op, xs[0]),
+        };
+        if let Some(s) = self.in_f32(&[x], true, f32_op)? {
             return Ok(s);
         }
         on_host(self).unary(op, x)
@@ -189,9 +188,7 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
-        if a.dtype() == DType::F32
-            && let Some(s) = self.binary_f32(op, a, b)?
-        {
+        if let Some(s) = self.in_f32(&[a, b], true, |xs| self.binary_f32(op, xs[0], xs[1]))? {
             return Ok(s);
         }
         on_host(self).binary(op, a, b)
@@ -228,9 +225,8 @@ impl Backend for WgpuBackend {
         value: f64,
         scalar_first: bool,
     ) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.scalar_f32(op, x, value, scalar_first)?
-        {
+        let f32_op = |xs: &[&Tensor]| self.scalar_f32(op, xs[0], value, scalar_first);
+        if let Some(s) = self.in_f32(&[x], true, f32_op)? {
             return Ok(s);
         }
         on_host(self).binary_scalar(op, x, value, scalar_first)
@@ -248,17 +244,20 @@ impl Backend for WgpuBackend {
             ReduceOp::Mean => Some(true),
             _ => None,
         };
-        if x.dtype() == DType::F32
-            && out_dtype == DType::F32
-            && let Some(mean) = mean
-            && let Some(s) = self.reduce_f32(x, dims, mean, op.name())?
-        {
-            return Ok(s);
-        }
-        if x.dtype() == DType::F32
-            && out_dtype == DType::F32
-            && let Some(s) = self.moments_f32(op, x, dims)?
-        {
+        // A value result has the input's dtype (computed in f32 for a half
+        // input, then narrowed); an index result keeps its own.
+        let values = out_dtype == x.dtype();
+        let f32_op = |xs: &[&Tensor]| -> Result<Option<Storage>> {
+            if values && let Some(mean) = mean {
+                return self.reduce_f32(xs[0], dims, mean, op.name());
+            }
+            if values && let Some(s) = self.moments_f32(op, xs[0], dims)? {
+                return Ok(Some(s));
+            }
+            let out = if values { DType::F32 } else { out_dtype };
+            self.reduce_walk(op, xs[0], dims, out)
+        };
+        if let Some(s) = self.in_f32(&[x], values, f32_op)? {
             return Ok(s);
         }
         if let Some(s) = self.reduce_walk(op, x, dims, out_dtype)? {
@@ -268,9 +267,7 @@ impl Backend for WgpuBackend {
     }
 
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.softmax_f32(x, dim, log)?
-        {
+        if let Some(s) = self.in_f32(&[x], true, |xs| self.softmax_f32(xs[0], dim, log))? {
             return Ok(s);
         }
         on_host(self).softmax(x, dim, log)
@@ -308,9 +305,10 @@ impl Backend for WgpuBackend {
 
     fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
         let native = match a.dtype() {
-            DType::F32 => self.compare_f32(op, a, Some(b), 0.0)?,
             DType::I64 => self.compare_i64(op, a, b)?,
-            _ => None,
+            _ => self.in_f32(&[a, b], false, |xs| {
+                self.compare_f32(op, xs[0], Some(xs[1]), 0.0)
+            })?,
         };
         match native {
             Some(s) => Ok(s),
@@ -319,17 +317,19 @@ impl Backend for WgpuBackend {
     }
 
     fn compare_scalar(&self, op: CmpOp, x: &Tensor, value: f64) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.compare_f32(op, x, None, value)?
-        {
+        let f32_op = |xs: &[&Tensor]| self.compare_f32(op, xs[0], None, value);
+        if let Some(s) = self.in_f32(&[x], false, f32_op)? {
             return Ok(s);
         }
         on_host(self).compare_scalar(op, x, value)
     }
 
-    /// Bool and u8 to f32 natively (their bytes, read four to a word), and
-    /// i64 to i32 (the low words).
+    /// Bool and u8 to f32 natively (their bytes, read four to a word),
+    /// i64 to i32 (the low words), and f16/bf16 to and from f32.
     fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
+        if let Some(s) = self.cast_halves(x, dtype)? {
+            return Ok(s);
+        }
         match self.cast_native(x, dtype)? {
             Some(s) => Ok(s),
             None => on_host(self).cast(x, dtype),
@@ -457,20 +457,34 @@ impl Backend for WgpuBackend {
     }
 
     fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.layer_norm_f32(x, dims, eps)?
-        {
+        if let Some(s) = self.in_f32(&[x], true, |xs| self.layer_norm_f32(xs[0], dims, eps))? {
             return Ok(s);
         }
         on_host(self).layer_norm(x, dims, eps)
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
-        if a.dtype() == DType::F32
-            && let Some(s) = self.matmul_f32(a, b)?
-        {
+        if let Some(s) = self.in_f32(&[a, b], true, |xs| self.matmul_f32(xs[0], xs[1]))? {
             return Ok(s);
         }
         on_host(self).matmul(a, b)
     }
+}
+
+/// The f32-native ops that half tensors do not reach through f32 (their
+/// kernels move or index f32 values with no widening step in between).
+fn per_element_only(op: &str) -> bool {
+    matches!(
+        op,
+        "fill"
+            | "uniform"
+            | "gather"
+            | "scatter_add"
+            | "conv2d"
+            | "conv2d_backward"
+            | "max_pool2d"
+            | "max_pool2d_backward"
+            | "avg_pool2d"
+            | "avg_pool2d_backward"
+    )
 }

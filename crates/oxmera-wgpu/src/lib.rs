@@ -48,6 +48,8 @@ mod conv;
 mod copy;
 #[cfg(feature = "wgpu")]
 mod gpu;
+#[cfg(feature = "wgpu")]
+mod halves;
 mod launch;
 #[cfg(feature = "wgpu")]
 mod native;

@@ -255,3 +255,126 @@ fn transcendentals_on_the_device_are_within_two_ulp() {
         }
     }
 }
+
+/// Every f16 and bf16 bit pattern through the device's casts: widened to
+/// f32 exactly as the host widens, and narrowed back to the same bits.
+#[test]
+fn every_half_pattern_casts_on_the_device_as_on_the_host() {
+    let Some(d) = gpu() else { return };
+    for dtype in [DType::F16, DType::BF16] {
+        let bits: Vec<u16> = (0..=u16::MAX).collect();
+        let host = match dtype {
+            DType::F16 => Tensor::from_vec(
+                bits.iter()
+                    .map(|&b| half::f16::from_bits(b))
+                    .collect::<Vec<_>>(),
+                [65536],
+                Device::Reference,
+            ),
+            _ => Tensor::from_vec(
+                bits.iter()
+                    .map(|&b| half::bf16::from_bits(b))
+                    .collect::<Vec<_>>(),
+                [65536],
+                Device::Reference,
+            ),
+        }
+        .unwrap();
+        let on_gpu = host.to_device(d).unwrap();
+        let casts = fallback::count(d, "cast");
+        let wide = on_gpu.to_dtype(DType::F32).unwrap();
+        let back = wide.to_dtype(dtype).unwrap();
+        assert_eq!(
+            fallback::count(d, "cast"),
+            casts,
+            "{dtype:?}: both casts on the device"
+        );
+        let want = host.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap();
+        let got = wide.to_vec::<f32>().unwrap();
+        let round = back.to_device(Device::Reference).unwrap();
+        let round: Vec<u16> = match dtype {
+            DType::F16 => round
+                .to_vec::<half::f16>()
+                .unwrap()
+                .iter()
+                .map(|h| h.to_bits())
+                .collect(),
+            _ => round
+                .to_vec::<half::bf16>()
+                .unwrap()
+                .iter()
+                .map(|h| h.to_bits())
+                .collect(),
+        };
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            if w.is_nan() {
+                assert!(g.is_nan(), "{dtype:?} {i:#06x}");
+            } else {
+                assert_eq!(g.to_bits(), w.to_bits(), "{dtype:?} {i:#06x}");
+                assert_eq!(round[i], i as u16, "{dtype:?} {i:#06x} round trip");
+            }
+        }
+    }
+}
+
+/// A tensor op under test.
+type UnaryTensorOp = fn(&Tensor) -> Tensor;
+
+/// Half-precision ops computed in f32 on the device: no host fallback,
+/// and within one unit in the last place of the reference, which computes
+/// in f64 and rounds once (the f32 error can only tip a value sitting at a
+/// rounding midpoint).
+#[test]
+fn half_precision_ops_compute_in_f32_on_the_device() {
+    let Some(d) = gpu() else { return };
+    let values: Vec<f32> = (0..96)
+        .map(|i| ((i * 37 % 96) as f32 - 48.0) / 7.0)
+        .collect();
+    for dtype in [DType::F16, DType::BF16] {
+        let x = Tensor::from_vec(values.clone(), [8, 12], Device::Reference)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        let ops: [(&str, UnaryTensorOp); 5] = [
+            ("matmul", |t| t.matmul(&t.transpose(0, 1).unwrap()).unwrap()),
+            ("softmax", |t| t.softmax(1).unwrap()),
+            ("exp", |t| t.exp().unwrap()),
+            ("sum", |t| t.sum(&[1], false).unwrap()),
+            ("mul", |t| t.mul(t).unwrap()),
+        ];
+        for (name, op) in ops {
+            let before = fallback::count(d, name);
+            let on_gpu = op(&x.to_device(d).unwrap());
+            assert_eq!(
+                fallback::count(d, name),
+                before,
+                "{name} {dtype:?} fell back"
+            );
+            assert_eq!(on_gpu.dtype(), dtype);
+            let got = on_gpu
+                .to_dtype(DType::F32)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap();
+            let want = op(&x)
+                .to_dtype(DType::F32)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap();
+            // One ulp of the half type at `v`: 2^(e - mantissa bits), with
+            // e no lower than the type's smallest normal exponent.
+            let ulp = |v: f32| {
+                let (bits, min_e) = if dtype == DType::F16 {
+                    (10.0, -14.0)
+                } else {
+                    (7.0, -126.0)
+                };
+                let e = v.abs().max(f32::MIN_POSITIVE).log2().floor().max(min_e);
+                2f32.powf(e - bits)
+            };
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= ulp(*w), "{name} {dtype:?}: {g} vs {w}");
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@ mod conv;
 mod copy;
 mod demos;
 mod flip;
+mod halves;
 mod kernels;
 mod norm;
 mod ops;
@@ -19,6 +20,7 @@ pub use conv::{
 pub use copy::{copy_words, select_words, triangle_words, where_words};
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
+pub use halves::{f32_to_halves, halves_to_f32};
 pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
     transpose_tiled, unary_code, unary_strided,
@@ -207,6 +209,16 @@ pub fn entries() -> Vec<Entry> {
             "layer_norm_rows",
             "layer normalization over trailing dims of a strided input, a row a thread",
             layer_norm_rows,
+        ),
+        e(
+            "halves_to_f32",
+            "f16 or bf16 (packed two to a word) through a strided view to f32, exactly",
+            halves_to_f32,
+        ),
+        e(
+            "f32_to_halves",
+            "f32 through a strided view to f16 or bf16, nearest even, two to a word",
+            f32_to_halves,
         ),
         e(
             "moments_strided",

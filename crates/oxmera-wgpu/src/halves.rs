@@ -1,0 +1,117 @@
+//! `f16` and `bf16` tensors computed with the `f32` kernels.
+//!
+//! WGSL has no `bf16`, `f16` only behind an adapter feature, and the kernel
+//! language neither, so a half tensor is stored as packed 16-bit halves and
+//! an op on it runs in three launches: each operand widened to `f32`
+//! (exactly), the op's `f32` kernel, the result narrowed once, to nearest
+//! even (`halves_to_f32`, `f32_to_halves` in the kernel library).
+//!
+//! Why the result stays within the conformance tolerance of the reference
+//! (which computes in `f64` and rounds once to the half type): the widened
+//! operands are exact, the `f32` kernels are within a few `f32` ulps of
+//! exact (2^-23 relative each), and the final rounding adds half a half-ulp
+//! (2^-9 for `bf16`, 2^-12 for `f16`). The `f32` error can tip a value
+//! sitting within a few 2^-23 of a rounding midpoint to the other side, so
+//! an element may be one half-ulp off the reference's rounding — inside the
+//! table's half-precision tolerances, which are already a few half-ulps.
+//! An op whose `f32` path declines (a size, a dtype) returns `None` before
+//! anything is narrowed, and the caller runs it on the host on the original
+//! half tensors: never a double rounding through a host `f32` op.
+
+use oxmera_core::{DType, Result};
+use oxmera_kernel::ir::Value as KValue;
+use oxmera_kernel::library;
+use oxmera_tensor::{Storage, Tensor};
+
+use crate::backend::WgpuBackend;
+use crate::native::Strided;
+
+/// True for the dtypes this module computes through `f32`.
+pub(crate) fn is_half(dtype: DType) -> bool {
+    matches!(dtype, DType::F16 | DType::BF16)
+}
+
+impl WgpuBackend {
+    /// `x` (f16 or bf16, any layout) as contiguous f32 storage.
+    fn widen_storage(&self, x: &Tensor) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::halves_to_f32(),
+            name: "cast",
+            inputs: &[x],
+            shape: x.dims(),
+            out: DType::F32,
+            per_thread: 1,
+            extra: vec![KValue::Bool(x.dtype() == DType::BF16)],
+        })
+    }
+
+    /// `x` (f16 or bf16) as a contiguous f32 tensor of its shape.
+    fn widen(&self, x: &Tensor) -> Result<Option<Tensor>> {
+        Ok(self
+            .widen_storage(x)?
+            .map(|s| Tensor::from_storage(s, x.shape().clone())))
+    }
+
+    /// `x` (f32, any layout) rounded to `dtype` (f16 or bf16).
+    fn narrow(&self, x: &Tensor, dtype: DType) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::f32_to_halves(),
+            name: "cast",
+            inputs: &[x],
+            shape: x.dims(),
+            out: dtype,
+            per_thread: 2,
+            extra: vec![KValue::Bool(dtype == DType::BF16)],
+        })
+    }
+
+    /// The casts between a half type and f32, natively.
+    pub(crate) fn cast_halves(&self, x: &Tensor, dtype: DType) -> Result<Option<Storage>> {
+        match (x.dtype(), dtype) {
+            (h, DType::F32) if is_half(h) => self.widen_storage(x),
+            (DType::F32, h) if is_half(h) => self.narrow(x, h),
+            _ => Ok(None),
+        }
+    }
+
+    /// Runs `f32_op` on `values` when they are f32, or on their widened
+    /// copies when they are all f16 (or all bf16), narrowing the result
+    /// back to that type when `narrows` (ops whose result has the operands'
+    /// dtype; comparisons and index results do not). `None` for other
+    /// dtypes, or when a launch or the f32 path declines.
+    pub(crate) fn in_f32(
+        &self,
+        values: &[&Tensor],
+        narrows: bool,
+        f32_op: impl FnOnce(&[&Tensor]) -> Result<Option<Storage>>,
+    ) -> Result<Option<Storage>> {
+        let Some(dtype) = values.first().map(|x| x.dtype()) else {
+            return Ok(None);
+        };
+        if values.iter().any(|x| x.dtype() != dtype) {
+            return Ok(None);
+        }
+        if dtype == DType::F32 {
+            return f32_op(values);
+        }
+        if !is_half(dtype) {
+            return Ok(None);
+        }
+        let mut wide = Vec::with_capacity(values.len());
+        for x in values {
+            match self.widen(x)? {
+                Some(w) => wide.push(w),
+                None => return Ok(None),
+            }
+        }
+        let refs: Vec<&Tensor> = wide.iter().collect();
+        let Some(result) = f32_op(&refs)? else {
+            return Ok(None);
+        };
+        if !narrows {
+            return Ok(Some(result));
+        }
+        let len = result.len();
+        self.narrow(&Tensor::from_storage(result, [len]), dtype)
+    }
+}
