@@ -305,3 +305,70 @@ fn a_trace_is_the_path_of_one_thread_with_what_it_wrote() {
         .unwrap();
     assert!(e.contains("outside the launch (8 threads"), "{e}");
 }
+
+/// `if` as a value and `const` items, as CUDA code uses `c ? a : b` and
+/// `constexpr`.
+#[oxmera_kernel::kernel(block = [8])]
+fn values_and_consts(x: &[f32], out: &mut [f32], flags: &mut [u32], n: u32) {
+    const SCALE: f32 = 2.0;
+    const PAIRS: u32 = 4;
+    let s = shared::<f32>(PAIRS * 2);
+    let i = thread_idx_x();
+    // A guarded load: `x[i]` is read only where `i < n`.
+    let v = if i < n { x[i] } else { 0.0 };
+    s[i] = v;
+    sync_threads();
+    out[i] = if v > 1.0 {
+        let doubled = v * SCALE;
+        doubled
+    } else if v < -1.0 {
+        -SCALE
+    } else {
+        s[(i + 1) % (PAIRS * 2)]
+    };
+    let mut count = 0u32;
+    count += if v > 0.0 { 1 } else { 0 };
+    flags[i] = count;
+}
+
+#[test]
+fn if_values_and_consts_compute_what_rust_computes() {
+    let k = values_and_consts();
+    let launch = LaunchConfig {
+        grid: oxmera_kernel::ir::Dim3::x(1),
+        block: oxmera_kernel::ir::Dim3::x(8),
+    };
+    let x = [3.0f32, -5.0, 0.5, -0.25, 2.0, 7.0];
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_f32(&x)),
+        Arg::Buffer(Buffer::from_f32(&[0.0; 8])),
+        Arg::Buffer(Buffer::from_u32(&[9; 8])),
+        Arg::Scalar(Value::U32(6)),
+    ];
+    // Threads 6 and 7 would read past `x` if the guard were lifted.
+    sim::run(k, launch, &mut args, &SimOptions::default()).unwrap();
+    let v: Vec<f32> = (0..8).map(|i| if i < 6 { x[i] } else { 0.0 }).collect();
+    let want: Vec<f32> = (0..8)
+        .map(|i| {
+            if v[i] > 1.0 {
+                v[i] * 2.0
+            } else if v[i] < -1.0 {
+                -2.0
+            } else {
+                v[(i + 1) % 8]
+            }
+        })
+        .collect();
+    assert_eq!(args[1].buffer().unwrap().to_f32(), want);
+    let flags: Vec<u32> = v.iter().map(|&x| u32::from(x > 0.0)).collect();
+    assert_eq!(args[2].buffer().unwrap().to_u32(), flags);
+    // The IR holds only what it held before: statements and literals.
+    let printed = oxmera_kernel::pretty::print(k);
+    assert!(printed.contains("if-value"), "{printed}");
+    assert_eq!(k.shared_bytes(&[]), Some(8 * 4));
+    let wgsl = oxmera_kernel::emit::wgsl::wgsl(
+        k,
+        &oxmera_kernel::emit::wgsl::WgslOptions::new(launch.block),
+    );
+    assert!(wgsl.is_ok(), "{wgsl:?}");
+}

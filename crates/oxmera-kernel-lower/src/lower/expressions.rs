@@ -146,8 +146,8 @@ impl Lowering {
             }
             syn::Expr::If(_) => Err(err(
                 e,
-                "`if` is a statement in kernels",
-                "assign a `let mut` local in both branches",
+                "an `if` value is taken only as a `let`'s value or an assignment's right side",
+                "bind it first: `let v = if c { a } else { b };` (here it could run when the original would not)",
             )),
             syn::Expr::Macro(m) => Err(err(
                 m,
@@ -295,6 +295,11 @@ impl Lowering {
             Some(Binding::Spec(s)) => Ok(Expr {
                 kind: ExprKind::Spec(s),
                 ty: self.kernel.specs[s as usize].ty,
+                span,
+            }),
+            Some(Binding::Const(v)) => Ok(Expr {
+                kind: ExprKind::Lit(v),
+                ty: v.ty(),
                 span,
             }),
             Some(Binding::Param(..)) | Some(Binding::Shared(_)) => Err(err(

@@ -19,8 +19,9 @@
 //! The walk is split by what it reads: [`statements`] (blocks, `let`,
 //! assignments and stores, `if`, loops, shared-array declarations),
 //! [`expressions`] (operators, names, casts, indexing), [`calls`] (the
-//! builtins: thread indices, math, shuffles, votes, atomics) and [`types`]
-//! (Rust type names and literals). Every construct records a span
+//! builtins: thread indices, math, shuffles, votes, atomics), [`values`]
+//! (`if` as a value and `const` items, lowered to statements and literals)
+//! and [`types`] (Rust type names and literals). Every construct records a span
 //! ([`crate::span`]) so analysis findings and simulator witnesses point back
 //! at the source.
 
@@ -28,6 +29,7 @@ mod calls;
 mod expressions;
 mod statements;
 mod types;
+mod values;
 
 use std::collections::HashMap;
 
@@ -57,6 +59,8 @@ enum Binding {
     Spec(SpecId),
     /// A `shared::<T>(N)` array.
     Shared(SharedId),
+    /// A `const` item inside the kernel: a name for a literal.
+    Const(Value),
 }
 
 /// The state of one walk: the kernel being built, its span table, the
@@ -321,5 +325,57 @@ mod tests {
         })
         .unwrap();
         assert_eq!(k.shared_bytes(&k.default_specs()), Some(8 * 9 * 4));
+    }
+
+    #[test]
+    fn value_ifs_and_consts_are_refused_where_they_would_change_meaning() {
+        let msg = |f: syn::ItemFn| lowered(f).err().map(|e| e.to_string()).unwrap_or_default();
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [f32], n: u32) { let v = if n > 0 { 1.0 }; out[0] = v; }
+        });
+        assert!(m.contains("needs an `else`"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(x: &[f32], out: &mut [u32], n: u32) {
+                let i = thread_idx_x();
+                let ok = i < n && (if x[i] > 0.0 { true } else { false });
+                out[i] = ok as u32;
+            }
+        });
+        assert!(m.contains("only as a `let`'s value"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [f32], n: u32) { let v = if n > 0 { 1u32 } else { 2.0 }; }
+        });
+        assert!(m.contains("expected u32, found f32"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [f32], n: u32) { let v = if n > 0 { 1.0; } else { 2.0 }; }
+        });
+        assert!(m.contains("this branch has no value"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [f32], n: u32) { const C: u32 = n; out[0] = 1.0; }
+        });
+        assert!(m.contains("a constant's value is a literal"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [f32]) { const C: u32 = 1; C = 2; }
+        });
+        assert!(m.contains("only locals can be assigned"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [f32]) { fn helper() {} }
+        });
+        assert!(m.contains("items other than `const`"), "{m}");
+    }
+
+    #[test]
+    fn a_value_if_names_its_local_after_the_branches() {
+        // In the branches `x` is the outer one, as in Rust.
+        let k = lowered(syn::parse_quote! {
+            fn k(out: &mut [u32], n: u32) {
+                let x = 1u32;
+                let x = if n > 0 { x + 1 } else { x };
+                out[0] = x;
+            }
+        })
+        .unwrap();
+        assert_eq!(k.locals.len(), 2);
+        oxmera_kernel_ir::validate::validate(&k).unwrap();
     }
 }

@@ -10,6 +10,7 @@
 use oxmera_kernel_ir::ir::*;
 
 use super::types::{scalar_type, untyped};
+use super::values::as_if;
 use super::{Binding, Lowering};
 use crate::span::err;
 
@@ -29,10 +30,11 @@ impl Lowering {
     pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>) -> syn::Result<()> {
         match s {
             syn::Stmt::Local(local) => self.let_stmt(local, out),
+            syn::Stmt::Item(syn::Item::Const(c)) => self.const_item(c),
             syn::Stmt::Item(i) => Err(err(
                 i,
-                "items are not allowed inside a kernel",
-                "declare constants as `const N: u32 = ..` generics of the kernel",
+                "items other than `const` are not allowed inside a kernel",
+                "write `const N: u32 = 16;` for a constant, or a `const N: u32 = 16` generic of the kernel for one a launch may change",
             )),
             syn::Stmt::Macro(m) => Err(err(
                 m,
@@ -85,6 +87,22 @@ impl Lowering {
             None => None,
         };
         let span = self.span(local);
+        if let Some(i) = as_if(&init.expr) {
+            // `let x = if c { a } else { b };`: the branches assign `x`,
+            // which is named only after them (as in Rust, where `x` in a
+            // branch is an outer `x`).
+            let value = self.if_value(i, hint)?;
+            if let Some(h) = hint.filter(|h| *h != value.ty()) {
+                return Err(err(
+                    &init.expr,
+                    &format!("expected {h}, found {}", value.ty()),
+                    &format!("convert with `as {h}`"),
+                ));
+            }
+            let id = self.new_local(name, value.ty(), pi.mutability.is_some(), span);
+            out.extend(value.assign_to(id));
+            return Ok(());
+        }
         let value = self.expr(&init.expr, hint)?;
         if let Some(h) = hint {
             if h != value.ty {
@@ -156,6 +174,8 @@ impl Lowering {
             syn::Expr::Path(p) => {
                 match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
                     Some(Binding::Spec(s)) => ConstExpr::Spec(s),
+                    Some(Binding::Const(Value::U32(v))) => ConstExpr::Lit(u64::from(v)),
+                    Some(Binding::Const(Value::I32(v))) if v >= 0 => ConstExpr::Lit(v as u64),
                     _ => return Err(err(p, "not a compile-time constant", hint)),
                 }
             }
@@ -179,6 +199,12 @@ impl Lowering {
     pub(super) fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> syn::Result<()> {
         let span = self.span(e);
         let kind = match e {
+            syn::Expr::Assign(a) if as_if(&a.right).is_some() => {
+                self.assign_if(&a.left, None, &a.right, out)?
+            }
+            syn::Expr::Binary(b) if compound(&b.op).is_some() && as_if(&b.right).is_some() => {
+                self.assign_if(&b.left, compound(&b.op), &b.right, out)?
+            }
             syn::Expr::Assign(a) => self.assign(&a.left, None, &a.right)?,
             syn::Expr::Binary(b) if compound(&b.op).is_some() => {
                 self.assign(&b.left, compound(&b.op), &b.right)?
@@ -300,6 +326,26 @@ impl Lowering {
         op: Option<BinOp>,
         right: &syn::Expr,
     ) -> syn::Result<StmtKind> {
+        self.assign_from(left, op, right, None)
+    }
+
+    /// An assignment whose right side is `right`, or, when `computed` is
+    /// given, the local that already holds its value (a value `if`).
+    fn assign_from(
+        &mut self,
+        left: &syn::Expr,
+        op: Option<BinOp>,
+        right: &syn::Expr,
+        computed: Option<LocalId>,
+    ) -> syn::Result<StmtKind> {
+        let rhs_of = |l: &mut Self, ty: Scalar, span: SpanId| match computed {
+            Some(local) => Ok(Expr {
+                kind: ExprKind::Local(local),
+                ty,
+                span,
+            }),
+            None => l.expect(right, ty),
+        };
         match left {
             syn::Expr::Path(p) => {
                 let name = p
@@ -324,7 +370,7 @@ impl Lowering {
                 }
                 let ty = l.ty;
                 let rspan = self.span(right);
-                let rhs = self.expect(right, ty)?;
+                let rhs = rhs_of(self, ty, rspan)?;
                 let value = match op {
                     None => rhs,
                     Some(op) => {
@@ -342,7 +388,7 @@ impl Lowering {
                 let (mem, elem) = self.memory(&ix.expr, true)?;
                 let index = self.index(&ix.index)?;
                 let rspan = self.span(right);
-                let rhs = self.expect(right, elem)?;
+                let rhs = rhs_of(self, elem, rspan)?;
                 let value = match op {
                     None => rhs,
                     Some(op) => {
@@ -365,6 +411,61 @@ impl Lowering {
                 "assign to a `let mut` local or to `buf[i]`",
             )),
         }
+    }
+
+    /// `target = if ..` and `target op= if ..`: the value `if` computed
+    /// first (into the local itself for a plain assignment to a local, else
+    /// into a hidden one), then the assignment of it.
+    pub(super) fn assign_if(
+        &mut self,
+        left: &syn::Expr,
+        op: Option<BinOp>,
+        right: &syn::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> syn::Result<StmtKind> {
+        let i = as_if(right).expect("checked by the caller");
+        let target = match left {
+            syn::Expr::Path(p) => match p.path.get_ident().map(|id| id.to_string()) {
+                Some(name) => match self.lookup(&name) {
+                    Some(Binding::Local(id)) => Some((id, name)),
+                    _ => None,
+                },
+                None => None,
+            },
+            _ => None,
+        };
+        if let (Some((id, name)), None) = (&target, op) {
+            let local = &self.kernel.locals[*id as usize];
+            if !local.mutable {
+                return Err(err(
+                    left,
+                    &format!("`{name}` is not mutable"),
+                    &format!("declare it with `let mut {name}`"),
+                ));
+            }
+            let ty = local.ty;
+            let value = self.if_value(i, Some(ty))?;
+            let mut stmts = value.assign_to(*id);
+            // The last statement is the assignment's own; the rest go first.
+            let last = stmts.pop().expect("an if statement");
+            out.extend(stmts);
+            return Ok(last.kind);
+        }
+        let ty = match left {
+            syn::Expr::Index(ix) => self.memory(&ix.expr, true)?.1,
+            _ => match &target {
+                Some((id, _)) => self.kernel.locals[*id as usize].ty,
+                None => {
+                    return Err(err(
+                        left,
+                        "cannot assign to this",
+                        "assign to a `let mut` local or to `buf[i]`",
+                    ));
+                }
+            },
+        };
+        let temp = self.if_into_temporary(i, ty, out)?;
+        self.assign_from(left, op, right, Some(temp))
     }
 
     pub(super) fn memory(&mut self, e: &syn::Expr, write: bool) -> syn::Result<(Mem, Scalar)> {
