@@ -7,7 +7,7 @@
 
 use oxmera_kernel::ir::{Dim3, Value};
 use oxmera_kernel::launch::LaunchConfig;
-use oxmera_kernel::library::{f32_to_halves, halves_to_f32};
+use oxmera_kernel::library::{f32_to_halves, half_mode, halves_to_f32};
 use oxmera_kernel::sim::{self, Arg, Buffer, SimOptions};
 
 fn launch(threads: usize) -> LaunchConfig {
@@ -24,7 +24,11 @@ fn view(n: usize, brain: bool) -> Vec<Arg> {
         Arg::Scalar(Value::U32(1)),
         Arg::Scalar(Value::U32(n as u32)),
         Arg::Scalar(Value::I32(0)),
-        Arg::Scalar(Value::Bool(brain)),
+        Arg::Scalar(Value::U32(if brain {
+            half_mode::BF16
+        } else {
+            half_mode::F16
+        })),
     ]
 }
 
@@ -114,4 +118,51 @@ fn f32_narrows_to_nearest_even_at_every_rounding_edge() {
             }
         }
     }
+}
+
+/// The bits mode moves every pattern unchanged, both ways, through a
+/// reversed view (what the data-movement ops of half tensors run on).
+#[test]
+fn the_bits_mode_moves_every_pattern_unchanged() {
+    let words: Vec<u32> = (0..=u16::MAX as u32)
+        .step_by(2)
+        .map(|h| h | ((h + 1) << 16))
+        .collect();
+    let reversed = |args: &mut Vec<Arg>, n: usize| {
+        args.extend([
+            Arg::Buffer(Buffer::from_u32(&[n as u32])),
+            Arg::Buffer(Buffer::from_i32(&[-1])),
+            Arg::Scalar(Value::U32(1)),
+            Arg::Scalar(Value::U32(n as u32)),
+            Arg::Scalar(Value::I32(n as i32 - 1)),
+            Arg::Scalar(Value::U32(half_mode::BITS)),
+        ]);
+    };
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_u32(&words)),
+        Arg::Buffer(Buffer::from_u32(&vec![0; 65536])),
+    ];
+    reversed(&mut args, 65536);
+    sim::run(
+        halves_to_f32(),
+        launch(65536),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
+    let wide = args[1].buffer().unwrap().to_u32();
+    assert!(wide.iter().enumerate().all(|(i, &w)| w == 65535 - i as u32));
+    let mut back = vec![
+        Arg::Buffer(Buffer::from_u32(&wide)),
+        Arg::Buffer(Buffer::from_u32(&vec![0; 32768])),
+    ];
+    reversed(&mut back, 65536);
+    sim::run(
+        f32_to_halves(),
+        launch(32768),
+        &mut back,
+        &SimOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(back[1].buffer().unwrap().to_u32(), words);
 }

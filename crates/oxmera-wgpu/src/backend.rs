@@ -116,6 +116,9 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.contiguous_words(x)? {
             return Ok(s);
         }
+        if let Some(s) = self.in_words(&[x], |xs| self.contiguous_words(xs[0]))? {
+            return Ok(s);
+        }
         self.from_host(self.to_host(x)?)
     }
 
@@ -146,7 +149,7 @@ impl Backend for WgpuBackend {
             || (matches!(
                 op,
                 "contiguous" | "pad" | "cat" | "flip" | "where" | "triu" | "tril" | "index_select"
-            ) && matches!(dtype.size_in_bytes(), 4 | 8))
+            ) && (matches!(dtype.size_in_bytes(), 4 | 8) || is_half(dtype)))
             || (op == "cast" && matches!(dtype, DType::Bool | DType::U8 | DType::I64))
             || (matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge") && dtype == DType::I64)
             || (op == "sum" && matches!(dtype, DType::Bool | DType::U8))
@@ -413,35 +416,56 @@ impl Backend for WgpuBackend {
     }
 
     fn pad(&self, x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Storage> {
-        match self.pad_words(x, pads, value)? {
+        if let Some(s) = self.pad_words(x, pads, value)? {
+            return Ok(s);
+        }
+        // A half tensor pads its words with the value's half bits.
+        let bits = match x.dtype() {
+            DType::F16 => half::f16::from_f64(value).to_bits(),
+            _ => half::bf16::from_f64(value).to_bits(),
+        };
+        let padded = self.in_words(&[x], |xs| self.pad_words(xs[0], pads, f64::from(bits)))?;
+        match padded {
             Some(s) => Ok(s),
             None => on_host(self).pad(x, pads, value),
         }
     }
 
     fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {
-        match self.cat_words(xs, dim)? {
+        if let Some(s) = self.cat_words(xs, dim)? {
+            return Ok(s);
+        }
+        match self.in_words(xs, |ws| self.cat_words(ws, dim))? {
             Some(s) => Ok(s),
             None => on_host(self).cat(xs, dim),
         }
     }
 
     fn flip(&self, x: &Tensor, dims: &[usize]) -> Result<Storage> {
-        match self.flip_words(x, dims)? {
+        if let Some(s) = self.flip_words(x, dims)? {
+            return Ok(s);
+        }
+        match self.in_words(&[x], |xs| self.flip_words(xs[0], dims))? {
             Some(s) => Ok(s),
             None => on_host(self).flip(x, dims),
         }
     }
 
     fn where_cond(&self, cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Storage> {
-        match self.where_words(cond, a, b)? {
+        if let Some(s) = self.where_words(cond, a, b)? {
+            return Ok(s);
+        }
+        match self.in_words(&[a, b], |xs| self.where_words(cond, xs[0], xs[1]))? {
             Some(s) => Ok(s),
             None => on_host(self).where_cond(cond, a, b),
         }
     }
 
     fn triangle(&self, x: &Tensor, diagonal: i64, upper: bool) -> Result<Storage> {
-        match self.triangle_words(x, diagonal, upper)? {
+        if let Some(s) = self.triangle_words(x, diagonal, upper)? {
+            return Ok(s);
+        }
+        match self.in_words(&[x], |xs| self.triangle_words(xs[0], diagonal, upper))? {
             Some(s) => Ok(s),
             None => on_host(self).triangle(x, diagonal, upper),
         }
@@ -450,6 +474,11 @@ impl Backend for WgpuBackend {
     fn index_select(&self, x: &Tensor, dim: usize, indices: &Tensor) -> Result<Storage> {
         if indices.dtype() == DType::I32
             && let Some(s) = self.select_words(x, dim, indices)?
+        {
+            return Ok(s);
+        }
+        if indices.dtype() == DType::I32
+            && let Some(s) = self.in_words(&[x], |xs| self.select_words(xs[0], dim, indices))?
         {
             return Ok(s);
         }

@@ -20,7 +20,7 @@
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::Value as KValue;
-use oxmera_kernel::library;
+use oxmera_kernel::library::{self, half_mode};
 use oxmera_tensor::{Storage, Tensor};
 
 use crate::backend::WgpuBackend;
@@ -29,6 +29,14 @@ use crate::native::Strided;
 /// True for the dtypes this module computes through `f32`.
 pub(crate) fn is_half(dtype: DType) -> bool {
     matches!(dtype, DType::F16 | DType::BF16)
+}
+
+fn mode_of(dtype: DType) -> u32 {
+    if dtype == DType::BF16 {
+        half_mode::BF16
+    } else {
+        half_mode::F16
+    }
 }
 
 impl WgpuBackend {
@@ -41,7 +49,7 @@ impl WgpuBackend {
             shape: x.dims(),
             out: DType::F32,
             per_thread: 1,
-            extra: vec![KValue::Bool(x.dtype() == DType::BF16)],
+            extra: vec![KValue::U32(mode_of(x.dtype()))],
         })
     }
 
@@ -61,7 +69,7 @@ impl WgpuBackend {
             shape: x.dims(),
             out: dtype,
             per_thread: 2,
-            extra: vec![KValue::Bool(dtype == DType::BF16)],
+            extra: vec![KValue::U32(mode_of(dtype))],
         })
     }
 
@@ -113,5 +121,53 @@ impl WgpuBackend {
         }
         let len = result.len();
         self.narrow(&Tensor::from_storage(result, [len]), dtype)
+    }
+
+    /// A data-movement op on half tensors through the word kernels: each
+    /// of `values` zero-extended into a word per element (its bits, as
+    /// i32), `word_op` run on those, and the low halves of its result
+    /// packed back into `dtype`. Every bit pattern moves unchanged, NaN
+    /// payloads included — a move never rounds.
+    pub(crate) fn in_words(
+        &self,
+        values: &[&Tensor],
+        word_op: impl FnOnce(&[&Tensor]) -> Result<Option<Storage>>,
+    ) -> Result<Option<Storage>> {
+        let Some(dtype) = values.first().map(|x| x.dtype()) else {
+            return Ok(None);
+        };
+        if !is_half(dtype) || values.iter().any(|x| x.dtype() != dtype) {
+            return Ok(None);
+        }
+        let mut words = Vec::with_capacity(values.len());
+        for x in values {
+            let s = self.strided(Strided {
+                kernel: library::halves_to_f32(),
+                name: "contiguous",
+                inputs: &[x],
+                shape: x.dims(),
+                out: DType::I32,
+                per_thread: 1,
+                extra: vec![KValue::U32(half_mode::BITS)],
+            })?;
+            match s {
+                Some(s) => words.push(Tensor::from_storage(s, x.shape().clone())),
+                None => return Ok(None),
+            }
+        }
+        let refs: Vec<&Tensor> = words.iter().collect();
+        let Some(result) = word_op(&refs)? else {
+            return Ok(None);
+        };
+        let len = result.len();
+        self.strided(Strided {
+            kernel: library::f32_to_halves(),
+            name: "contiguous",
+            inputs: &[&Tensor::from_storage(result, [len])],
+            shape: &[len],
+            out: dtype,
+            per_thread: 2,
+            extra: vec![KValue::U32(half_mode::BITS)],
+        })
     }
 }

@@ -17,14 +17,26 @@
 
 use oxmera_kernel_macros::kernel;
 
+/// What the 16-bit elements are, for [`halves_to_f32`] and [`f32_to_halves`].
+pub mod half_mode {
+    /// IEEE binary16.
+    pub const F16: u32 = 0;
+    /// bfloat16: the high half of an `f32`.
+    pub const BF16: u32 = 1;
+    /// Bits to move, not numbers: zero-extended into a word and back (the
+    /// data-movement ops run on the words, every pattern kept).
+    pub const BITS: u32 = 2;
+}
+
 use super::demos::Demo;
 use crate::ir::{Dim3, Value};
 use crate::launch::LaunchConfig;
 use crate::sim::{Arg, Buffer};
 
-/// Halves (`f16`, or `bf16` when `brain`) read through a strided view to
-/// `f32`: `out[i]` is the half at element offset `xoff + Σ c·stride` of the
-/// packed input.
+/// Halves read through a strided view to words: `out[i]` is the half at
+/// element offset `xoff + Σ c·stride` of the packed input, as an `f32`
+/// (`mode` [`half_mode::F16`] or [`half_mode::BF16`]) or as its bits
+/// zero-extended ([`half_mode::BITS`]).
 #[kernel(block = [64, 256])]
 pub fn halves_to_f32(
     x: &[u32],
@@ -34,7 +46,7 @@ pub fn halves_to_f32(
     ndim: u32,
     n: u32,
     xoff: i32,
-    brain: bool,
+    mode: u32,
 ) {
     let i = block_idx_x() * block_dim_x() + thread_idx_x();
     if i < n {
@@ -48,8 +60,10 @@ pub fn halves_to_f32(
         }
         let at = xi as u32;
         let h = (x[at / 2] >> (16 * (at % 2))) & 0xffffu32;
-        let mut bits = h << 16;
-        if !brain {
+        let mut bits = h;
+        if mode == 1 {
+            bits = h << 16;
+        } else if mode == 0 {
             let sign = (h >> 15) << 31;
             let e = (h >> 10) & 0x1fu32;
             let m = h & 0x3ffu32;
@@ -67,9 +81,10 @@ pub fn halves_to_f32(
     }
 }
 
-/// `f32` through a strided view to halves (`f16`, or `bf16` when `brain`),
-/// rounded to nearest even, packed two to a word: thread `w` writes
-/// elements `2w` and `2w + 1` of the contiguous output.
+/// Words through a strided view to halves packed two to a word: `f32`
+/// rounded to nearest even (`mode` [`half_mode::F16`] or
+/// [`half_mode::BF16`]), or the low 16 bits ([`half_mode::BITS`]). Thread
+/// `w` writes elements `2w` and `2w + 1` of the contiguous output.
 #[kernel(block = [64, 256])]
 pub fn f32_to_halves(
     x: &[u32],
@@ -79,7 +94,7 @@ pub fn f32_to_halves(
     ndim: u32,
     n: u32,
     xoff: i32,
-    brain: bool,
+    mode: u32,
 ) {
     let w = block_idx_x() * block_dim_x() + thread_idx_x();
     if w < (n + 1) / 2 {
@@ -97,14 +112,14 @@ pub fn f32_to_halves(
                 }
                 let b = x[xi as u32];
                 let a = b & 0x7fff_ffffu32;
-                let mut h = 0u32;
-                if brain {
+                let mut h = b & 0xffffu32;
+                if mode == 1 {
                     if a > 0x7f80_0000u32 {
                         h = (b >> 16) | 0x40u32;
                     } else {
                         h = (b + 0x7fffu32 + ((b >> 16) & 1)) >> 16;
                     }
-                } else {
+                } else if mode == 0 {
                     let sign = (b >> 16) & 0x8000u32;
                     if a > 0x7f80_0000u32 {
                         h = sign | 0x7e00u32;
@@ -139,7 +154,14 @@ fn u(v: u32) -> Arg {
 /// The demos of this module's kernels (see [`super::prepare`]).
 pub(super) fn demo(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
     let bt = block.count() as u32;
+    // Odd seeds f16, even ones bf16 (the bits mode is an exact move,
+    // tested beside the conversions).
     let brain = seed % 2 == 0;
+    let mode = if brain {
+        half_mode::BF16
+    } else {
+        half_mode::F16
+    };
     let kind = if brain { "bf16" } else { "f16" };
     // A transposed [3, 4] view of a [4, 3] tensor of 12 values, signs,
     // subnormals and halfway cases among them.
@@ -168,7 +190,7 @@ pub(super) fn demo(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             u(2),
             u(12),
             Arg::Scalar(Value::I32(0)),
-            Arg::Scalar(Value::Bool(brain)),
+            u(mode),
         ]);
         a
     };

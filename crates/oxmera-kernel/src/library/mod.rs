@@ -20,7 +20,7 @@ pub use conv::{
 pub use copy::{copy_words, select_words, triangle_words, where_words};
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub use flip::{flip, flip_fixed};
-pub use halves::{f32_to_halves, halves_to_f32};
+pub use halves::{f32_to_halves, half_mode, halves_to_f32};
 pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
     transpose_tiled, unary_code, unary_strided,
