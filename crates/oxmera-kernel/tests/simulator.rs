@@ -372,3 +372,71 @@ fn if_values_and_consts_compute_what_rust_computes() {
     );
     assert!(wgsl.is_ok(), "{wgsl:?}");
 }
+
+/// `match` on an op code, as a statement and as a value.
+#[oxmera_kernel::kernel(block = [16])]
+fn dispatch(x: &[f32], out: &mut [f32], codes: &mut [u32]) {
+    let i = thread_idx_x();
+    let v = x[i];
+    let code = match i {
+        0 => 100u32,
+        1 | 2 => 200,
+        3..=5 if v > 0.0 => 300,
+        3..=5 => 350,
+        n if n % 2 == 0 => 400 + n,
+        _ => 500,
+    };
+    codes[i] = code;
+    match code / 100 {
+        1 => out[i] = v,
+        2 | 3 => {
+            out[i] = v * 2.0;
+        }
+        4 => out[i] = -v,
+        _ => {}
+    }
+}
+
+#[test]
+fn match_runs_its_first_matching_arm_as_rust_does() {
+    let k = dispatch();
+    let launch = LaunchConfig {
+        grid: oxmera_kernel::ir::Dim3::x(1),
+        block: oxmera_kernel::ir::Dim3::x(16),
+    };
+    let x: Vec<f32> = (0..16)
+        .map(|i| if i % 3 == 0 { -(i as f32) } else { i as f32 })
+        .collect();
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_f32(&x)),
+        Arg::Buffer(Buffer::from_f32(&[7.0; 16])),
+        Arg::Buffer(Buffer::from_u32(&[0; 16])),
+    ];
+    sim::run(k, launch, &mut args, &SimOptions::default()).unwrap();
+    let (mut codes, mut out) = (Vec::new(), Vec::new());
+    for (i, &v) in x.iter().enumerate() {
+        let i = i as u32;
+        let code = match i {
+            0 => 100u32,
+            1 | 2 => 200,
+            3..=5 if v > 0.0 => 300,
+            3..=5 => 350,
+            n if n % 2 == 0 => 400 + n,
+            _ => 500,
+        };
+        codes.push(code);
+        out.push(match code / 100 {
+            1 => v,
+            2 | 3 => v * 2.0,
+            4 => -v,
+            _ => 7.0,
+        });
+    }
+    assert_eq!(args[2].buffer().unwrap().to_u32(), codes);
+    assert_eq!(args[1].buffer().unwrap().to_f32(), out);
+    let wgsl = oxmera_kernel::emit::wgsl::wgsl(
+        k,
+        &oxmera_kernel::emit::wgsl::WgslOptions::new(launch.block),
+    );
+    assert!(wgsl.is_ok(), "{wgsl:?}");
+}

@@ -254,3 +254,28 @@ fn the_launch_is_compiled_in() {
     let w = wgsl(t, &WgslOptions::new(Dim3::new(16, 16, 1))).unwrap();
     assert!(w.source.contains("array<f32, 272>"), "TILE*(TILE+1) = 272");
 }
+
+/// `if` and `match` as values, a statement `match` and `const` items: the
+/// hidden locals they lower to are valid WGSL names, and naga takes it all.
+#[kernel(block = [64])]
+fn branching_values(x: &[f32], out: &mut [f32], codes: &mut [u32], n: u32) {
+    const LIMIT: f32 = 1.5;
+    let i = thread_idx_x();
+    let v = if i < n { x[i] } else { 0.0 };
+    let code = match i % 4 {
+        0 => 10u32,
+        1 | 2 => 20,
+        _ => 30,
+    };
+    codes[i] = code;
+    match code {
+        10 => out[i] = v,
+        _ => out[i] = if v > LIMIT { LIMIT } else { v },
+    }
+}
+
+#[test]
+fn value_branches_and_matches_compile_with_naga() {
+    let k = wgsl(branching_values(), &WgslOptions::new(Dim3::x(64))).unwrap();
+    compile(&k).unwrap_or_else(|e| panic!("{e}\n{}", k.source));
+}

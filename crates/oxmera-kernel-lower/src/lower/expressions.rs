@@ -186,8 +186,8 @@ impl Lowering {
             )),
             syn::Expr::Match(m) => Err(err(
                 m,
-                "`match` is not part of the kernel language",
-                "use if/else",
+                "a `match` value is taken only as a `let`'s value or an assignment's right side",
+                "bind it first: `let v = match x { 0 => a, _ => b };`",
             )),
             _ => Err(err(
                 e,

@@ -20,13 +20,15 @@
 //! assignments and stores, `if`, loops, shared-array declarations),
 //! [`expressions`] (operators, names, casts, indexing), [`calls`] (the
 //! builtins: thread indices, math, shuffles, votes, atomics), [`values`]
-//! (`if` as a value and `const` items, lowered to statements and literals)
-//! and [`types`] (Rust type names and literals). Every construct records a span
+//! (`if` as a value and `const` items, lowered to statements and literals),
+//! [`matches`] (`match` on integers, lowered to `if` chains) and [`types`]
+//! (Rust type names and literals). Every construct records a span
 //! ([`crate::span`]) so analysis findings and simulator witnesses point back
 //! at the source.
 
 mod calls;
 mod expressions;
+mod matches;
 mod statements;
 mod types;
 mod values;
@@ -377,5 +379,31 @@ mod tests {
         .unwrap();
         assert_eq!(k.locals.len(), 2);
         oxmera_kernel_ir::validate::validate(&k).unwrap();
+    }
+
+    #[test]
+    fn a_match_value_needs_a_catch_all_and_one_type() {
+        let msg = |f: syn::ItemFn| lowered(f).err().map(|e| e.to_string()).unwrap_or_default();
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [u32], n: u32) { let v = match n { 0 => 1u32, 1 => 2 }; out[0] = v; }
+        });
+        assert!(m.contains("needs a catch-all arm"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [u32], n: u32) { let v = match n { 0 => 1u32, _ => 2.0 }; }
+        });
+        assert!(m.contains("expected u32, found f32"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [u32], n: u32) { match n { 0..=2 => {}, (a, b) => {} } }
+        });
+        assert!(m.contains("unsupported pattern"), "{m}");
+        let m = msg(syn::parse_quote! {
+            fn k(out: &mut [u32], n: i32) { match n { 1u32 => {}, _ => {} } }
+        });
+        assert!(m.contains("expected a i32 pattern, found u32"), "{m}");
+        // A statement `match` may leave values unmatched.
+        lowered(syn::parse_quote! {
+            fn k(out: &mut [u32], n: u32) { match n { 0 => out[0] = 1, 1 => {} } }
+        })
+        .unwrap();
     }
 }

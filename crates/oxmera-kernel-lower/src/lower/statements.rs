@@ -10,7 +10,7 @@
 use oxmera_kernel_ir::ir::*;
 
 use super::types::{scalar_type, untyped};
-use super::values::as_if;
+use super::values::as_branching;
 use super::{Binding, Lowering};
 use crate::span::err;
 
@@ -87,11 +87,11 @@ impl Lowering {
             None => None,
         };
         let span = self.span(local);
-        if let Some(i) = as_if(&init.expr) {
+        if let Some(i) = as_branching(&init.expr) {
             // `let x = if c { a } else { b };`: the branches assign `x`,
             // which is named only after them (as in Rust, where `x` in a
             // branch is an outer `x`).
-            let value = self.if_value(i, hint)?;
+            let value = self.branching_value(i, hint)?;
             if let Some(h) = hint.filter(|h| *h != value.ty()) {
                 return Err(err(
                     &init.expr,
@@ -199,10 +199,12 @@ impl Lowering {
     pub(super) fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> syn::Result<()> {
         let span = self.span(e);
         let kind = match e {
-            syn::Expr::Assign(a) if as_if(&a.right).is_some() => {
+            syn::Expr::Assign(a) if as_branching(&a.right).is_some() => {
                 self.assign_if(&a.left, None, &a.right, out)?
             }
-            syn::Expr::Binary(b) if compound(&b.op).is_some() && as_if(&b.right).is_some() => {
+            syn::Expr::Binary(b)
+                if compound(&b.op).is_some() && as_branching(&b.right).is_some() =>
+            {
                 self.assign_if(&b.left, compound(&b.op), &b.right, out)?
             }
             syn::Expr::Assign(a) => self.assign(&a.left, None, &a.right)?,
@@ -210,6 +212,7 @@ impl Lowering {
                 self.assign(&b.left, compound(&b.op), &b.right)?
             }
             syn::Expr::If(i) => self.if_stmt(i)?,
+            syn::Expr::Match(m) => return self.match_stmt(m, out),
             syn::Expr::ForLoop(f) => self.for_stmt(f)?,
             syn::Expr::While(w) => {
                 if let Some(l) = &w.label {
@@ -423,7 +426,7 @@ impl Lowering {
         right: &syn::Expr,
         out: &mut Vec<Stmt>,
     ) -> syn::Result<StmtKind> {
-        let i = as_if(right).expect("checked by the caller");
+        let i = as_branching(right).expect("checked by the caller");
         let target = match left {
             syn::Expr::Path(p) => match p.path.get_ident().map(|id| id.to_string()) {
                 Some(name) => match self.lookup(&name) {
@@ -444,7 +447,7 @@ impl Lowering {
                 ));
             }
             let ty = local.ty;
-            let value = self.if_value(i, Some(ty))?;
+            let value = self.branching_value(i, Some(ty))?;
             let mut stmts = value.assign_to(*id);
             // The last statement is the assignment's own; the rest go first.
             let last = stmts.pop().expect("an if statement");

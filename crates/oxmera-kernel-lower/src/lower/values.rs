@@ -2,7 +2,8 @@
 //! what the IR already has:
 //!
 //! - **`if` as a value** — CUDA's `c ? a : b` — in `let x = if c { a }
-//!   else { b };` and on the right of `x = ..` or `buf[i] = ..`. It becomes
+//!   else { b };` and on the right of `x = ..` or `buf[i] = ..` (a `match`
+//!   too, see [`super::matches`]). It becomes
 //!   an `if` statement assigning one local in every branch, so the IR, the
 //!   analysis, the simulator and every emitter see nothing new. Only those
 //!   places take it: elsewhere (inside `a && ..`, a loop condition, an
@@ -78,15 +79,37 @@ impl ValueIf {
     }
 }
 
-/// `e` without parentheses, if it is an `if`.
-pub(super) fn as_if(e: &syn::Expr) -> Option<&syn::ExprIf> {
+/// An expression that picks its value by branching: an `if` or a `match`.
+#[derive(Clone, Copy)]
+pub(super) enum Branching<'a> {
+    /// `if c { a } else { b }`.
+    If(&'a syn::ExprIf),
+    /// `match x { 0 => a, _ => b }`.
+    Match(&'a syn::ExprMatch),
+}
+
+/// `e` without parentheses, if it is an `if` or a `match`.
+pub(super) fn as_branching(e: &syn::Expr) -> Option<Branching<'_>> {
     match strip_paren(e) {
-        syn::Expr::If(i) => Some(i),
+        syn::Expr::If(i) => Some(Branching::If(i)),
+        syn::Expr::Match(m) => Some(Branching::Match(m)),
         _ => None,
     }
 }
 
 impl Lowering {
+    /// A value `if` or `match`.
+    pub(super) fn branching_value(
+        &mut self,
+        b: Branching<'_>,
+        hint: Option<Scalar>,
+    ) -> syn::Result<ValueIf> {
+        match b {
+            Branching::If(i) => self.if_value(i, hint),
+            Branching::Match(m) => self.match_value(m, hint),
+        }
+    }
+
     /// A value `if`; `hint` types untyped literals in the first branch, the
     /// first branch's type the rest.
     pub(super) fn if_value(
@@ -140,7 +163,11 @@ impl Lowering {
 
     /// A branch of a value `if`: its statements, then its value (the last
     /// expression, with no semicolon), in a scope of its own.
-    fn value_block(&mut self, b: &syn::Block, hint: Option<Scalar>) -> syn::Result<ValueIf> {
+    pub(super) fn value_block(
+        &mut self,
+        b: &syn::Block,
+        hint: Option<Scalar>,
+    ) -> syn::Result<ValueIf> {
         let hint_text = "end the branch with its value, without a semicolon: `{ .. ; v }`";
         let Some((syn::Stmt::Expr(tail, None), rest)) = b.stmts.split_last() else {
             return Err(err(b, "this branch has no value", hint_text));
@@ -150,8 +177,8 @@ impl Lowering {
             for s in rest {
                 l.stmt(s, &mut stmts)?;
             }
-            if let Some(inner) = as_if(tail) {
-                let nested = l.if_value(inner, hint)?;
+            if let Some(inner) = as_branching(tail) {
+                let nested = l.branching_value(inner, hint)?;
                 return Ok(match nested {
                     ValueIf::Branch {
                         stmts: inner_stmts,
@@ -188,22 +215,26 @@ impl Lowering {
     /// compound assignment; returns its id after the statements computing it.
     pub(super) fn if_into_temporary(
         &mut self,
-        i: &syn::ExprIf,
+        b: Branching<'_>,
         ty: Scalar,
         out: &mut Vec<Stmt>,
     ) -> syn::Result<LocalId> {
-        let value = self.if_value(i, Some(ty))?;
+        let value = self.branching_value(b, Some(ty))?;
+        let node: &dyn quote::ToTokens = match b {
+            Branching::If(i) => i,
+            Branching::Match(m) => m,
+        };
         if value.ty() != ty {
             return Err(err(
-                i,
+                node,
                 &format!("expected {ty}, found {}", value.ty()),
                 &format!("convert with `as {ty}`"),
             ));
         }
-        let span = self.span(i);
-        // A name no Rust identifier can spell, so it never shadows one.
-        let id = self.new_local("if-value".into(), ty, false, span);
-        self.scopes.last_mut().expect("scope").remove("if-value");
+        let span = self.span(&node);
+        // Unbound right after: the name is for the printer and the emitters, never looked up, so it shadows nothing.
+        let id = self.new_local("if_value".into(), ty, false, span);
+        self.scopes.last_mut().expect("scope").remove("if_value");
         out.extend(value.assign_to(id));
         Ok(id)
     }
