@@ -89,6 +89,24 @@ pub(crate) fn pool_stats(device: Device) -> Option<PoolStats> {
     Some(opened_gpu(device)?.pool_stats())
 }
 
+/// Destroys an opened device (see [`crate::destroy`]).
+pub(crate) fn destroy(device: Device) -> bool {
+    let Some(gpu) = opened_gpu(device) else {
+        return false;
+    };
+    gpu.flush();
+    gpu.device.destroy();
+    // The lost callback runs on a poll; the fault is set here too, so the
+    // very next call sees it whichever way the driver reports the loss.
+    let _ = gpu.device.poll(wgpu::PollType::Poll);
+    if let Ok(mut f) = gpu.fault.lock()
+        && f.is_none()
+    {
+        *f = Some("the device was lost (destroyed)".into());
+    }
+    true
+}
+
 /// The queue statistics of an opened device.
 pub(crate) fn queue_stats(device: Device) -> Option<QueueStats> {
     Some(opened_gpu(device)?.queue_stats())
@@ -250,6 +268,14 @@ impl Gpu {
                 *f = Some(e.to_string());
             }
         }));
+        // A lost device (a driver reset, an unplugged GPU, `destroy`) is
+        // kept as the fault every later call reports.
+        let lost = fault.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut f) = lost.lock() {
+                *f = Some(format!("the device was lost ({reason:?}): {message}"));
+            }
+        });
         let (lo, hi) = report.subgroup_sizes;
         // The analysis needs one width; an adapter reporting a range gets
         // the largest (uniformity proofs for it hold for narrower warps
@@ -313,6 +339,8 @@ impl Gpu {
 
     /// A buffer of at least `bytes` bytes, from the pool if one is free.
     pub(crate) fn alloc(&self, bytes: u64, op: &'static str) -> Result<GpuBuffer> {
+        // A device that faulted (or was lost) takes no more work.
+        self.check_fault(op)?;
         self.check_binding(bytes, op)?;
         // Rounding up to the class must not pass the binding limit.
         let class = size_class(bytes)

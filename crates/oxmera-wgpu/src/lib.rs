@@ -123,6 +123,24 @@ pub fn queue_stats(device: Device) -> Option<QueueStats> {
     }
 }
 
+/// Destroys an opened `wgpu` device as a driver reset or an unplugged GPU
+/// would, so a program can see what losing a device does: every later
+/// operation on it, and every read-back of a tensor it held, is an
+/// [`Error::DeviceFault`] saying the device was lost — never a panic.
+/// Tensors on other devices are untouched. Returns `false` if `device` is
+/// not an opened wgpu device.
+pub fn destroy(device: Device) -> bool {
+    #[cfg(feature = "wgpu")]
+    {
+        gpu::destroy(device)
+    }
+    #[cfg(not(feature = "wgpu"))]
+    {
+        let _ = device;
+        false
+    }
+}
+
 /// Launches and the submissions that carried them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QueueStats {
