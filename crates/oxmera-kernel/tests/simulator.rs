@@ -364,7 +364,7 @@ fn if_values_and_consts_compute_what_rust_computes() {
     assert_eq!(args[2].buffer().unwrap().to_u32(), flags);
     // The IR holds only what it held before: statements and literals.
     let printed = oxmera_kernel::pretty::print(k);
-    assert!(printed.contains("if-value"), "{printed}");
+    assert!(printed.contains("if_value"), "{printed}");
     assert_eq!(k.shared_bytes(&[]), Some(8 * 4));
     let wgsl = oxmera_kernel::emit::wgsl::wgsl(
         k,
@@ -439,4 +439,53 @@ fn match_runs_its_first_matching_arm_as_rust_does() {
         &oxmera_kernel::emit::wgsl::WgslOptions::new(launch.block),
     );
     assert!(wgsl.is_ok(), "{wgsl:?}");
+}
+
+/// Each block runs a bounded loop; many blocks together pass the budget.
+#[oxmera_kernel::kernel]
+fn busy(out: &mut [f32]) {
+    let mut acc = 0.0;
+    for k in 0..200u32 {
+        acc += k as f32;
+    }
+    out[block_idx_x() * block_dim_x() + thread_idx_x()] = acc;
+}
+
+#[test]
+fn the_step_budget_is_per_block() {
+    // 64 blocks of one warp, each about 1,000 warp instructions: 64,000 in
+    // all, over a budget of 10,000 that each block stays well inside.
+    let mut args = vec![Arg::Buffer(Buffer::zeros(
+        oxmera_kernel::ir::Scalar::F32,
+        64 * 32,
+    ))];
+    let opts = SimOptions {
+        max_warp_steps: 10_000,
+        ..SimOptions::default()
+    };
+    let stats = sim::run(busy(), LaunchConfig::linear(64, 32), &mut args, &opts).unwrap();
+    assert!(stats.warp_instructions > 10_000, "{stats:?}");
+    assert!(
+        args[0]
+            .buffer()
+            .unwrap()
+            .to_f32()
+            .iter()
+            .all(|&v| v == 19900.0)
+    );
+    // The endless one still stops, in its first block, and says which.
+    let mut args = vec![Arg::Buffer(Buffer::zeros(
+        oxmera_kernel::ir::Scalar::F32,
+        1,
+    ))];
+    match sim::run(spin(), LaunchConfig::linear(4, 32), &mut args, &opts) {
+        Err(SimError::Report(r)) => {
+            let shown = sim::render_report(spin(), &r);
+            assert!(
+                shown.contains("block (0, 0, 0) ran 10000 warp instructions"),
+                "{shown}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -28,7 +28,10 @@ fn low_lanes(n: u32) -> u32 {
 /// Simulation limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimOptions {
-    /// Most warp instructions to execute before giving up.
+    /// Most warp instructions one block may execute before the run gives
+    /// up on it as endless. Per block, so a large grid of correct blocks
+    /// (a 768³ tiled matmul) is never mistaken for a hang; the report names
+    /// the block, the warp and the statement it was at.
     pub max_warp_steps: u64,
     /// Track shared-memory accesses between barriers and report races.
     pub detect_races: bool,
@@ -116,6 +119,9 @@ struct Block<'p> {
     stats: SimStats,
     /// The lane tracer, in the traced block only.
     trace: Option<Tracer>,
+    /// Warp instructions executed before this block began (the step
+    /// budget is per block).
+    steps_before: u64,
 }
 
 /// Runs a compiled program.
@@ -216,6 +222,7 @@ fn run_checked(
                     epoch: 1,
                     opts: *opts,
                     stats,
+                    steps_before: stats.warp_instructions,
                     trace: match tracer {
                         Some((at, _)) if *at == Dim3::new(bx, by, bz) => {
                             tracer.take().map(|(_, t)| t)
@@ -335,7 +342,7 @@ impl Block<'_> {
             let pc = w.pc;
             steps += 1;
             lane_steps += w.active.count_ones() as u64;
-            if steps > limit {
+            if steps - self.steps_before > limit {
                 let span = p.op_span[pc];
                 break Err(self.report(ReportKind::StepLimit { steps: limit }, span, wi));
             }

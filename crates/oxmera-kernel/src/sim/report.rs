@@ -58,9 +58,9 @@ pub enum ReportKind {
         /// Linear thread index in the block.
         thread: u32,
     },
-    /// The step budget ran out (an endless loop, most likely).
+    /// A block ran out of its step budget (an endless loop, most likely).
     StepLimit {
-        /// Warp instructions executed.
+        /// The per-block budget, in warp instructions.
         steps: u64,
     },
 }
@@ -170,7 +170,11 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
         ),
         ReportKind::StepLimit { steps } => (
             "sim:step-limit",
-            format!("stopped after {steps} warp instructions; the kernel does not terminate"),
+            format!(
+                "block {} ran {steps} warp instructions without finishing (the per-block budget, \
+                 SimOptions::max_warp_steps); the kernel does not terminate",
+                r.block
+            ),
         ),
     };
     let _ = writeln!(out, "error[{code}]: {msg}");
