@@ -554,8 +554,14 @@ impl WgpuBackend {
 /// within 2 ulp), and `log` and `tanh` its own ln and tanh (within 2 ulp
 /// in the simulator), not the driver's: WGSL specifies its `log` only to
 /// 3 + 2|x| ULP and `tanh` only absolutely, looser than the conformance
-/// rows. Measured: `oxmera conformance --device wgpu` on lavapipe.
-const NATIVE_UNARY: [(UnaryOp, u32); 15] = [
+/// rows. `log1p`, `softplus`, `silu` and `gelu_tanh` are built in the same
+/// kernel from that exp and ln (`ln(1 + t)` by Goldberg's identity).
+/// Measured: `oxmera conformance --device wgpu` on lavapipe.
+const NATIVE_UNARY: [(UnaryOp, u32); 19] = [
+    (UnaryOp::Log1p, unary_code::LOG1P),
+    (UnaryOp::Softplus, unary_code::SOFTPLUS),
+    (UnaryOp::Silu, unary_code::SILU),
+    (UnaryOp::GeluTanh, unary_code::GELU_TANH),
     (UnaryOp::Log, unary_code::LOG),
     (UnaryOp::Tanh, unary_code::TANH),
     (UnaryOp::Sign, unary_code::SIGN),

@@ -12,6 +12,7 @@ mod kernels;
 mod norm;
 mod ops;
 mod random;
+mod unary;
 
 pub use bools::{logical_code, logical_packed};
 pub use conv::{
@@ -23,7 +24,7 @@ pub use flip::{flip, flip_fixed};
 pub use halves::{f32_to_halves, half_mode, halves_to_f32};
 pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
-    transpose_tiled, unary_code, unary_strided,
+    transpose_tiled,
 };
 pub use norm::{layer_norm_rows, moment_code, moments_strided};
 pub use ops::{
@@ -32,6 +33,7 @@ pub use ops::{
     scalar_code, scalar_strided, scatter_add_strided, softmax_strided,
 };
 pub use random::philox_uniform;
+pub use unary::{unary_code, unary_strided};
 
 use crate::registry::{Entry, Origin};
 
