@@ -15,7 +15,7 @@ use oxmera_tensor::{
 
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::halves::is_half;
-use crate::native::{native_f32, unary_code_of};
+use crate::native::{F32_ELEMENT_MOVERS, native_f32, unary_code_of};
 
 /// The wgpu backend for one adapter.
 pub(crate) struct WgpuBackend {
@@ -144,7 +144,7 @@ impl Backend for WgpuBackend {
         }
         if op == "fill"
             || (dtype == DType::F32 && native_f32(op))
-            || (is_half(dtype) && native_f32(op) && !per_element_only(op))
+            || (is_half(dtype) && native_f32(op) && !F32_ELEMENT_MOVERS.contains(&op))
             || (op == "cast" && is_half(dtype))
             || (matches!(
                 op,
@@ -498,22 +498,4 @@ impl Backend for WgpuBackend {
         }
         on_host(self).matmul(a, b)
     }
-}
-
-/// The f32-native ops that half tensors do not reach through f32 (their
-/// kernels move or index f32 values with no widening step in between).
-fn per_element_only(op: &str) -> bool {
-    matches!(
-        op,
-        "fill"
-            | "uniform"
-            | "gather"
-            | "scatter_add"
-            | "conv2d"
-            | "conv2d_backward"
-            | "max_pool2d"
-            | "max_pool2d_backward"
-            | "avg_pool2d"
-            | "avg_pool2d_backward"
-    )
 }

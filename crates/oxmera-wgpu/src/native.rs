@@ -622,42 +622,49 @@ fn binary_code_of(op: BinaryOp) -> Option<u32> {
         .map(|(_, c)| *c)
 }
 
+/// The f32-native ops whose kernels read and write f32 elements
+/// themselves, with no widening step that half tensors could go through.
+pub(crate) const F32_ELEMENT_MOVERS: [&str; 10] = [
+    "fill",
+    "uniform",
+    "gather",
+    "scatter_add",
+    "conv2d",
+    "conv2d_backward",
+    "max_pool2d",
+    "max_pool2d_backward",
+    "avg_pool2d",
+    "avg_pool2d_backward",
+];
+
 /// The ops computed natively for f32, by the name [`Backend::support`] is
 /// asked with.
 pub(crate) fn native_f32(op: &str) -> bool {
-    matches!(
-        op,
-        "matmul"
-            | "fill"
-            | "sum"
-            | "mean"
-            | "softmax"
-            | "log_softmax"
-            | "gather"
-            | "scatter_add"
-            | "argmax"
-            | "argmin"
-            | "uniform"
-            | "layer_norm"
-            | "clamp"
-            | "leaky_relu"
-            | "var"
-            | "std"
-            | "max"
-            | "min"
-            | "prod"
-            | "conv2d"
-            | "conv2d_backward"
-            | "max_pool2d"
-            | "max_pool2d_backward"
-            | "avg_pool2d"
-            | "avg_pool2d_backward"
-            | "eq"
-            | "ne"
-            | "lt"
-            | "le"
-            | "gt"
-            | "ge"
-    ) || NATIVE_UNARY.iter().any(|(u, _)| u.name() == op)
+    F32_ELEMENT_MOVERS.contains(&op)
+        || matches!(
+            op,
+            "matmul"
+                | "sum"
+                | "mean"
+                | "softmax"
+                | "log_softmax"
+                | "argmax"
+                | "argmin"
+                | "layer_norm"
+                | "clamp"
+                | "leaky_relu"
+                | "var"
+                | "std"
+                | "max"
+                | "min"
+                | "prod"
+                | "eq"
+                | "ne"
+                | "lt"
+                | "le"
+                | "gt"
+                | "ge"
+        )
+        || NATIVE_UNARY.iter().any(|(u, _)| u.name() == op)
         || NATIVE_BINARY.iter().any(|(b, _)| b.name() == op)
 }

@@ -212,15 +212,6 @@ fn a_tensor_past_the_storage_binding_limit_is_a_typed_error() {
 #[test]
 fn transcendentals_on_the_device_are_within_two_ulp() {
     let Some(d) = gpu() else { return };
-    let key = |v: f32| {
-        let b = v.to_bits() as i64;
-        if b >> 31 == 1 { -(b & 0x7fff_ffff) } else { b }
-    };
-    let sweep = |lo: f32, hi: f32, n: usize| -> Vec<f32> {
-        (0..n)
-            .map(|i| lo + (hi - lo) * i as f32 / (n - 1) as f32)
-            .collect()
-    };
     let positive: Vec<f32> = (0..8_000)
         .map(|i| 2f32.powf(-149.0 + i as f32 * (277.0 / 8_000.0)))
         .chain(sweep(0.9, 1.1, 2_000))
@@ -247,7 +238,7 @@ fn transcendentals_on_the_device_are_within_two_ulp() {
         let got = op(&t).unwrap().to_vec::<f32>().unwrap();
         for (&v, &g) in x.iter().zip(&got) {
             let w = want(f64::from(v)) as f32;
-            let ulps = (key(g) - key(w)).abs();
+            let ulps = (ulp_key(g) - ulp_key(w)).abs();
             assert!(
                 ulps <= 2,
                 "{name}({v:e}) = {g:e} on the device, want {w:e} ({ulps} ulp)"
@@ -328,15 +319,6 @@ type UnaryTensorOp = fn(&Tensor) -> Tensor;
 #[test]
 fn functions_built_on_exp_and_ln_are_within_their_bounds() {
     let Some(d) = gpu() else { return };
-    let key = |v: f32| {
-        let b = v.to_bits() as i64;
-        if b >> 31 == 1 { -(b & 0x7fff_ffff) } else { b }
-    };
-    let sweep = |lo: f32, hi: f32, n: usize| -> Vec<f32> {
-        (0..n)
-            .map(|i| lo + (hi - lo) * i as f32 / (n - 1) as f32)
-            .collect()
-    };
     // log1p where it matters most: |x| from 2^-30 to 1, both signs.
     let tiny: Vec<f32> = (0..4_000)
         .flat_map(|i| {
@@ -382,7 +364,7 @@ fn functions_built_on_exp_and_ln_are_within_their_bounds() {
         let mut worst = (0i64, 0f32);
         for (&v, &g) in x.iter().zip(&got) {
             let w = want(f64::from(v)) as f32;
-            let ulps = (key(g) - key(w)).abs();
+            let ulps = (ulp_key(g) - ulp_key(w)).abs();
             if ulps > worst.0 {
                 worst = (ulps, v);
             }
@@ -527,3 +509,17 @@ fn half_tensors_move_on_the_device_bit_for_bit() {
 
 /// A data-movement op under test: the tensor, a bool condition, indices.
 type MoveOp = fn(&Tensor, &Tensor, &Tensor) -> Tensor;
+
+/// An f32's place on the line of floats: consecutive floats differ by 1,
+/// so the difference of two keys counts the ulps between them.
+fn ulp_key(v: f32) -> i64 {
+    let b = v.to_bits() as i64;
+    if b >> 31 == 1 { -(b & 0x7fff_ffff) } else { b }
+}
+
+/// `n` evenly spaced values from `lo` to `hi`.
+fn sweep(lo: f32, hi: f32, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| lo + (hi - lo) * i as f32 / (n - 1) as f32)
+        .collect()
+}

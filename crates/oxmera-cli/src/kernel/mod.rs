@@ -30,24 +30,30 @@ pub struct KernelArgs {
     command: KernelCommand,
 }
 
+/// Which kernel a command works on.
+#[derive(Debug, clap::Args)]
+struct Which {
+    /// A built-in kernel's name (see `oxmera kernel list`) or a Rust file
+    /// holding `#[kernel]` functions.
+    kernel: String,
+    /// With a file: the kernel in it (`ir` and `check` take every kernel
+    /// without it; `run` and `wgsl` the file's only one).
+    name: Option<String>,
+}
+
 #[derive(Debug, clap::Subcommand)]
 enum KernelCommand {
     /// List the library and corpus kernels.
     List,
     /// Print a kernel's IR.
     Ir {
-        /// A built-in kernel's name (see `oxmera kernel list`) or a Rust
-        /// file holding `#[kernel]` functions.
-        kernel: String,
-        /// With a file: the kernel in it (default: every kernel).
-        name: Option<String>,
+        #[command(flatten)]
+        which: Which,
     },
     /// Check a kernel for one launch: exit 0 clean, 1 on a finding, 2 on error.
     Check {
-        /// A built-in kernel's name or a Rust file of kernels.
-        kernel: String,
-        /// With a file: the kernel in it (default: every kernel).
-        name: Option<String>,
+        #[command(flatten)]
+        which: Which,
         /// Block size: `64`, `16x16` or `8x8x4`. Default: every block size
         /// the kernel's attribute declares.
         #[arg(long)]
@@ -71,11 +77,8 @@ enum KernelCommand {
     /// Simulate a kernel: a built-in on its seeded demo inputs, compared
     /// with the host's result; a kernel from a file on `--arg` inputs.
     Run {
-        /// A built-in kernel's name or a Rust file of kernels.
-        kernel: String,
-        /// With a file: the kernel in it (may be left out when the file
-        /// holds one).
-        name: Option<String>,
+        #[command(flatten)]
+        which: Which,
         /// Block size: `64`, `16x16` or `8x8x4`. Default for a file's
         /// kernel: the first block size it declares.
         #[arg(long)]
@@ -124,11 +127,8 @@ enum KernelCommand {
     /// Print a kernel as WGSL (what the wgpu backend compiles) for one
     /// block size and target.
     Wgsl {
-        /// A built-in kernel's name or a Rust file of kernels.
-        kernel: String,
-        /// With a file: the kernel in it (may be left out when the file
-        /// holds one).
-        name: Option<String>,
+        #[command(flatten)]
+        which: Which,
         /// Block size: `64`, `16x16` or `8x8x4`. Default: the first the
         /// kernel declares, else 64.
         #[arg(long)]
@@ -167,8 +167,8 @@ fn usage(msg: String) -> ExitCode {
 }
 
 /// The kernels the command names, or the exit code after saying why not.
-fn picked(kernel: &str, name: Option<&str>, several: bool) -> Result<Picked, ExitCode> {
-    source::pick(kernel, name, several).map_err(|f| match f {
+fn picked(which: &Which, several: bool) -> Result<Picked, ExitCode> {
+    source::pick(&which.kernel, which.name.as_deref(), several).map_err(|f| match f {
         Failure::Usage(m) => usage(m),
         Failure::Source(rendered) => {
             eprint!("{rendered}");
@@ -294,7 +294,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        KernelCommand::Ir { kernel, name } => match picked(&kernel, name.as_deref(), true) {
+        KernelCommand::Ir { which } => match picked(&which, true) {
             Ok(p) => {
                 for k in p.kernels {
                     print!("{}", oxmera_kernel::pretty::print(k));
@@ -304,14 +304,13 @@ pub fn run(args: KernelArgs) -> ExitCode {
             Err(code) => code,
         },
         KernelCommand::Check {
-            kernel,
-            name,
+            which,
             block,
             grid,
             cc,
             target,
         } => {
-            let p = match picked(&kernel, name.as_deref(), true) {
+            let p = match picked(&which, true) {
                 Ok(p) => p,
                 Err(code) => return code,
             };
@@ -321,8 +320,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
             }
         }
         KernelCommand::Run {
-            kernel,
-            name,
+            which,
             block,
             grid,
             args,
@@ -335,7 +333,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
             target,
             device,
         } => {
-            let p = match picked(&kernel, name.as_deref(), false) {
+            let p = match picked(&which, false) {
                 Ok(p) => p,
                 Err(code) => return code,
             };
@@ -385,12 +383,11 @@ pub fn run(args: KernelArgs) -> ExitCode {
             oxmera_kernel_run(e, block, target, seed)
         }
         KernelCommand::Wgsl {
-            kernel,
-            name,
+            which,
             block,
             target,
         } => {
-            let p = match picked(&kernel, name.as_deref(), false) {
+            let p = match picked(&which, false) {
                 Ok(p) => p,
                 Err(code) => return code,
             };

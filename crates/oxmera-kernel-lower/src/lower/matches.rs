@@ -280,27 +280,6 @@ impl Lowering {
                 span,
             };
         }
-        Ok(match chain {
-            ValueIf::Value { mut stmts, value } => {
-                stmts.insert(0, first);
-                ValueIf::Value { stmts, value }
-            }
-            ValueIf::Branch {
-                mut stmts,
-                cond,
-                then,
-                otherwise,
-                span,
-            } => {
-                stmts.insert(0, first);
-                ValueIf::Branch {
-                    stmts,
-                    cond,
-                    then,
-                    otherwise,
-                    span,
-                }
-            }
-        })
+        Ok(chain.after(vec![first]))
     }
 }

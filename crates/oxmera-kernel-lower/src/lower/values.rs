@@ -47,6 +47,35 @@ impl ValueIf {
         }
     }
 
+    /// The same value with `before` run first.
+    pub(super) fn after(self, mut before: Vec<Stmt>) -> ValueIf {
+        match self {
+            ValueIf::Value { stmts, value } => {
+                before.extend(stmts);
+                ValueIf::Value {
+                    stmts: before,
+                    value,
+                }
+            }
+            ValueIf::Branch {
+                stmts,
+                cond,
+                then,
+                otherwise,
+                span,
+            } => {
+                before.extend(stmts);
+                ValueIf::Branch {
+                    stmts: before,
+                    cond,
+                    then,
+                    otherwise,
+                    span,
+                }
+            }
+        }
+    }
+
     /// The statements that compute the value into `local`.
     pub(super) fn assign_to(self, local: LocalId) -> Vec<Stmt> {
         match self {
@@ -178,26 +207,7 @@ impl Lowering {
                 l.stmt(s, &mut stmts)?;
             }
             if let Some(inner) = as_branching(tail) {
-                let nested = l.branching_value(inner, hint)?;
-                return Ok(match nested {
-                    ValueIf::Branch {
-                        stmts: inner_stmts,
-                        cond,
-                        then,
-                        otherwise,
-                        span,
-                    } => {
-                        stmts.extend(inner_stmts);
-                        ValueIf::Branch {
-                            stmts,
-                            cond,
-                            then,
-                            otherwise,
-                            span,
-                        }
-                    }
-                    value => value,
-                });
+                return Ok(l.branching_value(inner, hint)?.after(stmts));
             }
             let value = l.expr(tail, hint)?;
             if let Some(h) = hint.filter(|h| *h != value.ty) {
