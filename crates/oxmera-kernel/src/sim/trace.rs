@@ -47,7 +47,7 @@ pub struct Trace {
     pub lane: u32,
     /// The statements, in order.
     pub steps: Vec<TraceStep>,
-    /// Steps past [`MAX_STEPS`] not kept.
+    /// Steps past the first 10 000 (the most a trace keeps), not kept.
     pub dropped: u64,
 }
 

@@ -53,16 +53,15 @@
 //! is the only guard, and the backend runs it for the adapter's warp width
 //! before every launch; the emitter writes the shader as the IR says.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
-
-use thiserror::Error;
 
 use crate::ir::{
     Axis, BinOp, Builtin, Dim3, Expr, ExprKind, Kernel, Mem, ParamId, ParamKind, Scalar, Stmt,
     StmtKind, UnOp, Value, VoteKind,
 };
 use crate::target::Target;
+
+use super::Survey;
 
 mod lowered;
 mod names;
@@ -98,30 +97,8 @@ impl WgslOptions {
     }
 }
 
-/// Why a kernel could not be written as WGSL.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum WgslError {
-    /// The construct has no WGSL form on this target.
-    #[error("kernel `{kernel}`: {construct} cannot be written as WGSL for target {target}: {why}")]
-    Unsupported {
-        /// The kernel.
-        kernel: String,
-        /// The construct, as the source spells it.
-        construct: String,
-        /// The target.
-        target: String,
-        /// Why not.
-        why: String,
-    },
-    /// A length or a specialization value does not evaluate.
-    #[error("kernel `{kernel}`: {what}")]
-    Specialization {
-        /// The kernel.
-        kernel: String,
-        /// What failed.
-        what: String,
-    },
-}
+/// Why a kernel could not be written as WGSL: the emitters' one error.
+pub type WgslError = super::EmitError;
 
 /// One buffer binding of an emitted shader.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,10 +182,8 @@ struct Emitter<'k> {
     block: Dim3,
     specs: Vec<i64>,
     warp: u32,
-    /// Memories an atomic touches.
-    atomic: HashSet<Mem>,
-    uses_subgroups: bool,
-    writes_global: bool,
+    /// The atomics, collectives and global writes the body holds.
+    survey: Survey,
     /// Helper functions the body needs, by name, with their text.
     helpers: std::collections::BTreeMap<String, String>,
     body: String,
@@ -217,126 +192,27 @@ struct Emitter<'k> {
 
 impl<'k> Emitter<'k> {
     fn new(k: &'k Kernel, o: &WgslOptions) -> Result<Emitter<'k>, WgslError> {
-        let specs = o.specs.clone().unwrap_or_else(|| k.default_specs());
-        if specs.len() != k.specs.len() {
-            return Err(WgslError::Specialization {
-                kernel: k.name.clone(),
-                what: format!(
-                    "{} specialization values for {} constants",
-                    specs.len(),
-                    k.specs.len()
-                ),
-            });
-        }
-        let mut e = Emitter {
+        let specs = super::specs_for(k, o.specs.as_deref())?;
+        Ok(Emitter {
             k,
             target: o.target,
             block: o.block,
             specs,
             warp: o.target.warp_width(),
-            atomic: HashSet::new(),
-            uses_subgroups: false,
-            writes_global: false,
+            survey: Survey::of(k),
             helpers: Default::default(),
             body: String::new(),
             fresh: 0,
-        };
-        e.survey(&k.body);
-        Ok(e)
+        })
     }
 
     fn unsupported(&self, construct: &str, why: &str) -> WgslError {
         WgslError::Unsupported {
             kernel: self.k.name.clone(),
             construct: construct.to_string(),
+            language: "WGSL",
             target: self.target.to_string(),
             why: why.to_string(),
-        }
-    }
-
-    /// Finds the atomically accessed memories, the collectives and the
-    /// global writes before anything is written.
-    fn survey(&mut self, body: &[Stmt]) {
-        fn expr(e: &Expr, s: &mut Emitter<'_>) {
-            match &e.kind {
-                ExprKind::Load { index, .. } => expr(index, s),
-                ExprKind::Unary { arg, .. } | ExprKind::Cast(arg) | ExprKind::BitCast(arg) => {
-                    expr(arg, s)
-                }
-                ExprKind::Binary { lhs, rhs, .. } => {
-                    expr(lhs, s);
-                    expr(rhs, s);
-                }
-                ExprKind::Math { args, .. } => args.iter().for_each(|a| expr(a, s)),
-                ExprKind::Shuffle {
-                    mask, value, arg, ..
-                } => {
-                    s.uses_subgroups = true;
-                    [mask, value, arg].into_iter().for_each(|a| expr(a, s));
-                }
-                ExprKind::Vote { mask, pred, .. } => {
-                    s.uses_subgroups = true;
-                    expr(mask, s);
-                    expr(pred, s);
-                }
-                ExprKind::Atomic {
-                    mem,
-                    index,
-                    value,
-                    compare,
-                    ..
-                } => {
-                    s.atomic.insert(*mem);
-                    if matches!(mem, Mem::Global(_)) {
-                        s.writes_global = true;
-                    }
-                    expr(index, s);
-                    expr(value, s);
-                    if let Some(c) = compare {
-                        expr(c, s);
-                    }
-                }
-                _ => {}
-            }
-        }
-        for st in body {
-            match &st.kind {
-                StmtKind::Assign { value, .. } => expr(value, self),
-                StmtKind::Store { mem, index, value } => {
-                    if matches!(mem, Mem::Global(_)) {
-                        self.writes_global = true;
-                    }
-                    expr(index, self);
-                    expr(value, self);
-                }
-                StmtKind::Eval(e) => expr(e, self),
-                StmtKind::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    expr(cond, self);
-                    self.survey(then);
-                    self.survey(otherwise);
-                }
-                StmtKind::For {
-                    start,
-                    end,
-                    step,
-                    body,
-                    ..
-                } => {
-                    expr(start, self);
-                    expr(end, self);
-                    expr(step, self);
-                    self.survey(body);
-                }
-                StmtKind::While { cond, body } => {
-                    expr(cond, self);
-                    self.survey(body);
-                }
-                _ => {}
-            }
         }
     }
 
@@ -352,7 +228,7 @@ impl<'k> Emitter<'k> {
 
     fn repr(&self, mem: Mem) -> Repr {
         let elem = self.elem_of(mem);
-        if self.atomic.contains(&mem) {
+        if self.survey.atomic.contains(&mem) {
             Repr::Atomic(elem)
         } else if elem == Scalar::Bool {
             Repr::BoolWord
@@ -407,7 +283,7 @@ impl<'k> Emitter<'k> {
                 .collect();
             let _ = writeln!(out, "// Specialized with {}.", specs.join(", "));
         }
-        if self.uses_subgroups {
+        if self.survey.collectives {
             let _ = writeln!(
                 out,
                 "// Uses subgroup operations: correct only where subgroups are {} lanes wide.",
@@ -427,7 +303,7 @@ impl<'k> Emitter<'k> {
                     let mem = Mem::Global(i as ParamId);
                     let binding = buffers.len() as u32;
                     let access = if writable { "read_write" } else { "read" };
-                    if self.atomic.contains(&mem) && !writable {
+                    if self.survey.atomic.contains(&mem) && !writable {
                         return Err(self.unsupported(
                             &format!("an atomic on the read-only buffer `{}`", p.name),
                             "atomics need a `&mut` buffer",
@@ -521,7 +397,7 @@ impl<'k> Emitter<'k> {
             buffers,
             uniform_binding,
             uniforms,
-            subgroup_width: self.uses_subgroups.then_some(self.warp),
+            subgroup_width: self.survey.collectives.then_some(self.warp),
         })
     }
 
@@ -640,7 +516,7 @@ impl<'k> Emitter<'k> {
             StmtKind::Continue => self.line(d, "continue;"),
             StmtKind::Return => self.line(d, "return;"),
             StmtKind::Barrier => {
-                if self.writes_global {
+                if self.survey.writes_global {
                     self.line(d, "storageBarrier();");
                 }
                 self.line(d, "workgroupBarrier();");
