@@ -156,8 +156,44 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The `--gpu` section: every wgpu adapter, or why there is none.
+/// The `--gpu` section: every wgpu adapter and every CUDA GPU, or why
+/// there is none.
 fn gpu_section() -> String {
+    format!("{}{}", wgpu_section(), cuda_section())
+}
+
+/// The CUDA part of `--gpu`: what the driver lists, or what is missing.
+fn cuda_section() -> String {
+    #[cfg(feature = "cuda")]
+    {
+        match oxmera_cuda::probe() {
+            Ok(gpus) if gpus.is_empty() => {
+                "\nGPUs (CUDA)\n  the driver is present and lists no GPU\n".to_string()
+            }
+            Ok(gpus) => {
+                let mut s = String::from("\nGPUs (CUDA)\n");
+                for g in gpus {
+                    for line in g.to_string().lines() {
+                        s.push_str("  ");
+                        s.push_str(line);
+                        s.push('\n');
+                    }
+                }
+                s
+            }
+            Err(e) => format!("\nGPUs (CUDA)\n  {e}\n"),
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        "\nGPUs (CUDA)\n  this build has no CUDA support: rebuild with \
+         `cargo run --release -p oxmera-cli --features cuda -- doctor --gpu`\n"
+            .to_string()
+    }
+}
+
+/// The wgpu part of `--gpu`: every adapter, or why there is none.
+fn wgpu_section() -> String {
     #[cfg(feature = "wgpu")]
     {
         match oxmera_wgpu::probe() {

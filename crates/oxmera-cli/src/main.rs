@@ -13,9 +13,13 @@ use oxmera_loopback as _;
 // With the `wgpu` feature, linking the wgpu backend registers `wgpu:N`.
 #[cfg(feature = "wgpu")]
 use oxmera_wgpu as _;
+// With the `cuda` feature, linking the CUDA backend registers `cuda:N`.
+#[cfg(feature = "cuda")]
+use oxmera_cuda as _;
 
 mod conformance;
 mod doctor;
+mod gpus;
 mod kernel;
 mod ladder;
 mod style;

@@ -174,7 +174,7 @@ fn the_readmes_kernel_file_is_checked_and_run_by_the_readmes_commands() {
         .filter_map(|l| l.strip_prefix("cargo run -q -p oxmera-cli -- "))
         .map(|l| l.split_whitespace().map(String::from).collect())
         .collect();
-    assert_eq!(commands.len(), 2, "{commands:?}");
+    assert_eq!(commands.len(), 3, "{commands:?}");
     let mut outputs = Vec::new();
     for args in &commands {
         let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
@@ -205,6 +205,52 @@ fn the_readmes_kernel_file_is_checked_and_run_by_the_readmes_commands() {
         .collect();
     assert_eq!(out.len(), 1000);
     assert!(out.iter().enumerate().all(|(i, v)| *v == i as f32 + 1.0));
+    // The PTX, each statement under its source line.
+    assert!(outputs[2].contains(".target sm_90"), "{}", outputs[2]);
+    assert!(outputs[2].contains(".reqntid 64, 1, 1"), "{}", outputs[2]);
+    assert!(
+        outputs[2].contains("// 8: out[i] = a[i] + b[i];"),
+        "{}",
+        outputs[2]
+    );
+}
+
+#[test]
+fn ptx_is_written_only_for_a_clean_launch_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    // flip's barrier is divergent at block 64 on every NVIDIA part.
+    let (code, out, err) = in_dir(dir.path(), &["kernel", "ptx", "flip", "--block", "64"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("OXK001") && err.contains("not written"),
+        "{err}"
+    );
+    let (code, out, _) = in_dir(
+        dir.path(),
+        &["kernel", "ptx", "flip", "--block", "64", "--no-check"],
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("bar.sync 0;"), "{out}");
+    // At block 32 (one warp) the same kernel is clean.
+    let (code, out, _) = in_dir(dir.path(), &["kernel", "ptx", "flip", "--block", "32"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(".reqntid 32, 1, 1"), "{out}");
+}
+
+#[test]
+fn assembling_without_ptxas_says_where_to_get_it() {
+    let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(["kernel", "ptx", "add", "--assemble"])
+        .env("OXMERA_PTXAS", "/nonexistent/ptxas")
+        .output()
+        .expect("run oxmera");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ptxas not found") && err.contains("nvidia-cuda-nvcc"),
+        "{err}"
+    );
 }
 
 fn in_dir(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {

@@ -1,4 +1,4 @@
-//! `oxmera kernel`: list, print, check, run, write as WGSL and explain
+//! `oxmera kernel`: list, print, check, run, write as WGSL or PTX and explain
 //! kernels — the built-in ones by name, your own from a Rust file
 //! ([`source`]).
 //!
@@ -79,8 +79,8 @@ enum KernelCommand {
     Run {
         #[command(flatten)]
         which: Which,
-        /// Block size: `64`, `16x16` or `8x8x4`. Default for a file's
-        /// kernel: the first block size it declares.
+        /// Block size: `64`, `16x16` or `8x8x4`. Default: the first block
+        /// size the kernel declares.
         #[arg(long)]
         block: Option<String>,
         /// Grid size (a file's kernel; a built-in's demo picks its own).
@@ -117,8 +117,9 @@ enum KernelCommand {
         /// default); warps wider than 32 cannot be simulated.
         #[arg(long, conflicts_with = "device")]
         target: Option<String>,
-        /// Also run it on a GPU (`wgpu`, `wgpu:N`; a build with `--features
-        /// wgpu`), after the analysis passes for that adapter, and compare
+        /// Also run it on a GPU (`wgpu`, `wgpu:N`, `cuda`, `cuda:N`; a build
+        /// with `--features wgpu` or `cuda`), after the analysis passes for
+        /// that adapter or part, and compare
         /// the device's output with the simulator's. The simulation then
         /// uses the adapter's warp width.
         #[arg(long)]
@@ -137,6 +138,29 @@ enum KernelCommand {
         /// subgroup operations assume (see `check`; the same default).
         #[arg(long)]
         target: Option<String>,
+    },
+    /// Print a kernel as PTX (what the CUDA driver compiles) for one block
+    /// size and compute capability, after the analysis passes for that
+    /// part; `--assemble` also runs NVIDIA's ptxas on it (no GPU needed).
+    Ptx {
+        #[command(flatten)]
+        which: Which,
+        /// Block size: `64`, `16x16` or `8x8x4`. Default: the first the
+        /// kernel declares, else 64.
+        #[arg(long)]
+        block: Option<String>,
+        /// Compute capability, e.g. `8.0` or `9.0`. Default: the one the
+        /// kernel's attribute names, else 8.0.
+        #[arg(long)]
+        cc: Option<String>,
+        /// Assemble it with ptxas (`OXMERA_PTXAS`, else the one on PATH) and
+        /// print its report: registers per thread, shared memory, spills.
+        #[arg(long)]
+        assemble: bool,
+        /// Print the PTX even where the analysis finds a bug at this launch
+        /// (to read it; the backend's gate would refuse to launch it).
+        #[arg(long)]
+        no_check: bool,
     },
     /// Explain a rule, e.g. `OXK001`.
     Explain {
@@ -276,6 +300,93 @@ fn check_command(
     }
 }
 
+/// `oxmera kernel ptx`: the analysis for the part at the launch, the PTX,
+/// and ptxas's report when asked.
+fn ptx_command(
+    k: &Kernel,
+    block: Option<String>,
+    cc: Option<String>,
+    assemble: bool,
+    no_check: bool,
+) -> ExitCode {
+    use oxmera_kernel::emit::ptx::{PtxOptions, find_ptxas, ptx};
+    use oxmera_kernel::target::TargetKind;
+    let prepared = (|| -> Result<_, String> {
+        let cc = match cc {
+            Some(c) => c.parse::<ComputeCapability>().map_err(|e| e.to_string())?,
+            None => match k.launch.target.map(|t| t.kind()) {
+                Some(TargetKind::Cuda(c)) => c,
+                _ => ComputeCapability { major: 8, minor: 0 },
+            },
+        };
+        let block = match block {
+            Some(b) => parse_dim(&b)?,
+            None => k.launch.blocks.first().copied().unwrap_or(Dim3::x(64)),
+        };
+        Ok((cc, block))
+    })();
+    let (cc, block) = match prepared {
+        Ok(x) => x,
+        Err(m) => return usage(m),
+    };
+    let launch = LaunchConfig {
+        grid: k.launch.grids.first().copied().unwrap_or(Dim3::x(1)),
+        block,
+    };
+    let target = Target::cuda(cc);
+    let findings = match check(k, &CheckOptions::new(launch).on(target)) {
+        Ok(f) => f,
+        Err(err) => return usage(format!("{}: {err}", k.name)),
+    };
+    if !findings.is_empty() {
+        for f in &findings {
+            eprintln!("{}", oxmera_kernel::diag::render(k, f));
+        }
+        if !no_check {
+            eprintln!(
+                "{}: not written: the analysis for sm_{}{} found {} bug(s) at launch {launch} \
+                 (the gate would refuse to launch it; --no-check prints it anyway)",
+                k.name,
+                cc.major,
+                cc.minor,
+                findings.len()
+            );
+            return ExitCode::from(1);
+        }
+    }
+    let module = match ptx(k, &PtxOptions::new(cc, block)) {
+        Ok(m) => m,
+        Err(e) => return usage(e.to_string()),
+    };
+    print!("{}", module.source);
+    if !assemble {
+        return ExitCode::SUCCESS;
+    }
+    let Some(ptxas) = find_ptxas() else {
+        return usage(oxmera_kernel::emit::ptx::PtxasError::Missing.to_string());
+    };
+    match oxmera_kernel::emit::ptx::assemble(&ptxas, &module) {
+        Ok(a) => {
+            eprintln!(
+                "ptxas ({}) assembled `{}` for sm_{}{}: {} registers per thread, {} bytes of \
+                 static shared memory, {} bytes spilled",
+                ptxas.display(),
+                module.entry_point,
+                cc.major,
+                cc.minor,
+                a.registers.map_or("?".into(), |r| r.to_string()),
+                a.shared_bytes.unwrap_or(0),
+                a.spill_stores.unwrap_or(0)
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// Runs `oxmera kernel`.
 pub fn run(args: KernelArgs) -> ExitCode {
     match args.command {
@@ -365,12 +476,18 @@ pub fn run(args: KernelArgs) -> ExitCode {
                     e.name
                 ));
             }
-            let Some(block) = block else {
-                return usage(format!("give `{}` a block size, e.g. --block 64", e.name));
-            };
-            let block = match parse_dim(&block) {
-                Ok(b) => b,
-                Err(m) => return usage(m),
+            // The first block the kernel declares, as for a file's kernel.
+            let block = match block {
+                Some(b) => match parse_dim(&b) {
+                    Ok(b) => b,
+                    Err(m) => return usage(m),
+                },
+                None => match k.launch.blocks.first() {
+                    Some(b) => *b,
+                    None => {
+                        return usage(format!("give `{}` a block size, e.g. --block 64", e.name));
+                    }
+                },
             };
             if let Some(device) = device {
                 return run_on_device(e, block, seed, &device);
@@ -412,6 +529,19 @@ pub fn run(args: KernelArgs) -> ExitCode {
                 Err(m) => usage(m),
             }
         }
+        KernelCommand::Ptx {
+            which,
+            block,
+            cc,
+            assemble,
+            no_check,
+        } => {
+            let p = match picked(&which, false) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            ptx_command(p.kernels[0], block, cc, assemble, no_check)
+        }
         KernelCommand::Explain { code } => match oxmera_kernel::explain::explain(&code) {
             Some(page) => {
                 print!("{page}");
@@ -422,7 +552,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
     }
 }
 
-/// `kernel run NAME --device wgpu`: the demo's inputs in the simulator and
+/// `kernel run NAME --device wgpu|cuda`: the demo's inputs in the simulator and
 /// on the GPU, both outputs, and whether they agree.
 fn run_on_device(e: Entry, block: Dim3, seed: u64, device: &str) -> ExitCode {
     let device = match oxmera::tensor::registry::parse_device(device) {
@@ -438,21 +568,12 @@ fn run_on_device(e: Entry, block: Dim3, seed: u64, device: &str) -> ExitCode {
     device_run(e, block, seed, device)
 }
 
-#[cfg(not(feature = "wgpu"))]
-fn device_run(_: Entry, _: Dim3, _: u64, device: oxmera::Device) -> ExitCode {
-    usage(format!(
-        "{device}: this build has no wgpu support; rebuild with \
-         `cargo run --release -p oxmera-cli --features wgpu -- kernel run ...`"
-    ))
-}
-
-#[cfg(feature = "wgpu")]
 fn device_run(e: Entry, block: Dim3, seed: u64, device: oxmera::Device) -> ExitCode {
     use oxmera_kernel::sim::{self, SimOptions};
     let k = (e.kernel)();
-    let target = match oxmera_wgpu::target(device) {
+    let target = match crate::gpus::target(device) {
         Ok(t) => t,
-        Err(err) => return usage(err.to_string()),
+        Err(err) => return usage(err),
     };
     let Some(demo) = oxmera_kernel::library::prepare(e.name, block, seed) else {
         return usage(format!("kernel `{}` has no seeded demo", e.name));
@@ -472,7 +593,7 @@ fn device_run(e: Entry, block: Dim3, seed: u64, device: oxmera::Device) -> ExitC
         };
     }
     let mut on_device = demo.args.clone();
-    if let Err(err) = oxmera_wgpu::run(device, k, demo.launch, &mut on_device) {
+    if let Err(err) = crate::gpus::launch(device, k, demo.launch, &mut on_device) {
         println!("{}: {err}", k.name);
         return ExitCode::from(1);
     }

@@ -268,36 +268,16 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
     }
 }
 
-#[cfg(feature = "wgpu")]
 fn device_target(device: oxmera::Device) -> Result<Target, String> {
-    oxmera_wgpu::target(device).map_err(|e| e.to_string())
+    crate::gpus::target(device)
 }
 
-#[cfg(not(feature = "wgpu"))]
-fn device_target(device: oxmera::Device) -> Result<Target, String> {
-    Err(format!(
-        "{device}: this build has no wgpu support; rebuild with \
-         `cargo run --release -p oxmera-cli --features wgpu -- kernel run ...`"
-    ))
-}
-
-#[cfg(feature = "wgpu")]
 fn on_device(
     device: oxmera::Device,
     k: &'static Kernel,
     launch: LaunchConfig,
     mut args: Vec<Arg>,
 ) -> Result<Vec<Arg>, String> {
-    oxmera_wgpu::run(device, k, launch, &mut args).map_err(|e| e.to_string())?;
+    crate::gpus::launch(device, k, launch, &mut args)?;
     Ok(args)
-}
-
-#[cfg(not(feature = "wgpu"))]
-fn on_device(
-    device: oxmera::Device,
-    _: &'static Kernel,
-    _: LaunchConfig,
-    _: Vec<Arg>,
-) -> Result<Vec<Arg>, String> {
-    device_target(device).map(|_| Vec::new())
 }

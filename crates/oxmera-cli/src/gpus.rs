@@ -1,0 +1,54 @@
+//! The GPU backends this build links, behind one door: which target a
+//! device's kernels are checked for, and a kernel of one's own launched on
+//! it — whichever backend owns the device's kind. A backend left out of the
+//! build says which feature brings it in.
+
+use oxmera::Device;
+use oxmera_kernel::ir::Kernel;
+use oxmera_kernel::launch::LaunchConfig;
+use oxmera_kernel::sim::Arg;
+use oxmera_kernel::target::Target;
+
+/// Why a device kind has no backend in this build.
+#[cfg_attr(all(feature = "wgpu", feature = "cuda"), allow(dead_code))]
+fn not_built(device: Device, feature: &str) -> String {
+    format!(
+        "{device}: this build has no {feature} support; rebuild with \
+         `cargo run --release -p oxmera-cli --features {feature} -- ...`"
+    )
+}
+
+/// The target the analysis checks kernels for on `device`.
+pub fn target(device: Device) -> Result<Target, String> {
+    match device {
+        #[cfg(feature = "wgpu")]
+        Device::Wgpu(_) => oxmera_wgpu::target(device).map_err(|e| e.to_string()),
+        #[cfg(not(feature = "wgpu"))]
+        Device::Wgpu(_) => Err(not_built(device, "wgpu")),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) => oxmera_cuda::target(device).map_err(|e| e.to_string()),
+        #[cfg(not(feature = "cuda"))]
+        Device::Cuda(_) => Err(not_built(device, "cuda")),
+        other => Err(format!(
+            "{other} runs no kernels of one's own: use a GPU device (wgpu or cuda)"
+        )),
+    }
+}
+
+/// Runs `k` at `launch` on `device` with `args` (after the backend's own
+/// analysis gate); the writable buffers come back with the device's result.
+pub fn launch(
+    device: Device,
+    k: &'static Kernel,
+    launch: LaunchConfig,
+    args: &mut [Arg],
+) -> Result<(), String> {
+    let _ = (k, launch, &args);
+    match device {
+        #[cfg(feature = "wgpu")]
+        Device::Wgpu(_) => oxmera_wgpu::run(device, k, launch, args).map_err(|e| e.to_string()),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) => oxmera_cuda::run(device, k, launch, args).map_err(|e| e.to_string()),
+        other => target(other).map(|_| ()),
+    }
+}
