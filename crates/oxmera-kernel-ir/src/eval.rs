@@ -157,6 +157,16 @@ pub fn math(f: MathFn, args: &[Value]) -> Result<Value, EvalError> {
         (MathFn::Tanh, [F32(x)]) => F32(x.tanh()),
         (MathFn::Floor, [F32(x)]) => F32(x.floor()),
         (MathFn::Ceil, [F32(x)]) => F32(x.ceil()),
+        (MathFn::Sin, [F32(x)]) => F32(x.sin()),
+        (MathFn::Cos, [F32(x)]) => F32(x.cos()),
+        (MathFn::Exp2, [F32(x)]) => F32(x.exp2()),
+        (MathFn::Log2, [F32(x)]) => F32(x.log2()),
+        (MathFn::CountOnes, [I32(x)]) => U32(x.count_ones()),
+        (MathFn::CountOnes, [U32(x)]) => U32(x.count_ones()),
+        (MathFn::LeadingZeros, [I32(x)]) => U32(x.leading_zeros()),
+        (MathFn::LeadingZeros, [U32(x)]) => U32(x.leading_zeros()),
+        (MathFn::TrailingZeros, [I32(x)]) => U32(x.trailing_zeros()),
+        (MathFn::TrailingZeros, [U32(x)]) => U32(x.trailing_zeros()),
         (MathFn::Abs, [F32(x)]) => F32(x.abs()),
         (MathFn::Abs, [I32(x)]) => I32(x.wrapping_abs()),
         (MathFn::Fma, [F32(a), F32(b), F32(c)]) => F32(a.mul_add(*b, *c)),
@@ -173,6 +183,10 @@ pub fn math(f: MathFn, args: &[Value]) -> Result<Value, EvalError> {
 /// The result type of a math intrinsic on arguments of type `arg`, if allowed.
 pub fn math_type(f: MathFn, arg: Scalar) -> Option<Scalar> {
     match f {
+        // Rust's bit counts are u32 whatever the integer.
+        MathFn::CountOnes | MathFn::LeadingZeros | MathFn::TrailingZeros => {
+            arg.is_int().then_some(Scalar::U32)
+        }
         MathFn::Abs if matches!(arg, Scalar::F32 | Scalar::I32) => Some(arg),
         MathFn::Min | MathFn::Max if arg.is_numeric() => Some(arg),
         MathFn::Abs | MathFn::Min | MathFn::Max => None,
@@ -214,6 +228,20 @@ mod tests {
         let n = Value::F32(f32::NAN);
         assert_eq!(binary(BinOp::Eq, n, n), Ok(Value::Bool(false)));
         assert_eq!(binary(BinOp::Ne, n, n), Ok(Value::Bool(true)));
+    }
+
+    #[test]
+    fn bit_counts_are_u32_and_count_32_for_zero() {
+        use MathFn::*;
+        let m = |f, v| math(f, &[v]).unwrap();
+        assert_eq!(m(CountOnes, Value::I32(-1)), Value::U32(32));
+        assert_eq!(m(LeadingZeros, Value::U32(0)), Value::U32(32));
+        assert_eq!(m(LeadingZeros, Value::I32(1)), Value::U32(31));
+        assert_eq!(m(TrailingZeros, Value::U32(0)), Value::U32(32));
+        assert_eq!(m(TrailingZeros, Value::U32(8)), Value::U32(3));
+        assert_eq!(math_type(CountOnes, Scalar::I32), Some(Scalar::U32));
+        assert_eq!(math_type(CountOnes, Scalar::F32), None);
+        assert_eq!(math_type(Sin, Scalar::U32), None);
     }
 
     #[test]

@@ -273,6 +273,20 @@ pub enum MathFn {
     Floor,
     /// round up
     Ceil,
+    /// sine (radians)
+    Sin,
+    /// cosine (radians)
+    Cos,
+    /// 2^x
+    Exp2,
+    /// base-2 logarithm
+    Log2,
+    /// set bits of an `i32`/`u32` (`count_ones`), as `u32`
+    CountOnes,
+    /// zero bits above the highest set bit (`leading_zeros`; 32 for 0), as `u32`
+    LeadingZeros,
+    /// zero bits below the lowest set bit (`trailing_zeros`; 32 for 0), as `u32`
+    TrailingZeros,
 }
 
 impl MathFn {
@@ -291,6 +305,13 @@ impl MathFn {
             Tanh => "tanh",
             Floor => "floor",
             Ceil => "ceil",
+            Sin => "sin",
+            Cos => "cos",
+            Exp2 => "exp2",
+            Log2 => "log2",
+            CountOnes => "count_ones",
+            LeadingZeros => "leading_zeros",
+            TrailingZeros => "trailing_zeros",
         }
     }
     /// Number of arguments.

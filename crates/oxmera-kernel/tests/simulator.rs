@@ -489,3 +489,46 @@ fn the_step_budget_is_per_block() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Trigonometry, base-2 exponentials and bit counts, as Rust's own methods
+/// spell them.
+#[oxmera_kernel::kernel(block = [8])]
+fn trig_and_bits(x: &[f32], words: &[i32], out: &mut [f32], counts: &mut [u32]) {
+    let i = thread_idx_x();
+    let v = x[i];
+    out[i] = v.sin() * 1000.0 + v.cos() * 100.0 + v.exp2() * 10.0 + v.abs().log2();
+    let w = words[i];
+    counts[i] = w.count_ones() * 10000 + w.leading_zeros() * 100 + (w as u32).trailing_zeros();
+}
+
+#[test]
+fn trig_exp2_log2_and_bit_counts_compute_what_rust_computes() {
+    let k = trig_and_bits();
+    let launch = LaunchConfig::linear(1, 8);
+    let x = [0.5f32, -1.25, 3.0, 100.0, -0.001, 7.5, 2.0e-3, -20.0];
+    let words = [0i32, 1, -1, i32::MIN, 0x0f0, 12345678, -256, 1 << 30];
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_f32(&x)),
+        Arg::Buffer(Buffer::from_i32(&words)),
+        Arg::Buffer(Buffer::from_f32(&[0.0; 8])),
+        Arg::Buffer(Buffer::from_u32(&[0; 8])),
+    ];
+    sim::run(k, launch, &mut args, &SimOptions::default()).unwrap();
+    let want: Vec<f32> = x
+        .iter()
+        .map(|v| v.sin() * 1000.0 + v.cos() * 100.0 + v.exp2() * 10.0 + v.abs().log2())
+        .collect();
+    assert_eq!(args[2].buffer().unwrap().to_f32(), want);
+    let counts: Vec<u32> = words
+        .iter()
+        .map(|w| w.count_ones() * 10000 + w.leading_zeros() * 100 + (*w as u32).trailing_zeros())
+        .collect();
+    // 0 has 32 leading and 32 trailing zeros, as in Rust.
+    assert_eq!(counts[0], 3232);
+    assert_eq!(args[3].buffer().unwrap().to_u32(), counts);
+    let printed = oxmera_kernel::pretty::print(k);
+    assert!(
+        printed.contains("count_ones") && printed.contains("sin"),
+        "{printed}"
+    );
+}

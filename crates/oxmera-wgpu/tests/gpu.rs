@@ -523,3 +523,50 @@ fn sweep(lo: f32, hi: f32, n: usize) -> Vec<f32> {
         .map(|i| lo + (hi - lo) * i as f32 / (n - 1) as f32)
         .collect()
 }
+
+/// Bit counts are exact everywhere: the device's must equal Rust's.
+#[oxmera_kernel::kernel(block = [64])]
+fn bit_counts(words: &[i32], out: &mut [u32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        let w = words[i];
+        out[3 * i] = w.count_ones();
+        out[3 * i + 1] = w.leading_zeros();
+        out[3 * i + 2] = (w as u32).trailing_zeros();
+    }
+}
+
+#[test]
+fn bit_counts_on_the_device_equal_rusts() {
+    use oxmera_kernel::ir::Value;
+    use oxmera_kernel::sim::{Arg, Buffer};
+    let Some(d) = gpu() else { return };
+    let mut words = vec![0i32, 1, -1, i32::MIN, i32::MAX, 0x00f0_0f00, -256, 1 << 30];
+    // And a seeded spread of the rest.
+    let mut x = 0x9e37_79b9u32;
+    while words.len() < 200 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        words.push((x >> (x % 29)) as i32);
+    }
+    let n = words.len();
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_i32(&words)),
+        Arg::Buffer(Buffer::from_u32(&vec![0; 3 * n])),
+        Arg::Scalar(Value::U32(n as u32)),
+    ];
+    let launch = oxmera_kernel::launch::LaunchConfig::linear(n.div_ceil(64) as u32, 64);
+    oxmera_wgpu::run(d, bit_counts(), launch, &mut args).unwrap();
+    let want: Vec<u32> = words
+        .iter()
+        .flat_map(|w| {
+            [
+                w.count_ones(),
+                w.leading_zeros(),
+                (*w as u32).trailing_zeros(),
+            ]
+        })
+        .collect();
+    assert_eq!(args[1].buffer().unwrap().to_u32(), want);
+}

@@ -51,6 +51,13 @@ pub(super) fn math_named(name: &str) -> Option<MathFn> {
         "tanh" => MathFn::Tanh,
         "floor" => MathFn::Floor,
         "ceil" => MathFn::Ceil,
+        "sin" => MathFn::Sin,
+        "cos" => MathFn::Cos,
+        "exp2" => MathFn::Exp2,
+        "log2" => MathFn::Log2,
+        "count_ones" => MathFn::CountOnes,
+        "leading_zeros" => MathFn::LeadingZeros,
+        "trailing_zeros" => MathFn::TrailingZeros,
         _ => return None,
     })
 }

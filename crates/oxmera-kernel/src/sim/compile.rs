@@ -76,6 +76,13 @@ pub(crate) enum UnK {
     Ceil,
     AbsF,
     AbsS,
+    Sin,
+    Cos,
+    Exp2,
+    Log2,
+    Popc,
+    Clz,
+    Ctz,
 }
 
 /// A bytecode operation.
@@ -602,6 +609,14 @@ impl Compiler {
                             (MathFn::Ceil, _) => UnK::Ceil,
                             (MathFn::Abs, Scalar::F32) => UnK::AbsF,
                             (MathFn::Abs, _) => UnK::AbsS,
+                            (MathFn::Sin, _) => UnK::Sin,
+                            (MathFn::Cos, _) => UnK::Cos,
+                            (MathFn::Exp2, _) => UnK::Exp2,
+                            (MathFn::Log2, _) => UnK::Log2,
+                            // On the bits: the same count for i32 and u32.
+                            (MathFn::CountOnes, _) => UnK::Popc,
+                            (MathFn::LeadingZeros, _) => UnK::Clz,
+                            (MathFn::TrailingZeros, _) => UnK::Ctz,
                             _ => unreachable!("validated math intrinsic"),
                         };
                         self.un(k, r[0])

@@ -33,7 +33,8 @@ pub fn every_construct(
     let b = k != 0;
     let back = k as f32 + u as f32 + b as u32 as f32 + (u as i32) as f32 + (k as u32) as f32;
     let m = v.min(back).max(-1.0e30).abs().sqrt().exp().ln().tanh();
-    let r = rsqrt(m).floor() + m.ceil() + v.mul_add(2.0, 1.0);
+    let trig = m.sin() + m.cos() + m.exp2() + m.log2();
+    let r = rsqrt(m).floor() + m.ceil() + v.mul_add(2.0, 1.0) + trig;
     let mut acc = 0i32;
     for j in (0i32..8).step_by(3) {
         acc += j << (shift & 7);
@@ -69,7 +70,8 @@ pub fn every_construct(
     atomic_cas(bits, 1, 0.0, f32::INFINITY);
     let h = hits[0];
     if any || all {
-        out[i] = s[tid] + h as f32 + w as f32 + (i % 7) as f32 - (i / 3) as f32;
+        let bits = i.count_ones() + k.leading_zeros() + u.trailing_zeros();
+        out[i] = s[tid] + h as f32 + w as f32 + (i % 7) as f32 - (i / 3) as f32 + bits as f32;
     }
     // Bit casts: a sign flip on the bits, and an exact NaN test.
     let flipped = f32::from_bits(v.to_bits() ^ 0x8000_0000u32);

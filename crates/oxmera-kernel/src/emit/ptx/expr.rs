@@ -373,6 +373,7 @@ impl Emitter<'_> {
             a.push(self.in_reg(x.ty, v));
         }
         let ty = args.first().map(|x| x.ty).unwrap_or(Scalar::F32);
+        // Bit counts are u32 whatever the argument; the rest keep its type.
         let d = self.temp(Class::of(ty));
         match f {
             MathFn::Exp => {
@@ -399,6 +400,19 @@ impl Emitter<'_> {
             MathFn::Min => self.ins(format!("min.{} {d}, {}, {}", suffix(ty), a[0], a[1])),
             MathFn::Max => self.ins(format!("max.{} {d}, {}, {}", suffix(ty), a[0], a[1])),
             MathFn::Floor => self.ins(format!("cvt.rmi.f32.f32 {d}, {}", a[0])),
+            MathFn::Sin => self.ins(format!("sin.approx.f32 {d}, {}", a[0])),
+            MathFn::Cos => self.ins(format!("cos.approx.f32 {d}, {}", a[0])),
+            MathFn::Exp2 => self.ins(format!("ex2.approx.f32 {d}, {}", a[0])),
+            MathFn::Log2 => self.ins(format!("lg2.approx.f32 {d}, {}", a[0])),
+            MathFn::CountOnes => self.ins(format!("popc.b32 {d}, {}", a[0])),
+            MathFn::LeadingZeros => self.ins(format!("clz.b32 {d}, {}", a[0])),
+            // The lowest set bit is the highest of the reversed word; clz of
+            // 0 is 32, as Rust's trailing_zeros of 0.
+            MathFn::TrailingZeros => {
+                let r = self.temp(Class::B32);
+                self.ins(format!("brev.b32 {r}, {}", a[0]));
+                self.ins(format!("clz.b32 {d}, {r}"));
+            }
             MathFn::Ceil => self.ins(format!("cvt.rpi.f32.f32 {d}, {}", a[0])),
             MathFn::Tanh if (self.cc.major, self.cc.minor) >= (7, 5) => {
                 self.ins(format!("tanh.approx.f32 {d}, {}", a[0]))

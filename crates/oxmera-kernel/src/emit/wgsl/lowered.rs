@@ -65,6 +65,23 @@ impl Emitter<'_> {
             MathFn::Fma => format!("fma({}, {}, {})", a[0], a[1], a[2]),
             MathFn::Abs => format!("abs({})", a[0]),
             MathFn::Floor => format!("floor({})", a[0]),
+            MathFn::Sin => format!("sin({})", a[0]),
+            MathFn::Cos => format!("cos({})", a[0]),
+            MathFn::Exp2 => format!("exp2({})", a[0]),
+            MathFn::Log2 => format!("log2({})", a[0]),
+            // WGSL's counts keep the argument's type; Rust's are u32.
+            MathFn::CountOnes | MathFn::LeadingZeros | MathFn::TrailingZeros => {
+                let name = match f {
+                    MathFn::CountOnes => "countOneBits",
+                    MathFn::LeadingZeros => "countLeadingZeros",
+                    _ => "countTrailingZeros",
+                };
+                if ty == Scalar::I32 {
+                    format!("{name}(bitcast<u32>({}))", a[0])
+                } else {
+                    format!("{name}({})", a[0])
+                }
+            }
             MathFn::Ceil => format!("ceil({})", a[0]),
             MathFn::Tanh => {
                 let h = self.helper("tanh_f32", || {

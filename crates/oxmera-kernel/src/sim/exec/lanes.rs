@@ -73,6 +73,13 @@ pub(super) fn unary(k: UnK, a: &Lanes) -> Lanes {
         UnK::Ceil => each!(|x: u32| f(x).ceil().to_bits()),
         UnK::AbsF => each!(|x: u32| x & 0x7fff_ffff),
         UnK::AbsS => each!(|x: u32| (x as i32).wrapping_abs() as u32),
+        UnK::Sin => each!(|x: u32| f(x).sin().to_bits()),
+        UnK::Cos => each!(|x: u32| f(x).cos().to_bits()),
+        UnK::Exp2 => each!(|x: u32| f(x).exp2().to_bits()),
+        UnK::Log2 => each!(|x: u32| f(x).log2().to_bits()),
+        UnK::Popc => each!(|x: u32| x.count_ones()),
+        UnK::Clz => each!(|x: u32| x.leading_zeros()),
+        UnK::Ctz => each!(|x: u32| x.trailing_zeros()),
     }
     o
 }
