@@ -292,3 +292,32 @@ fn shared_memory_past_the_static_limit_is_dynamic() {
         assemble(&a, &p).unwrap_or_else(|e| panic!("{e}\n{}", p.source));
     }
 }
+
+/// A kernel written as people write them: a comment in Unicode on a
+/// statement's line, a local named in Unicode.
+#[kernel(block = [64])]
+fn unicode_in_the_source(x: &[f32], out: &mut [f32]) {
+    let i = thread_idx_x();
+    let café = x[i] * 2.0; // x·2, in μ-units
+    out[i] = café;
+}
+
+#[test]
+fn comments_and_names_outside_ascii_still_assemble() {
+    // ptxas refuses a module holding any non-ASCII byte, comments included.
+    let p = ptx(
+        unicode_in_the_source(),
+        &PtxOptions::new(cc("8.0"), Dim3::x(64)),
+    )
+    .unwrap();
+    assert!(p.source.is_ascii(), "{}", p.source);
+    assert!(
+        p.source.contains("x\\u{b7}2, in \\u{3bc}-units"),
+        "{}",
+        p.source
+    );
+    assert!(p.source.contains("%cafue9_1"), "{}", p.source);
+    if let Some(a) = ptxas() {
+        assemble(&a, &p).unwrap_or_else(|e| panic!("{e}\n{}", p.source));
+    }
+}

@@ -532,3 +532,46 @@ fn trig_exp2_log2_and_bit_counts_compute_what_rust_computes() {
         "{printed}"
     );
 }
+
+/// Steps that would carry the loop variable past the end of its type.
+#[oxmera_kernel::kernel(block = [1])]
+fn wide_steps(out: &mut [u32], signed: &mut [i32]) {
+    let mut n = 0u32;
+    for i in (0u32..u32::MAX).step_by(0x8000_0000) {
+        n += 1;
+        out[n] = i;
+    }
+    out[0] = n;
+    let mut m = 0u32;
+    for j in (-5i32..i32::MAX).step_by(0x4000_0000) {
+        m += 1;
+        signed[m] = j;
+    }
+    signed[0] = m as i32;
+}
+
+#[test]
+fn a_step_past_the_end_of_the_type_stops_the_loop_as_in_rust() {
+    // Rust's `step_by` stops where the next value would pass the bound; a
+    // wrapping add would bring the variable back below it and loop on.
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_u32(&[0; 4])),
+        Arg::Buffer(Buffer::from_i32(&[0; 5])),
+    ];
+    sim::run(
+        wide_steps(),
+        LaunchConfig::linear(1, 1),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
+    let want_u: Vec<u32> = std::iter::once(2)
+        .chain((0u32..u32::MAX).step_by(0x8000_0000))
+        .chain([0])
+        .collect();
+    assert_eq!(args[0].buffer().unwrap().to_u32(), want_u);
+    let walked: Vec<i32> = (-5i32..i32::MAX).step_by(0x4000_0000).collect();
+    assert_eq!(walked.len(), 3);
+    let want_i: Vec<i32> = std::iter::once(3).chain(walked).chain([0]).collect();
+    assert_eq!(args[1].buffer().unwrap().to_i32(), want_i);
+}

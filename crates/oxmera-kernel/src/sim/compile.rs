@@ -411,12 +411,32 @@ impl Compiler {
                 self.cur_span = s.span;
                 let cont = self.emit(Op::LoopCont);
                 self.patch_skips(cont);
+                // Rust stops where the next value would pass the bound
+                // rather than wrap: the step is capped at the distance left
+                // (taken in u32, which holds an i32 loop's too), so a step
+                // past the end lands exactly on it and the test ends the loop.
+                let left = self.reg();
+                self.emit(Op::Bin {
+                    d: left,
+                    k: BinK::SubI,
+                    a: end_reg,
+                    b: var_reg,
+                    span: s.span,
+                });
+                let capped = self.reg();
+                self.emit(Op::Bin {
+                    d: capped,
+                    k: BinK::MinU,
+                    a: step_reg,
+                    b: left,
+                    span: s.span,
+                });
                 let next = self.reg();
                 self.emit(Op::Bin {
                     d: next,
                     k: BinK::AddI,
                     a: var_reg,
-                    b: step_reg,
+                    b: capped,
                     span: s.span,
                 });
                 self.emit(Op::Mov {

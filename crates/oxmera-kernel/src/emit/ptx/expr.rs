@@ -293,16 +293,24 @@ impl Emitter<'_> {
         Ok(d)
     }
 
-    /// `a % b` for f32 as `a - trunc(a / b) * b` with one rounding in the
-    /// fused step; exact while the quotient is below 2^24 (the simulator's
-    /// `%` is exact everywhere). An infinite divisor of a finite dividend
-    /// leaves the dividend, as Rust's does.
+    /// `a % b` for f32 as `a - trunc(a / b) * b`. The quotient is divided
+    /// toward zero (`div.rz`): below 2^24 every integer is an f32, so
+    /// rounding toward zero cannot cross one and its truncation is exactly
+    /// `trunc(a / b)` (to nearest, 3.0000002 / 1.0000001 rounds up to 3 and
+    /// the remainder comes out negative); the fused step then computes the
+    /// remainder exactly, and it takes `a`'s sign, zero included, as Rust's.
+    /// Exact while the quotient is below 2^24; beyond it the quotient has
+    /// lost its units and the result is not Rust's (the simulator's `%` is
+    /// exact everywhere). An infinite divisor of a finite dividend leaves
+    /// the dividend, as Rust's does.
     fn float_rem(&mut self, d: &str, a: &str, b: &str) {
         let q = self.temp(Class::F32);
-        self.ins(format!("div.rn.f32 {q}, {a}, {b}"));
+        self.ins(format!("div.rz.f32 {q}, {a}, {b}"));
         self.ins(format!("cvt.rzi.f32.f32 {q}, {q}"));
         self.ins(format!("neg.f32 {q}, {q}"));
         self.ins(format!("fma.rn.f32 {d}, {q}, {b}, {a}"));
+        // copysign(a, r): r's magnitude with a's sign.
+        self.ins(format!("copysign.f32 {d}, {a}, {d}"));
         let (inf, fin) = (self.temp(Class::Pred), self.temp(Class::Pred));
         self.ins(format!("testp.infinite.f32 {inf}, {b}"));
         self.ins(format!("testp.finite.f32 {fin}, {a}"));
@@ -514,6 +522,14 @@ impl Emitter<'_> {
             ));
         }
         let addr = self.address(mem, index)?;
+        // The simulator's order: the index, the expected value, the value.
+        let expected = match compare {
+            Some(c) => {
+                let c = self.expr(c)?;
+                Some(self.in_reg(elem, c))
+            }
+            None => None,
+        };
         let v = self.expr(value)?;
         let v = self.in_reg(value.ty, v);
         let d = self.temp(Class::of(elem));
@@ -525,14 +541,12 @@ impl Emitter<'_> {
             AtomicOp::Max => self.ins(format!("atom.{space}.max.{t} {d}, {a}, {v}")),
             AtomicOp::Exch => self.ins(format!("atom.{space}.exch.b32 {d}, {a}, {v}")),
             AtomicOp::Cas => {
-                let Some(c) = compare else {
+                let Some(c) = expected else {
                     return Err(self.unsupported(
                         "`atomic_cas` without an expected value",
                         "the IR validator should have refused it",
                     ));
                 };
-                let c = self.expr(c)?;
-                let c = self.in_reg(elem, c);
                 self.ins(format!("atom.{space}.cas.b32 {d}, {a}, {c}, {v}"));
             }
         }

@@ -21,7 +21,8 @@
 //! - **Values as Rust computes them.** Arithmetic is IEEE with
 //!   round-to-nearest written out (`add.rn.f32`), which also forbids
 //!   `ptxas` from fusing a multiply and an add the source kept apart — the
-//!   simulator's result, bit for bit. `f32 as i32` is `cvt.rzi`, which
+//!   simulator's result, bit for bit (NaN payloads aside: the GPU writes
+//!   its canonical NaN where the host writes its own). `f32 as i32` is `cvt.rzi`, which
 //!   saturates and maps NaN to 0 as Rust does; negation and `abs` of an
 //!   `f32` work on the sign bit, so a NaN keeps its payload; shift amounts
 //!   are masked to 5 bits as Rust's wrapping shifts are.
@@ -95,7 +96,9 @@ pub struct PtxIsa {
     pub version: (u32, u32),
     /// The first public CUDA release that knows that version.
     pub cuda: &'static str,
-    /// The minimum Linux driver of that release.
+    /// The driver branch that release shipped with; the driver's JIT must
+    /// be at least that new (CUDA's minor-version compatibility, which lets
+    /// newer runtimes run on older drivers, does not extend to PTX).
     pub min_driver: &'static str,
 }
 
@@ -104,8 +107,8 @@ pub struct PtxIsa {
 ///
 /// Measured with `ptxas` 12.9: each version below is accepted for its
 /// targets and the one before it is refused ("PTX .version 7.7 does not
-/// support .target sm_90"). The drivers are from the CUDA Toolkit release
-/// notes' table of minimum driver versions per release.
+/// support .target sm_90"). The driver branches are those each CUDA
+/// release shipped with (CUDA Toolkit release notes).
 pub fn isa_for(cc: ComputeCapability) -> PtxIsa {
     let isa = |version, cuda, min_driver| PtxIsa {
         version,
@@ -113,13 +116,13 @@ pub fn isa_for(cc: ComputeCapability) -> PtxIsa {
         min_driver,
     };
     match (cc.major, cc.minor) {
-        (12, _) => isa((8, 7), "12.8", "570.26"),
+        (12, _) => isa((8, 7), "12.8", "R570"),
         // PTX 8.6 first shipped publicly with CUDA 12.8.
-        (10, _) => isa((8, 6), "12.8", "570.26"),
-        (9, _) | (8, 9) => isa((7, 8), "11.8", "520.61.05"),
-        (8, 7) => isa((7, 4), "11.4", "470.42.01"),
-        (8, 6) => isa((7, 1), "11.1", "455.23"),
-        _ => isa((7, 0), "11.0", "450.51.06"),
+        (10, _) => isa((8, 6), "12.8", "R570"),
+        (9, _) | (8, 9) => isa((7, 8), "11.8", "R520"),
+        (8, 7) => isa((7, 4), "11.4", "R470"),
+        (8, 6) => isa((7, 1), "11.1", "R455"),
+        _ => isa((7, 0), "11.0", "R450"),
     }
 }
 
@@ -202,6 +205,21 @@ pub(super) fn suffix(ty: Scalar) -> &'static str {
         Scalar::U32 => "u32",
         Scalar::Bool => "pred",
     }
+}
+
+/// Text PTX accepts in a comment: `ptxas` refuses a module holding any
+/// non-ASCII character, even inside a comment, so each is written as its
+/// code point (`x·y` becomes `x\u{b7}y`).
+pub(super) fn ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() && (c == '\t' || !c.is_ascii_control()) {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    out
 }
 
 /// An identifier PTX accepts: ASCII letters, digits and `_`; anything else
@@ -318,7 +336,7 @@ impl<'k> Emitter<'k> {
         if let Some(text) = self.k.source.line(line) {
             let text = text.trim();
             if !text.is_empty() {
-                let _ = writeln!(self.body, "    // {line}: {text}");
+                let _ = writeln!(self.body, "    // {line}: {}", ascii(text));
             }
         }
     }
@@ -404,7 +422,12 @@ impl<'k> Emitter<'k> {
         let _ = writeln!(
             out,
             "//\n// `{}`: PTX written by oxmera from the kernel IR for sm_{}{}, block {}x{}x{}.",
-            k.name, self.cc.major, self.cc.minor, b.x, b.y, b.z
+            ascii(&k.name),
+            self.cc.major,
+            self.cc.minor,
+            b.x,
+            b.y,
+            b.z
         );
         if !self.specs.is_empty() {
             let specs: Vec<String> = k
@@ -413,11 +436,11 @@ impl<'k> Emitter<'k> {
                 .zip(&self.specs)
                 .map(|(s, v)| format!("{} = {v}", s.name))
                 .collect();
-            let _ = writeln!(out, "// Specialized with {}.", specs.join(", "));
+            let _ = writeln!(out, "// Specialized with {}.", ascii(&specs.join(", ")));
         }
         let _ = writeln!(
             out,
-            "// PTX ISA {}.{} (CUDA {}): JIT-compiled by drivers {} and newer.\n//",
+            "// PTX ISA {}.{} (CUDA {}): JIT-compiled by {} drivers and newer.\n//",
             isa.version.0, isa.version.1, isa.cuda, isa.min_driver
         );
         let _ = writeln!(
@@ -489,7 +512,7 @@ impl<'k> Emitter<'k> {
                 "    .reg {} {};  // {}: {}",
                 Class::of(l.ty).decl(),
                 self.local(i as LocalId),
-                l.name,
+                ascii(&l.name),
                 l.ty
             );
         }
