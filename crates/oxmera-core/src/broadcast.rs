@@ -41,7 +41,10 @@ pub fn broadcast_shapes(op: &'static str, lhs: &Shape, rhs: &Shape) -> Result<Sh
             }
         };
     }
-    Ok(Shape::from(out))
+    let out = Shape::from(out);
+    // [2^40, 1] against [1, 2^40] is compatible and too large to exist.
+    out.valid_numel(op)?;
+    Ok(out)
 }
 
 /// Broadcasts any number of shapes together (`where_` has three operands).

@@ -74,6 +74,21 @@ pub enum Error {
         rhs: Shape,
     },
 
+    /// A shape no tensor may have: its element count, with a zero dim
+    /// counted as one, passes [`crate::shape::MAX_NUMEL`], where the product
+    /// would overflow or no allocation could hold it.
+    #[error(
+        "{op}: shape {shape} is too large: a tensor holds at most {max} elements (zero dims counted as 1)"
+    )]
+    ShapeOverflow {
+        /// The operation.
+        op: &'static str,
+        /// The shape asked for.
+        shape: Shape,
+        /// The most elements a tensor may hold.
+        max: usize,
+    },
+
     /// The number of elements supplied does not fit the shape.
     #[error("{op}: {got} elements do not fill shape {shape} ({expected} elements)")]
     ElementCount {
@@ -413,6 +428,7 @@ impl Error {
             | ExpandIncompatible { op, .. }
             | MatmulInner { op, .. }
             | ShapeMismatch { op, .. }
+            | ShapeOverflow { op, .. }
             | ElementCount { op, .. }
             | RankMismatch { op, .. }
             | DimOutOfRange { op, .. }
@@ -458,6 +474,7 @@ impl Error {
             ExpandIncompatible { .. } => "ExpandIncompatible",
             MatmulInner { .. } => "MatmulInner",
             ShapeMismatch { .. } => "ShapeMismatch",
+            ShapeOverflow { .. } => "ShapeOverflow",
             ElementCount { .. } => "ElementCount",
             RankMismatch { .. } => "RankMismatch",
             DimOutOfRange { .. } => "DimOutOfRange",
@@ -494,6 +511,7 @@ impl Error {
         "ExpandIncompatible",
         "MatmulInner",
         "ShapeMismatch",
+        "ShapeOverflow",
         "ElementCount",
         "RankMismatch",
         "DimOutOfRange",

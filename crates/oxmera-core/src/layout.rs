@@ -280,6 +280,7 @@ impl Layout {
     /// Stretches size-1 dims (and missing leading dims) to `target` with
     /// stride 0, so that one stored element serves a whole dim.
     pub fn broadcast_to(&self, op: &'static str, target: &Shape) -> Result<Layout> {
+        target.valid_numel(op)?;
         let rank = target.rank();
         let err = || Error::ExpandIncompatible {
             op,
@@ -347,6 +348,9 @@ impl Layout {
     /// A reshape is a view exactly when each group of old dims that the new
     /// shape merges or splits was itself laid out contiguously.
     pub fn reshape(&self, op: &'static str, target: &Shape) -> Result<Layout> {
+        // Checked first: [2^63 + 3, 2] multiplies out to 6 in wrapping
+        // arithmetic and would pass for six elements.
+        target.valid_numel(op)?;
         if target.numel() != self.numel() {
             return Err(Error::ElementCount {
                 op,

@@ -44,4 +44,4 @@ pub use dtype::DType;
 pub use error::{Error, Result, StateDictProblem};
 pub use layout::{Layout, OffsetIter, Strides};
 pub use philox::{philox4x32_10, unit_f64};
-pub use shape::{Shape, normalize_dim, normalize_dims};
+pub use shape::{MAX_NUMEL, Shape, normalize_dim, normalize_dims};

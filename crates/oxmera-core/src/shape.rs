@@ -4,6 +4,14 @@ use std::fmt;
 
 use crate::{Error, Result};
 
+/// The most elements one tensor may have, counting a zero dim as 1:
+/// `isize::MAX / 16` (2^59 on a 64-bit machine). So a tensor's bytes in any
+/// dtype, and every contiguous stride times its extent, fit in `isize` —
+/// the most any allocation or pointer offset may span — with room to spare
+/// for an index computed in a wider element. `arange`'s count has the same
+/// bound.
+pub const MAX_NUMEL: usize = isize::MAX as usize / 16;
+
 /// The extent of each dimension of a tensor, outermost first.
 ///
 /// A shape of rank 0 (`[]`) describes a scalar with one element; any
@@ -33,8 +41,42 @@ impl Shape {
     }
 
     /// The number of elements: the product of the dims (1 for a scalar).
+    ///
+    /// Every shape a tensor holds has passed [`Shape::checked_numel`], so
+    /// this product cannot overflow for one; on a shape from elsewhere, use
+    /// that instead.
     pub fn numel(&self) -> usize {
         self.0.iter().product()
+    }
+
+    /// The number of elements, if a tensor may have this shape: its
+    /// *extent* — the product of the dims, a zero dim counted as 1 (what
+    /// its contiguous strides span) — is at most [`MAX_NUMEL`]. `None` for a
+    /// shape no tensor may have, where the plain product would overflow or
+    /// no allocation could hold it.
+    ///
+    /// ```
+    /// use oxmera_core::Shape;
+    /// assert_eq!(Shape::from([3, 4]).checked_numel(), Some(12));
+    /// assert_eq!(Shape::from([0, 5]).checked_numel(), Some(0));
+    /// assert_eq!(Shape::from([1 << 32, 1 << 32]).checked_numel(), None);
+    /// ```
+    pub fn checked_numel(&self) -> Option<usize> {
+        let mut extent = 1usize;
+        for &d in &self.0 {
+            extent = extent.checked_mul(d.max(1)).filter(|e| *e <= MAX_NUMEL)?;
+        }
+        Some(if self.0.contains(&0) { 0 } else { extent })
+    }
+
+    /// [`Shape::checked_numel`] as a typed error: `Error::ShapeOverflow`
+    /// naming `op` when no tensor may have this shape.
+    pub fn valid_numel(&self, op: &'static str) -> Result<usize> {
+        self.checked_numel().ok_or_else(|| Error::ShapeOverflow {
+            op,
+            shape: self.clone(),
+            max: MAX_NUMEL,
+        })
     }
 
     /// The extent of one dim (panics if out of range; use

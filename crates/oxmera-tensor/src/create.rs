@@ -16,8 +16,9 @@ impl Tensor {
         device: Device,
     ) -> Result<Tensor> {
         let shape = shape.into();
+        let n = shape.valid_numel("full")?;
         let backend = backend_storing(device, "full", dtype)?;
-        let storage = backend.fill(dtype, shape.numel(), value)?;
+        let storage = backend.fill(dtype, n, value)?;
         Ok(Tensor::from_storage(storage, shape))
     }
 
@@ -56,11 +57,14 @@ impl Tensor {
             ));
         }
         let n = ((end - start) / step).ceil();
-        if n > (isize::MAX as f64) / 16.0 {
+        if n > oxmera_core::MAX_NUMEL as f64 {
             return Err(Error::invalid(
                 op,
                 "range",
-                format!("{n} elements is too many"),
+                format!(
+                    "{n} elements is too many (a tensor holds at most {})",
+                    oxmera_core::MAX_NUMEL
+                ),
             ));
         }
         let n = n.max(0.0) as usize;
@@ -77,6 +81,7 @@ impl Tensor {
         dtype: DType,
         device: Device,
     ) -> Result<Tensor> {
+        Shape::from([steps]).valid_numel("linspace")?;
         let values = (0..steps).map(|i| match steps {
             1 => start,
             // Interpolate from whichever end is nearer, so both ends are exact.
@@ -93,6 +98,8 @@ impl Tensor {
 
     /// The `n × n` identity matrix.
     pub fn eye(n: usize, dtype: DType, device: Device) -> Result<Tensor> {
+        // n * n overflows for n = 2^32 (and wraps to 0 in a release build).
+        Shape::from([n, n]).valid_numel("eye")?;
         let values = (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 });
         Tensor::from_host(HostBuffer::from_f64s(dtype, values), [n, n], device, "eye")
     }

@@ -97,8 +97,8 @@ impl Generator {
     ) -> Result<Tensor> {
         let op = dist.name();
         let shape = shape.into();
+        let n = shape.valid_numel(op)?;
         let backend = crate::tensor::backend_storing(device, op, dtype)?;
-        let n = shape.numel();
         let storage = backend.random(dist, *self, n, dtype)?;
         self.offset = self.offset.wrapping_add(n as u64);
         Ok(Tensor::from_storage(storage, shape))

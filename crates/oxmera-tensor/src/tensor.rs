@@ -140,10 +140,11 @@ impl Tensor {
         op: &'static str,
     ) -> Result<Tensor> {
         let shape = shape.into();
-        if data.len() != shape.numel() {
+        let expected = shape.valid_numel(op)?;
+        if data.len() != expected {
             return Err(Error::ElementCount {
                 op,
-                expected: shape.numel(),
+                expected,
                 got: data.len(),
                 shape,
             });

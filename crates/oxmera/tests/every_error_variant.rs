@@ -116,6 +116,11 @@ fn produce_every_kind() -> BTreeSet<&'static str> {
     );
     expect(
         s,
+        "ShapeOverflow",
+        Tensor::zeros([1 << 32, 1 << 32], DType::F32, R),
+    );
+    expect(
+        s,
         "ElementCount",
         Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [2, 2], R),
     );

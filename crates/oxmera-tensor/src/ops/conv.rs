@@ -191,7 +191,10 @@ impl Tensor {
         let (s, p, d) = (params.stride, params.padding, params.dilation);
         let oh = output_extent(op, "height", h, kh, s.0, p.0, d.0)?;
         let ow = output_extent(op, "width", w, kw, s.1, p.1, d.1)?;
-        conv2d_op(self, weight, bias, params, Shape::from([n, c_out, oh, ow]))
+        // A padding of 2^32 makes an output no tensor may have.
+        let out = Shape::from([n, c_out, oh, ow]);
+        out.valid_numel(op)?;
+        conv2d_op(self, weight, bias, params, out)
     }
 
     /// Max pooling over the last two dims of NCHW input: each output
@@ -258,7 +261,9 @@ impl Tensor {
         let d = self.dims();
         let oh = output_extent(op, "height", d[2], k.0, s.0, p.0, 1)?;
         let ow = output_extent(op, "width", d[3], k.1, s.1, p.1, 1)?;
-        Ok(Shape::from([d[0], d[1], oh, ow]))
+        let out = Shape::from([d[0], d[1], oh, ow]);
+        out.valid_numel(op)?;
+        Ok(out)
     }
 }
 

@@ -167,9 +167,13 @@ impl Tensor {
                     rhs: x.shape().clone(),
                 });
             }
-            out_dims[d] += x.dims()[d];
+            // Saturating: a sum past usize is a shape no tensor may have,
+            // which the element limit below refuses.
+            out_dims[d] = out_dims[d].saturating_add(x.dims()[d]);
         }
-        cat_op(&xs, d, Shape::from(out_dims))
+        let out = Shape::from(out_dims);
+        out.valid_numel(op)?;
+        cat_op(&xs, d, out)
     }
 
     /// Joins equally shaped tensors along a new dim inserted at `dim`
@@ -200,6 +204,8 @@ impl Tensor {
         let d = normalize_dim(op, dim, first.rank() + 1)?;
         let mut out_dims = first.dims().to_vec();
         out_dims.insert(d, xs.len());
+        let out = Shape::from(out_dims);
+        out.valid_numel(op)?;
         let mut parts = Vec::with_capacity(xs.len());
         for &x in &xs {
             same_device(op, first, x)?;
@@ -214,7 +220,7 @@ impl Tensor {
             parts.push(x.unsqueeze(d as isize)?);
         }
         let parts: Vec<&Tensor> = parts.iter().collect();
-        cat_op(&parts, d, Shape::from(out_dims))
+        cat_op(&parts, d, out)
     }
 
     /// Picks the slices of `dim` named by `indices`, in that order
@@ -424,10 +430,12 @@ impl Tensor {
                 })?;
             out_dims.push(total);
         }
+        let out = Shape::from(out_dims);
+        out.valid_numel(op)?;
         // Round the value into the dtype here so that every backend pads
         // with exactly the same element.
         let value = HostBuffer::filled(self.dtype(), 1, value).get_f64(0);
-        pad_op(self, pads, value, Shape::from(out_dims))
+        pad_op(self, pads, value, out)
     }
 
     /// Reverses the order of elements along each of `dims` (negative dims
@@ -523,10 +531,12 @@ impl Tensor {
                 hint: "class indices must be an integer dtype",
             });
         }
-        let classes = self.to_dtype(DType::I64)?;
-        check_range(op, &classes.to_vec::<i64>()?, self.rank(), num_classes)?;
         let mut out_dims = self.dims().to_vec();
         out_dims.push(num_classes);
+        // Before anything is read or made: 2^63 classes fit no tensor.
+        Shape::from(out_dims.clone()).valid_numel(op)?;
+        let classes = self.to_dtype(DType::I64)?;
+        check_range(op, &classes.to_vec::<i64>()?, self.rank(), num_classes)?;
         let zeros = Tensor::zeros(out_dims, DType::I64, self.device())?;
         let index = classes.unsqueeze(-1)?;
         let ones = Tensor::ones(index.shape().clone(), DType::I64, self.device())?;
@@ -560,7 +570,14 @@ fn check_index_shape(op: &'static str, x: &Tensor, index: &Tensor, dim: usize) -
 // The chokepoints: one per backend method.
 
 fn cat_op(xs: &[&Tensor], dim: usize, out_shape: Shape) -> Result<Tensor> {
-    let storage = xs[0].backend()?.cat(xs, dim)?;
+    let backend = xs[0].backend()?;
+    // Nothing to copy: a backend's walk over the outer dims of an empty
+    // result would cost their product ([2^40, 0] stacked took hours).
+    let storage = if out_shape.numel() == 0 {
+        backend.fill(xs[0].dtype(), 0, 0.0)?
+    } else {
+        backend.cat(xs, dim)?
+    };
     Ok(rules::cat(
         xs,
         dim,

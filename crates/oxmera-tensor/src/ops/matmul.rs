@@ -113,6 +113,8 @@ impl Tensor {
             d.extend_from_slice(&tail);
             Shape::from(d)
         };
+        // [2^40, 0] @ [0, 2^40] is well formed and has 2^80 outputs.
+        with([m, n]).valid_numel(OP)?;
         let a = a.broadcast_to(with([m, k]))?;
         let b = b.broadcast_to(with([k, n]))?;
         let mut out = batched_matmul(&a, &b)?;
