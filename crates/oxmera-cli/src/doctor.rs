@@ -162,33 +162,51 @@ fn gpu_section() -> String {
     format!("{}{}", wgpu_section(), cuda_section())
 }
 
+/// One `--gpu` section: a heading, then each device's report indented, or
+/// what there is instead (none found, or why the backend could not look).
+#[cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code))]
+fn devices_section<R: std::fmt::Display>(
+    heading: &str,
+    probed: oxmera::Result<Vec<R>>,
+    none_found: &str,
+) -> String {
+    let mut s = format!("\nGPUs ({heading})\n");
+    match probed {
+        Ok(devices) if devices.is_empty() => s.push_str(&format!("  {none_found}\n")),
+        Ok(devices) => {
+            for d in devices {
+                for line in d.to_string().lines() {
+                    s.push_str(&format!("  {line}\n"));
+                }
+            }
+        }
+        Err(e) => s.push_str(&format!("  {e}\n")),
+    }
+    s
+}
+
+/// What a section says in a build without its backend.
+#[cfg_attr(all(feature = "wgpu", feature = "cuda"), allow(dead_code))]
+fn not_built(heading: &str, feature: &str) -> String {
+    format!(
+        "\nGPUs ({heading})\n  this build has no {heading} support: rebuild with \
+         `cargo run --release -p oxmera-cli --features {feature} -- doctor --gpu`\n"
+    )
+}
+
 /// The CUDA part of `--gpu`: what the driver lists, or what is missing.
 fn cuda_section() -> String {
     #[cfg(feature = "cuda")]
     {
-        match oxmera_cuda::probe() {
-            Ok(gpus) if gpus.is_empty() => {
-                "\nGPUs (CUDA)\n  the driver is present and lists no GPU\n".to_string()
-            }
-            Ok(gpus) => {
-                let mut s = String::from("\nGPUs (CUDA)\n");
-                for g in gpus {
-                    for line in g.to_string().lines() {
-                        s.push_str("  ");
-                        s.push_str(line);
-                        s.push('\n');
-                    }
-                }
-                s
-            }
-            Err(e) => format!("\nGPUs (CUDA)\n  {e}\n"),
-        }
+        devices_section(
+            "CUDA",
+            oxmera_cuda::probe(),
+            "the driver is present and lists no GPU",
+        )
     }
     #[cfg(not(feature = "cuda"))]
     {
-        "\nGPUs (CUDA)\n  this build has no CUDA support: rebuild with \
-         `cargo run --release -p oxmera-cli --features cuda -- doctor --gpu`\n"
-            .to_string()
+        not_built("CUDA", "cuda")
     }
 }
 
@@ -196,30 +214,15 @@ fn cuda_section() -> String {
 fn wgpu_section() -> String {
     #[cfg(feature = "wgpu")]
     {
-        match oxmera_wgpu::probe() {
-            Ok(adapters) if adapters.is_empty() => {
-                "\nGPUs (wgpu)\n  none found: no Vulkan, Metal or DX12 driver \
-                 (on Linux without a GPU: apt-get install mesa-vulkan-drivers for lavapipe)\n"
-                    .to_string()
-            }
-            Ok(adapters) => {
-                let mut s = String::from("\nGPUs (wgpu)\n");
-                for a in adapters {
-                    for line in a.to_string().lines() {
-                        s.push_str("  ");
-                        s.push_str(line);
-                        s.push('\n');
-                    }
-                }
-                s
-            }
-            Err(e) => format!("\nGPUs (wgpu)\n  {e}\n"),
-        }
+        devices_section(
+            "wgpu",
+            oxmera_wgpu::probe(),
+            "none found: no Vulkan, Metal or DX12 driver \
+             (on Linux without a GPU: apt-get install mesa-vulkan-drivers for lavapipe)",
+        )
     }
     #[cfg(not(feature = "wgpu"))]
     {
-        "\nGPUs (wgpu)\n  this build has no wgpu support: rebuild with \
-         `cargo run --release -p oxmera-cli --features wgpu -- doctor --gpu`\n"
-            .to_string()
+        not_built("wgpu", "wgpu")
     }
 }

@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, sys};
 use oxmera_core::{Device, Error, Result};
-use oxmera_kernel::analysis::{CheckOptions, check};
 use oxmera_kernel::emit::ptx::{PtxOptions, ptx};
 use oxmera_kernel::ir::{Dim3, Kernel};
 use oxmera_kernel::launch::LaunchConfig;
@@ -180,22 +179,8 @@ impl Gpu {
         if self.passed.lock().expect("gate lock").contains(&key) {
             return Ok(());
         }
-        let findings = check(k, &CheckOptions::new(launch).on(self.target))
-            .map_err(|e| self.fault(op, format!("kernel `{}`: {e}", k.name)))?;
-        if let Some(f) = findings.first() {
-            return Err(self.fault(
-                op,
-                format!(
-                    "kernel `{}` did not launch: oxmera's analysis for sm_{}{} at block {} grid {} found:\n{}",
-                    k.name,
-                    self.cc.major,
-                    self.cc.minor,
-                    launch.block,
-                    launch.grid,
-                    oxmera_kernel::diag::render(k, f)
-                ),
-            ));
-        }
+        let part = format!("sm_{}{}", self.cc.major, self.cc.minor);
+        oxmera_kernel::gate(k, launch, self.target, &part).map_err(|m| self.fault(op, m))?;
         self.passed.lock().expect("gate lock").insert(key);
         Ok(())
     }

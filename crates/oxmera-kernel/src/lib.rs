@@ -58,6 +58,7 @@
 
 extern crate self as oxmera_kernel;
 
+pub use gate::gate;
 pub use oxmera_kernel_ir::{
     analysis, diag, eval, explain, ir, launch, limits, pretty, target, validate,
 };
@@ -65,6 +66,7 @@ pub use oxmera_kernel_macros::kernel;
 
 pub mod corpus;
 pub mod emit;
+mod gate;
 pub mod library;
 pub mod registry;
 pub mod sim;

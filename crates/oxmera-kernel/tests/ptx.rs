@@ -11,13 +11,13 @@ use oxmera_kernel::emit::EmitError;
 use oxmera_kernel::emit::ptx::{
     PtxOptions, PtxasError, assemble, assemble_source, find_ptxas, isa_for, ptx,
 };
-use oxmera_kernel::ir::{Dim3, Kernel, ParamKind, Scalar};
+use oxmera_kernel::ir::{Dim3, ParamKind, Scalar};
 use oxmera_kernel::kernel;
 use oxmera_kernel::limits::ComputeCapability;
 use oxmera_kernel::registry::{self, Origin};
 
 mod constructs;
-use constructs::every_construct;
+use constructs::{blocks, every_construct};
 
 fn cc(s: &str) -> ComputeCapability {
     s.parse().unwrap()
@@ -34,15 +34,6 @@ fn ptxas() -> Option<PathBuf> {
             eprintln!("skipping the assembly: {}", PtxasError::Missing);
             None
         }
-    }
-}
-
-/// The blocks a kernel declares, or a 64-thread block if it declares none.
-fn blocks(k: &Kernel) -> Vec<Dim3> {
-    if k.launch.blocks.is_empty() {
-        vec![Dim3::x(64)]
-    } else {
-        k.launch.blocks.clone()
     }
 }
 

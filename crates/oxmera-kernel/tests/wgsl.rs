@@ -6,13 +6,13 @@
 
 use naga::valid::{Capabilities, ShaderStages, SubgroupOperationSet, ValidationFlags, Validator};
 use oxmera_kernel::emit::wgsl::{WgslError, WgslKernel, WgslOptions, wgsl};
-use oxmera_kernel::ir::{Dim3, Kernel, Value};
+use oxmera_kernel::ir::{Dim3, Value};
 use oxmera_kernel::kernel;
 use oxmera_kernel::registry::{self, Origin};
 use oxmera_kernel::target::Target;
 
 mod constructs;
-use constructs::every_construct;
+use constructs::{blocks, every_construct};
 
 /// Parses and validates `k` with naga; on success translates it to SPIR-V,
 /// MSL and HLSL. Returns naga's message on failure.
@@ -43,15 +43,6 @@ fn compile(k: &WgslKernel) -> Result<(), String> {
         .write(&module, &info, None)
         .map_err(|e| format!("HLSL: {e}"))?;
     Ok(())
-}
-
-/// The blocks a kernel declares, or a 64-thread block if it declares none.
-fn blocks(k: &Kernel) -> Vec<Dim3> {
-    if k.launch.blocks.is_empty() {
-        vec![Dim3::x(64)]
-    } else {
-        k.launch.blocks.clone()
-    }
 }
 
 #[test]

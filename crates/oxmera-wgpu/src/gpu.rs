@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use oxmera_core::{Device, Error, Result};
-use oxmera_kernel::analysis::{CheckOptions, check};
 use oxmera_kernel::emit::wgsl::{WgslKernel, WgslOptions, wgsl};
 use oxmera_kernel::ir::{Dim3, Kernel, Value};
 use oxmera_kernel::launch::LaunchConfig;
@@ -478,23 +477,8 @@ impl Gpu {
         if self.passed.lock().expect("gate lock").contains(&key) {
             return Ok(());
         }
-        let opts = CheckOptions::new(launch).on(self.target);
-        let findings =
-            check(k, &opts).map_err(|e| self.fault_now(op, format!("kernel `{}`: {e}", k.name)))?;
-        if let Some(f) = findings.first() {
-            return Err(self.fault_now(
-                op,
-                format!(
-                    "kernel `{}` did not launch: oxmera's analysis for {} (warps of {}) at block {} grid {} found:\n{}",
-                    k.name,
-                    self.report.name,
-                    self.target.warp_width(),
-                    launch.block,
-                    launch.grid,
-                    oxmera_kernel::diag::render(k, f)
-                ),
-            ));
-        }
+        oxmera_kernel::gate(k, launch, self.target, &self.report.name)
+            .map_err(|m| self.fault_now(op, m))?;
         self.passed.lock().expect("gate lock").insert(key);
         Ok(())
     }

@@ -1,7 +1,18 @@
-//! One kernel that holds every construct of the language, shared by the
-//! emitters' tests: whatever an emitter cannot write shows up here first.
+//! What the emitters' tests share: one kernel that holds every construct
+//! of the language (whatever an emitter cannot write shows up here first),
+//! and the blocks a kernel is emitted at.
 
+use oxmera_kernel::ir::{Dim3, Kernel};
 use oxmera_kernel::kernel;
+
+/// The blocks a kernel declares, or a 64-thread block if it declares none.
+pub fn blocks(k: &Kernel) -> Vec<Dim3> {
+    if k.launch.blocks.is_empty() {
+        vec![Dim3::x(64)]
+    } else {
+        k.launch.blocks.clone()
+    }
+}
 
 /// Every construct of the language in one kernel.
 #[kernel]
