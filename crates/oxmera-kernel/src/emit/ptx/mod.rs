@@ -116,13 +116,15 @@ pub fn isa_for(cc: ComputeCapability) -> PtxIsa {
         min_driver,
     };
     match (cc.major, cc.minor) {
-        (12, _) => isa((8, 7), "12.8", "R570"),
+        (0..=7, _) | (8, 0..=5) => isa((7, 0), "11.0", "R450"),
+        (8, 6) => isa((7, 1), "11.1", "R455"),
+        (8, 7) => isa((7, 4), "11.4", "R470"),
+        (8, _) | (9, _) => isa((7, 8), "11.8", "R520"),
         // PTX 8.6 first shipped publicly with CUDA 12.8.
         (10, _) => isa((8, 6), "12.8", "R570"),
-        (9, _) | (8, 9) => isa((7, 8), "11.8", "R520"),
-        (8, 7) => isa((7, 4), "11.4", "R470"),
-        (8, 6) => isa((7, 1), "11.1", "R455"),
-        _ => isa((7, 0), "11.0", "R450"),
+        // sm_120, and a part newer than this table: the newest version
+        // known here (a driver then names what it lacks).
+        _ => isa((8, 7), "12.8", "R570"),
     }
 }
 
