@@ -17,7 +17,7 @@ use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::limits::ComputeCapability;
 use oxmera_kernel::target::Target;
 
-use crate::probe::GpuReport;
+use crate::report::GpuReport;
 use crate::unavailable;
 
 /// One opened GPU.

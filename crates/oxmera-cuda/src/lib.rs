@@ -44,10 +44,10 @@ mod backend;
 #[cfg(feature = "cuda")]
 mod driver;
 mod launch;
-mod probe;
+mod report;
 
 pub use launch::{run, target};
-pub use probe::{GpuReport, probe};
+pub use report::GpuReport;
 
 /// The device kind this crate provides.
 pub const KIND: &str = "cuda";
@@ -69,6 +69,19 @@ fn open(device: Device) -> Result<Arc<dyn oxmera_tensor::Backend>> {
     #[cfg(not(feature = "cuda"))]
     {
         Err(not_built(device))
+    }
+}
+
+/// Every GPU the driver lists. Errors: `BackendUnavailable` when this build
+/// has no CUDA support or the machine has no driver, saying which.
+pub fn probe() -> Result<Vec<GpuReport>> {
+    #[cfg(feature = "cuda")]
+    {
+        crate::driver::probe()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(crate::not_built(oxmera_core::Device::Cuda(0)))
     }
 }
 

@@ -1,8 +1,6 @@
-//! What the GPUs are: the facts `oxmera doctor --gpu` prints.
+//! What a GPU is: the facts `oxmera doctor --gpu` prints.
 
 use std::fmt;
-
-use oxmera_core::Result;
 
 /// One GPU as the CUDA driver reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,18 +40,5 @@ impl fmt::Display for GpuReport {
             self.driver_cuda_version / 1000,
             (self.driver_cuda_version % 1000) / 10
         )
-    }
-}
-
-/// Every GPU the driver lists. Errors: `BackendUnavailable` when this build
-/// has no CUDA support or the machine has no driver, saying which.
-pub fn probe() -> Result<Vec<GpuReport>> {
-    #[cfg(feature = "cuda")]
-    {
-        crate::driver::probe()
-    }
-    #[cfg(not(feature = "cuda"))]
-    {
-        Err(crate::not_built(oxmera_core::Device::Cuda(0)))
     }
 }
