@@ -376,9 +376,19 @@ impl VoteKind {
 pub enum AtomicOp {
     /// `old + v`
     Add,
-    /// `min(old, v)`
+    /// `old - v` (wrapping)
+    Sub,
+    /// `old & v`
+    And,
+    /// `old | v`
+    Or,
+    /// `old ^ v`
+    Xor,
+    /// `if old >= v { 0 } else { old + 1 }` (CUDA's `atomicInc`)
+    Inc,
+    /// `min(old, v)` (on `f32` as `f32::min`: a NaN yields the other)
     Min,
-    /// `max(old, v)`
+    /// `max(old, v)` (on `f32` as `f32::max`)
     Max,
     /// store `v`
     Exch,
@@ -391,12 +401,42 @@ impl AtomicOp {
     pub fn name(self) -> &'static str {
         match self {
             AtomicOp::Add => "atomic_add",
+            AtomicOp::Sub => "atomic_sub",
+            AtomicOp::And => "atomic_and",
+            AtomicOp::Or => "atomic_or",
+            AtomicOp::Xor => "atomic_xor",
+            AtomicOp::Inc => "atomic_inc",
             AtomicOp::Min => "atomic_min",
             AtomicOp::Max => "atomic_max",
             AtomicOp::Exch => "atomic_exch",
             AtomicOp::Cas => "atomic_cas",
         }
     }
+
+    /// Whether the operation applies to a memory of `elem`: the bit
+    /// operations and `sub` to integers, `inc` to `u32` (as CUDA has them),
+    /// the rest to every numeric type.
+    pub fn accepts(self, elem: Scalar) -> bool {
+        match self {
+            AtomicOp::Sub | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => elem.is_int(),
+            AtomicOp::Inc => elem == Scalar::U32,
+            _ => elem.is_numeric(),
+        }
+    }
+
+    /// Every operation, for messages and tests.
+    pub const ALL: [AtomicOp; 10] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Inc,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::Exch,
+        AtomicOp::Cas,
+    ];
 }
 
 /// Index of a source span in [`Kernel::spans`].

@@ -256,13 +256,16 @@ impl Validator<'_> {
                 }
             }
             ExprKind::Atomic {
+                op,
                 mem,
                 index,
                 value,
                 compare,
-                ..
             } => {
                 let elem = self.mem(*mem, e.span, true)?;
+                if !op.accepts(elem) {
+                    return bad(format!("`{}` on {elem}", op.name()));
+                }
                 self.index(index)?;
                 self.expect(value, elem)?;
                 if let Some(c) = compare {

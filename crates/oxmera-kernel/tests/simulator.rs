@@ -575,3 +575,75 @@ fn a_step_past_the_end_of_the_type_stops_the_loop_as_in_rust() {
     let want_i: Vec<i32> = std::iter::once(3).chain(walked).chain([0]).collect();
     assert_eq!(args[1].buffer().unwrap().to_i32(), want_i);
 }
+
+/// Every atomic read-modify-write, each on its own word.
+#[oxmera_kernel::kernel(block = [64])]
+fn every_atomic(x: &[f32], words: &[u32], fl: &mut [f32], int: &mut [i32], bits: &mut [u32]) {
+    let i = thread_idx_x();
+    let v = x[i];
+    let w = words[i];
+    atomic_min(fl, 0, v);
+    atomic_max(fl, 1, v);
+    atomic_add(fl, 2, 1.0);
+    atomic_sub(int, 0, i as i32);
+    atomic_add(int, 1, i as i32);
+    atomic_and(bits, 0, w);
+    atomic_or(bits, 1, w);
+    atomic_xor(bits, 2, w);
+    atomic_inc(bits, 3, 9u32);
+    atomic_sub(bits, 4, w);
+}
+
+/// What `every_atomic` leaves, computed on the host.
+fn every_atomic_host(x: &[f32], words: &[u32]) -> (Vec<f32>, Vec<i32>, Vec<u32>) {
+    let n = x.len();
+    let fl = vec![
+        x.iter().fold(f32::INFINITY, |m, v| m.min(*v)),
+        x.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v)),
+        n as f32,
+    ];
+    let int = vec![-((0..n as i32).sum::<i32>()), (0..n as i32).sum()];
+    let mut inc = 0u32;
+    for _ in 0..n {
+        inc = if inc >= 9 { 0 } else { inc + 1 };
+    }
+    let bits = vec![
+        words.iter().fold(u32::MAX, |a, w| a & w),
+        words.iter().fold(0, |a, w| a | w),
+        words.iter().fold(0, |a, w| a ^ w),
+        inc,
+        words.iter().fold(0u32, |a, w| a.wrapping_sub(*w)),
+    ];
+    (fl, int, bits)
+}
+
+#[test]
+fn every_atomic_leaves_what_the_host_computes() {
+    let mut x: Vec<f32> = (0..64)
+        .map(|i| ((i * 37 % 64) as f32 - 30.5) * 0.25)
+        .collect();
+    x[5] = f32::NAN; // min and max skip a NaN, as f32::min does
+    let words: Vec<u32> = (0..64u32)
+        .map(|i| i.wrapping_mul(0x9e37_79b9) | 1 << (i % 32))
+        .collect();
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_f32(&x)),
+        Arg::Buffer(Buffer::from_u32(&words)),
+        Arg::Buffer(Buffer::from_f32(&[f32::INFINITY, f32::NEG_INFINITY, 0.0])),
+        Arg::Buffer(Buffer::from_i32(&[0, 0])),
+        Arg::Buffer(Buffer::from_u32(&[u32::MAX, 0, 0, 0, 0])),
+    ];
+    sim::run(
+        every_atomic(),
+        LaunchConfig::linear(1, 64),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
+    let (fl, int, bits) = every_atomic_host(&x, &words);
+    assert_eq!(args[2].buffer().unwrap().to_f32(), fl);
+    assert_eq!(args[3].buffer().unwrap().to_i32(), int);
+    assert_eq!(args[4].buffer().unwrap().to_u32(), bits);
+    // 64 increments that wrap at 9: 64 mod 10.
+    assert_eq!(bits[3], 4);
+}

@@ -570,3 +570,49 @@ fn bit_counts_on_the_device_equal_rusts() {
         .collect();
     assert_eq!(args[1].buffer().unwrap().to_u32(), want);
 }
+
+/// The read-modify-writes WGSL spells natively and those it builds from a
+/// compare-exchange loop, from 256 threads at once.
+#[oxmera_kernel::kernel(block = [64])]
+fn contended_atomics(x: &[f32], out_f: &mut [f32], out_u: &mut [u32]) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    let v = x[i];
+    let w = v.to_bits();
+    atomic_min(out_f, 0, v);
+    atomic_max(out_f, 1, v);
+    atomic_sub(out_u, 0, w);
+    atomic_and(out_u, 1, w);
+    atomic_or(out_u, 2, w);
+    atomic_xor(out_u, 3, w);
+    atomic_inc(out_u, 4, 100u32);
+}
+
+#[test]
+fn contended_atomics_on_the_device_leave_what_the_simulator_leaves() {
+    use oxmera_kernel::sim::{Arg, Buffer};
+    let Some(d) = gpu() else { return };
+    let x: Vec<f32> = (0..256)
+        .map(|i| ((i * 97 % 256) as f32 - 128.0) * 0.37)
+        .collect();
+    let args = vec![
+        Arg::Buffer(Buffer::from_f32(&x)),
+        Arg::Buffer(Buffer::from_f32(&[f32::INFINITY, f32::NEG_INFINITY])),
+        Arg::Buffer(Buffer::from_u32(&[0, u32::MAX, 0, 0, 0])),
+    ];
+    let launch = oxmera_kernel::launch::LaunchConfig::linear(4, 64);
+    let k = contended_atomics();
+    let mut on_gpu = args.clone();
+    oxmera_wgpu::run(d, k, launch, &mut on_gpu).unwrap();
+    let mut in_sim = args;
+    oxmera_kernel::sim::run(k, launch, &mut in_sim, &Default::default()).unwrap();
+    // Every operation here commutes, so the order the device applied them
+    // in cannot change what they leave: the words must be equal.
+    for a in [1, 2] {
+        assert_eq!(
+            on_gpu[a].buffer().unwrap().data,
+            in_sim[a].buffer().unwrap().data
+        );
+    }
+    // 256 increments wrapping past 100: 256 mod 101.
+    assert_eq!(on_gpu[2].buffer().unwrap().data[4], 256 % 101);
+}

@@ -211,24 +211,16 @@ impl Lowering {
                 span,
             });
         }
-        let atomic = match name.as_str() {
-            "atomic_add" => Some(AtomicOp::Add),
-            "atomic_min" => Some(AtomicOp::Min),
-            "atomic_max" => Some(AtomicOp::Max),
-            "atomic_exch" => Some(AtomicOp::Exch),
-            "atomic_cas" => Some(AtomicOp::Cas),
-            _ => None,
-        };
+        let atomic = AtomicOp::ALL.into_iter().find(|op| op.name() == name);
         if let Some(op) = atomic {
             arity(if op == AtomicOp::Cas { 4 } else { 3 })?;
             let (mem, elem) = self.memory(args[0], true)?;
-            if elem == Scalar::Bool
-                || (elem == Scalar::F32 && matches!(op, AtomicOp::Min | AtomicOp::Max))
-            {
+            if !op.accepts(elem) {
                 return Err(err(
                     c,
                     &format!("`{name}` does not take {elem}"),
-                    "atomic_min/max take i32 or u32; atomic_add takes f32, i32, u32",
+                    "atomic_add/min/max/exch/cas take f32, i32, u32; atomic_sub/and/or/xor take \
+                     i32 or u32; atomic_inc takes u32",
                 ));
             }
             let index = self.index(args[1])?;

@@ -79,6 +79,14 @@ pub fn every_construct(
     atomic_cas(signed, 3, 0, 1);
     atomic_add(bits, 0, 1.0);
     atomic_cas(bits, 1, 0.0, f32::INFINITY);
+    atomic_min(bits, 2, v);
+    atomic_max(bits, 3, v);
+    atomic_sub(signed, 4, k);
+    atomic_and(counts, 1, u);
+    atomic_or(counts, 2, u);
+    atomic_xor(signed, 5, k);
+    atomic_inc(counts, 3, 15u32);
+    atomic_min(hits, 1, lane);
     let h = hits[0];
     if any || all {
         let bits = i.count_ones() + k.leading_zeros() + u.trailing_zeros();

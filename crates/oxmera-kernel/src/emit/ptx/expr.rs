@@ -500,6 +500,26 @@ impl Emitter<'_> {
         Ok(d)
     }
 
+    /// `f32` atomic min/max as a compare-and-swap loop on the bits: PTX's
+    /// `min.f32` returns the other operand of a NaN, as `f32::min` does.
+    /// `d` ends holding the value replaced.
+    fn float_min_max_loop(&mut self, f: &str, d: &str, space: &str, a: &str, v: &str) {
+        let n = self.label();
+        let retry = format!("$L{n}_retry");
+        let (old, new) = (self.temp(Class::B32), self.temp(Class::F32));
+        let (want, seen) = (self.temp(Class::B32), self.temp(Class::B32));
+        let lost = self.temp(Class::Pred);
+        self.ins(format!("ld.volatile.{space}.b32 {old}, {a}"));
+        self.place(&retry);
+        self.ins(format!("mov.b32 {d}, {old}"));
+        self.ins(format!("{f}.f32 {new}, {d}, {v}"));
+        self.ins(format!("mov.b32 {want}, {new}"));
+        self.ins(format!("atom.{space}.cas.b32 {seen}, {a}, {old}, {want}"));
+        self.ins(format!("setp.ne.b32 {lost}, {seen}, {old}"));
+        self.ins(format!("mov.b32 {old}, {seen}"));
+        self.ins(format!("@{lost} bra {retry}"));
+    }
+
     fn atomic(
         &mut self,
         op: AtomicOp,
@@ -515,10 +535,10 @@ impl Emitter<'_> {
                 "atomics hold 32-bit numbers; use a u32 memory",
             ));
         }
-        if elem == Scalar::F32 && matches!(op, AtomicOp::Min | AtomicOp::Max) {
+        if !op.accepts(elem) {
             return Err(self.unsupported(
-                &format!("`{}` on f32", op.name()),
-                "the language has no float atomic min/max yet",
+                &format!("`{}` on {elem}", op.name()),
+                "the IR validator should have refused it",
             ));
         }
         let addr = self.address(mem, index)?;
@@ -537,6 +557,21 @@ impl Emitter<'_> {
         let t = suffix(elem);
         match op {
             AtomicOp::Add => self.ins(format!("atom.{space}.add.{t} {d}, {a}, {v}")),
+            // PTX has no atomic subtract: add the negation (wrapping, as Rust's).
+            AtomicOp::Sub => {
+                let n = self.temp(Class::B32);
+                self.ins(format!("neg.s32 {n}, {v}"));
+                self.ins(format!("atom.{space}.add.{t} {d}, {a}, {n}"));
+            }
+            AtomicOp::And => self.ins(format!("atom.{space}.and.b32 {d}, {a}, {v}")),
+            AtomicOp::Or => self.ins(format!("atom.{space}.or.b32 {d}, {a}, {v}")),
+            AtomicOp::Xor => self.ins(format!("atom.{space}.xor.b32 {d}, {a}, {v}")),
+            // CUDA's atomicInc is PTX's atom.inc: 0 once old >= v.
+            AtomicOp::Inc => self.ins(format!("atom.{space}.inc.u32 {d}, {a}, {v}")),
+            AtomicOp::Min | AtomicOp::Max if elem == Scalar::F32 => {
+                let f = if op == AtomicOp::Min { "min" } else { "max" };
+                self.float_min_max_loop(f, &d, space, a, &v);
+            }
             AtomicOp::Min => self.ins(format!("atom.{space}.min.{t} {d}, {a}, {v}")),
             AtomicOp::Max => self.ins(format!("atom.{space}.max.{t} {d}, {a}, {v}")),
             AtomicOp::Exch => self.ins(format!("atom.{space}.exch.b32 {d}, {a}, {v}")),

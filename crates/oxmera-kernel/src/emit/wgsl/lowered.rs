@@ -95,20 +95,47 @@ impl Emitter<'_> {
                 format!("{h}({})", a[0])
             }
             MathFn::Min | MathFn::Max if ty == Scalar::F32 => {
-                let name = if f == MathFn::Min { "min" } else { "max" };
-                let h = self.helper(&format!("{name}_f32"), || {
-                    format!(
-                        "// Rust's f32::{name}: a NaN operand yields the other one.\n\
-                         fn {name}_f32(a: f32, b: f32) -> f32 {{\n    \
-                         if is_nan(a) {{ return b; }}\n    \
-                         if is_nan(b) {{ return a; }}\n    \
-                         return {name}(a, b);\n}}\n"
-                    )
-                });
+                let h = self.min_max_f32(f == MathFn::Min);
                 format!("{h}({}, {})", a[0], a[1])
             }
             MathFn::Min => format!("min({}, {})", a[0], a[1]),
             MathFn::Max => format!("max({}, {})", a[0], a[1]),
+        })
+    }
+
+    /// Rust's `f32::min`/`max` as a helper function; its name.
+    fn min_max_f32(&mut self, min: bool) -> String {
+        let name = if min { "min" } else { "max" };
+        self.helper(&format!("{name}_f32"), || {
+            format!(
+                "// Rust's f32::{name}: a NaN operand yields the other one.\n\
+                 fn {name}_f32(a: f32, b: f32) -> f32 {{\n    \
+                 if is_nan(a) {{ return b; }}\n    \
+                 if is_nan(b) {{ return a; }}\n    \
+                 return {name}(a, b);\n}}\n"
+            )
+        })
+    }
+
+    /// A read-modify-write as a compare-exchange loop: `new` is WGSL for
+    /// the value to store given `old` (of the memory's storage type);
+    /// returns the helper's name. The loop retries a spurious failure of
+    /// the weak exchange as it retries a lost race.
+    fn cas_loop(&mut self, var: &str, what: &str, t: &str, v: &str, new: &str) -> String {
+        let name = format!("atomic_{what}_{var}");
+        let n = name.clone();
+        self.helper(&name, move || {
+            format!(
+                "// atomic_{what} as a compare-exchange loop.\n\
+                 fn {n}(i: u32, v: {v}) -> {t} {{\n    \
+                 var old = atomicLoad(&{var}[i]);\n    \
+                 loop {{\n        \
+                 let r = atomicCompareExchangeWeak(&{var}[i], old, {new});\n        \
+                 if r.exchanged {{ break; }}\n        \
+                 old = r.old_value;\n    \
+                 }}\n    \
+                 return old;\n}}\n"
+            )
         })
     }
 
@@ -173,20 +200,14 @@ impl Emitter<'_> {
                     format!("bitcast<f32>(atomicExchange(&{var}[{i}], bitcast<u32>({v})))")
                 }
                 AtomicOp::Add => {
-                    let h = self.helper(&format!("atomic_add_{var}"), || {
-                        format!(
-                            "// f32 atomic add as a compare-exchange loop on the bits.\n\
-                             fn atomic_add_{var}(i: u32, v: f32) -> f32 {{\n    \
-                             var old = atomicLoad(&{var}[i]);\n    \
-                             loop {{\n        \
-                             let r = atomicCompareExchangeWeak(&{var}[i], old, bitcast<u32>(bitcast<f32>(old) + v));\n        \
-                             if r.exchanged {{ break; }}\n        \
-                             old = r.old_value;\n    \
-                             }}\n    \
-                             return bitcast<f32>(old);\n}}\n"
-                        )
-                    });
-                    format!("{h}({i}, {v})")
+                    let h = self.cas_loop(
+                        &var,
+                        "add",
+                        "u32",
+                        "f32",
+                        "bitcast<u32>(bitcast<f32>(old) + v)",
+                    );
+                    format!("bitcast<f32>({h}({i}, {v}))")
                 }
                 AtomicOp::Cas => {
                     let h = self.strong_cas(&var, "u32");
@@ -196,15 +217,35 @@ impl Emitter<'_> {
                     )
                 }
                 AtomicOp::Min | AtomicOp::Max => {
-                    return Err(self.unsupported(
-                        &format!("`{}` on f32", op.name()),
-                        "the language has no float atomic min/max yet",
-                    ));
+                    let m = self.min_max_f32(op == AtomicOp::Min);
+                    let what = if op == AtomicOp::Min { "min" } else { "max" };
+                    let h = self.cas_loop(
+                        &var,
+                        what,
+                        "u32",
+                        "f32",
+                        &format!("bitcast<u32>({m}(bitcast<f32>(old), v))"),
+                    );
+                    format!("bitcast<f32>({h}({i}, {v}))")
+                }
+                _ => {
+                    return Err(
+                        self.unsupported(&format!("`{}` on f32", op.name()), "it takes integers")
+                    );
                 }
             });
         }
         Ok(match op {
             AtomicOp::Add => format!("atomicAdd(&{var}[{i}], {v})"),
+            AtomicOp::Sub => format!("atomicSub(&{var}[{i}], {v})"),
+            AtomicOp::And => format!("atomicAnd(&{var}[{i}], {v})"),
+            AtomicOp::Or => format!("atomicOr(&{var}[{i}], {v})"),
+            AtomicOp::Xor => format!("atomicXor(&{var}[{i}], {v})"),
+            // WGSL has no wrapping increment: CUDA's atomicInc by exchange.
+            AtomicOp::Inc => {
+                let h = self.cas_loop(&var, "inc", "u32", "u32", "select(old + 1u, 0u, old >= v)");
+                format!("{h}({i}, {v})")
+            }
             AtomicOp::Min => format!("atomicMin(&{var}[{i}], {v})"),
             AtomicOp::Max => format!("atomicMax(&{var}[{i}], {v})"),
             AtomicOp::Exch => format!("atomicExchange(&{var}[{i}], {v})"),

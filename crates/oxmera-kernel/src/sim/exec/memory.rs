@@ -211,11 +211,24 @@ impl Block<'_> {
                     Scalar::F32 => (f32::from_bits(old) + f32::from_bits(x)).to_bits(),
                     _ => old.wrapping_add(x),
                 },
+                AtomicOp::Sub => old.wrapping_sub(x),
+                AtomicOp::And => old & x,
+                AtomicOp::Or => old | x,
+                AtomicOp::Xor => old ^ x,
+                AtomicOp::Inc => {
+                    if old >= x {
+                        0
+                    } else {
+                        old + 1
+                    }
+                }
                 AtomicOp::Min => match ty {
+                    Scalar::F32 => f32::from_bits(old).min(f32::from_bits(x)).to_bits(),
                     Scalar::I32 => (old as i32).min(x as i32) as u32,
                     _ => old.min(x),
                 },
                 AtomicOp::Max => match ty {
+                    Scalar::F32 => f32::from_bits(old).max(f32::from_bits(x)).to_bits(),
                     Scalar::I32 => (old as i32).max(x as i32) as u32,
                     _ => old.max(x),
                 },
