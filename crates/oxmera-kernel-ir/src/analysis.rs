@@ -748,13 +748,14 @@ impl<'k> Analyzer<'k> {
                 var,
                 start,
                 end,
+                inclusive,
                 step,
                 body,
             } => {
                 let a = self.expr(start, env, ctl);
                 let b = self.expr(end, env, ctl);
                 let st = self.expr(step, env, ctl);
-                let (body_ctl, var_val) = self.for_control(ctl, &a, &b, &st, s.span);
+                let (body_ctl, var_val) = self.for_control(ctl, &a, &b, &st, *inclusive, s.span);
                 self.run_loop(
                     env,
                     ctl,
@@ -788,7 +789,15 @@ impl<'k> Analyzer<'k> {
     }
 
     /// The body's control of a `for` loop and the loop variable's value.
-    fn for_control(&self, ctl: &Ctl, a: &AVal, b: &AVal, st: &AVal, span: SpanId) -> (Ctl, AVal) {
+    fn for_control(
+        &self,
+        ctl: &Ctl,
+        a: &AVal,
+        b: &AVal,
+        st: &AVal,
+        inclusive: bool,
+        span: SpanId,
+    ) -> (Ctl, AVal) {
         let var_uni = a.uni.max(st.uni);
         let var_prov = if a.uni >= st.uni {
             a.prov.clone()
@@ -812,7 +821,7 @@ impl<'k> Analyzer<'k> {
         );
         if let (Some(m), Some(av), Some(bv), Some(sv)) = (&ctl.mask, &a.conc, &b.conc, &st.conc) {
             let trips: Vec<u64> = (0..self.bt)
-                .map(|t| trip_count(av[t], bv[t], sv[t]))
+                .map(|t| trip_count(av[t], bv[t], sv[t], inclusive))
                 .collect();
             let active: Vec<u64> = (0..self.bt).filter(|&t| m[t]).map(|t| trips[t]).collect();
             let lo = active.iter().copied().min().unwrap_or(0);
@@ -1412,12 +1421,14 @@ impl<'k> Analyzer<'k> {
     }
 }
 
-fn trip_count(a: Value, b: Value, s: Value) -> u64 {
+fn trip_count(a: Value, b: Value, s: Value, inclusive: bool) -> u64 {
     let (a, b, s) = match (a, b, s) {
         (Value::U32(a), Value::U32(b), Value::U32(s)) => (a as i64, b as i64, s as i64),
         (Value::I32(a), Value::I32(b), Value::I32(s)) => (a as i64, b as i64, s as i64),
         _ => return 0,
     };
+    // In i64 the inclusive bound's successor cannot overflow.
+    let b = b + i64::from(inclusive);
     if s <= 0 || a >= b {
         0
     } else {

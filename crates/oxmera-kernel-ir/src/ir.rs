@@ -595,15 +595,19 @@ pub enum StmtKind {
         /// Taken where false (may be empty).
         otherwise: Vec<Stmt>,
     },
-    /// `for var in (start..end).step_by(step) { body }`; `end` and `step` are
-    /// evaluated once, before the first iteration, as in Rust.
+    /// `for var in (start..end).step_by(step) { body }` (or `..=`); `end`
+    /// and `step` are evaluated once, before the first iteration, and the
+    /// loop stops where the next value would pass the bound — never wraps —
+    /// as in Rust.
     For {
         /// The loop variable (a fresh local).
         var: LocalId,
         /// First value.
         start: Expr,
-        /// Exclusive bound.
+        /// The bound: exclusive, or inclusive for `..=`.
         end: Expr,
+        /// `start..=end`: `end` itself is a value of the loop.
+        inclusive: bool,
         /// Positive step.
         step: Expr,
         /// Loop body.

@@ -142,14 +142,16 @@ impl Printer<'_> {
                 var,
                 start,
                 end,
+                inclusive,
                 step,
                 body,
             } => {
                 let _ = writeln!(
                     self.out,
-                    "{ind}for {} in ({}..{}).step_by({}) {{{at}",
+                    "{ind}for {} in ({}{}{}).step_by({}) {{{at}",
                     self.local(*var),
                     self.expr(start),
+                    if *inclusive { "..=" } else { ".." },
                     self.expr(end),
                     self.expr(step)
                 );

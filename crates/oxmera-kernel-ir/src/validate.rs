@@ -103,6 +103,7 @@ impl Validator<'_> {
                 end,
                 step,
                 body,
+                ..
             } => {
                 let l = self
                     .k

@@ -240,11 +240,12 @@ fn stmt(st: &Stmt) -> TokenStream {
             var,
             start,
             end,
+            inclusive,
             step,
             body,
         } => {
             let (v, a, b, s, bd) = (u32l(*var), expr(start), expr(end), expr(step), block(body));
-            quote!(#ir::StmtKind::For { var: #v, start: #a, end: #b, step: #s, body: #bd })
+            quote!(#ir::StmtKind::For { var: #v, start: #a, end: #b, inclusive: #inclusive, step: #s, body: #bd })
         }
         StmtKind::While { cond, body } => {
             let (c, b) = (expr(cond), block(body));

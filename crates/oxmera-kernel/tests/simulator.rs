@@ -647,3 +647,64 @@ fn every_atomic_leaves_what_the_host_computes() {
     // 64 increments that wrap at 9: 64 mod 10.
     assert_eq!(bits[3], 4);
 }
+
+/// Inclusive ranges, to the end of the type and with `continue`.
+#[oxmera_kernel::kernel(block = [1])]
+fn inclusive_ranges(out: &mut [u32], signed: &mut [i32]) {
+    let mut n = 0u32;
+    for i in (0u32..=u32::MAX).step_by(0x8000_0000) {
+        n += 1;
+        out[n] = i;
+    }
+    out[0] = n;
+    let mut sum = 0i32;
+    let mut seen = 0i32;
+    for j in -3i32..=3 {
+        seen += 1;
+        if j == 0 {
+            continue;
+        }
+        sum += j * j;
+    }
+    signed[0] = sum;
+    signed[1] = seen;
+    let mut m = 0i32;
+    for k in (i32::MAX - 4..=i32::MAX).step_by(2) {
+        m += 1;
+        signed[1 + m as u32] = k;
+    }
+    signed[5] = m;
+    let mut empty = 0u32;
+    for _e in 5u32..=4 {
+        empty += 1;
+    }
+    out[3] = empty;
+}
+
+#[test]
+fn inclusive_ranges_run_every_value_rust_runs() {
+    let mut args = vec![
+        Arg::Buffer(Buffer::from_u32(&[9; 4])),
+        Arg::Buffer(Buffer::from_i32(&[0; 6])),
+    ];
+    let k = inclusive_ranges();
+    sim::run(
+        k,
+        LaunchConfig::linear(1, 1),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
+    let walked: Vec<u32> = (0u32..=u32::MAX).step_by(0x8000_0000).collect();
+    assert_eq!(walked, [0, 0x8000_0000]);
+    assert_eq!(args[0].buffer().unwrap().to_u32(), [2, 0, 0x8000_0000, 0]);
+    let tail: Vec<i32> = (i32::MAX - 4..=i32::MAX).step_by(2).collect();
+    assert_eq!(tail.len(), 3);
+    let sum: i32 = (-3i32..=3).filter(|j| *j != 0).map(|j| j * j).sum();
+    assert_eq!(
+        args[1].buffer().unwrap().to_i32(),
+        [sum, 7, tail[0], tail[1], tail[2], 3]
+    );
+    let printed = oxmera_kernel::pretty::print(k);
+    assert!(printed.contains("..=4294967295u32"), "{printed}");
+}

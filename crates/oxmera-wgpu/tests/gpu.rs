@@ -616,3 +616,47 @@ fn contended_atomics_on_the_device_leave_what_the_simulator_leaves() {
     // 256 increments wrapping past 100: 256 mod 101.
     assert_eq!(on_gpu[2].buffer().unwrap().data[4], 256 % 101);
 }
+
+/// Inclusive loops whose last value is the type's maximum, with a start
+/// that differs per thread, so each thread runs its own trip count.
+#[oxmera_kernel::kernel(block = [64])]
+fn inclusive_to_the_end(starts: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x();
+    let mut s = 0u32;
+    for j in (starts[i]..=u32::MAX).step_by(0x4000_0000) {
+        s = s * 7 + (j >> 28);
+    }
+    out[i] = s;
+}
+
+#[test]
+fn inclusive_loops_on_the_device_stop_where_rust_stops() {
+    use oxmera_kernel::sim::{Arg, Buffer};
+    let Some(d) = gpu() else { return };
+    let starts: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x0400_0000)).collect();
+    let args = vec![
+        Arg::Buffer(Buffer::from_u32(&starts)),
+        Arg::Buffer(Buffer::from_u32(&[0; 64])),
+    ];
+    let launch = oxmera_kernel::launch::LaunchConfig::linear(1, 64);
+    let mut on_gpu = args.clone();
+    oxmera_wgpu::run(d, inclusive_to_the_end(), launch, &mut on_gpu).unwrap();
+    let want: Vec<u32> = starts
+        .iter()
+        .map(|&a| {
+            (a..=u32::MAX)
+                .step_by(0x4000_0000)
+                .fold(0u32, |s, j| s.wrapping_mul(7).wrapping_add(j >> 28))
+        })
+        .collect();
+    assert_eq!(on_gpu[1].buffer().unwrap().to_u32(), want);
+    let mut in_sim = args;
+    oxmera_kernel::sim::run(
+        inclusive_to_the_end(),
+        launch,
+        &mut in_sim,
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(in_sim[1].buffer().unwrap().to_u32(), want);
+}

@@ -561,13 +561,7 @@ impl Lowering {
         let syn::Expr::Range(r) = range else {
             return Err(err(&f.expr, "a `for` loop runs over a range", hint));
         };
-        if let syn::RangeLimits::Closed(c) = r.limits {
-            return Err(err(
-                c,
-                "inclusive ranges are not supported",
-                "write `a..b + 1`",
-            ));
-        }
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
         let (Some(a), Some(b)) = (&r.start, &r.end) else {
             return Err(err(r, "the range needs both ends", hint));
         };
@@ -609,6 +603,7 @@ impl Lowering {
             var,
             start,
             end,
+            inclusive,
             step,
             body,
         })

@@ -377,6 +377,7 @@ impl Compiler {
                 var,
                 start,
                 end,
+                inclusive,
                 step,
                 body,
             } => {
@@ -390,21 +391,39 @@ impl Compiler {
                 let st = self.expr(step);
                 let step_reg = self.reg();
                 self.emit(Op::Mov { d: step_reg, s: st });
+                // An inclusive loop may not step onto its bound and past it:
+                // `more` says the last step stayed within the bound (an
+                // exclusive loop needs no flag, see the step below).
+                let more = self.reg();
+                if *inclusive {
+                    self.emit(Op::Const { d: more, bits: 1 });
+                }
                 self.emit(Op::LoopBegin);
                 let head = self.pc();
                 let cond = self.reg();
-                let lt = if start.ty == Scalar::I32 {
-                    BinK::LtS
-                } else {
-                    BinK::LtU
+                let signed = start.ty == Scalar::I32;
+                let test_k = match (*inclusive, signed) {
+                    (false, true) => BinK::LtS,
+                    (false, false) => BinK::LtU,
+                    (true, true) => BinK::LeS,
+                    (true, false) => BinK::LeU,
                 };
                 self.emit(Op::Bin {
                     d: cond,
-                    k: lt,
+                    k: test_k,
                     a: var_reg,
                     b: end_reg,
                     span: s.span,
                 });
+                if *inclusive {
+                    self.emit(Op::Bin {
+                        d: cond,
+                        k: BinK::And,
+                        a: cond,
+                        b: more,
+                        span: s.span,
+                    });
+                }
                 let test = self.emit(Op::LoopTest { cond, end_pc: 0 });
                 self.skips.push(Vec::new());
                 self.block(body);
@@ -424,13 +443,29 @@ impl Compiler {
                     span: s.span,
                 });
                 let capped = self.reg();
-                self.emit(Op::Bin {
-                    d: capped,
-                    k: BinK::MinU,
-                    a: step_reg,
-                    b: left,
-                    span: s.span,
-                });
+                if *inclusive {
+                    // The bound is a value of the loop: go on only while the
+                    // step fits in the distance left.
+                    self.emit(Op::Bin {
+                        d: more,
+                        k: BinK::LeU,
+                        a: step_reg,
+                        b: left,
+                        span: s.span,
+                    });
+                    self.emit(Op::Mov {
+                        d: capped,
+                        s: step_reg,
+                    });
+                } else {
+                    self.emit(Op::Bin {
+                        d: capped,
+                        k: BinK::MinU,
+                        a: step_reg,
+                        b: left,
+                        span: s.span,
+                    });
+                }
                 let next = self.reg();
                 self.emit(Op::Bin {
                     d: next,

@@ -54,6 +54,9 @@ pub fn every_construct(
             continue;
         }
     }
+    for j in (1i32..=7).step_by(2) {
+        acc += j;
+    }
     let mut w = 0u32;
     while w < 4 {
         w += 1;

@@ -54,6 +54,7 @@ impl Emitter<'_> {
                 var,
                 start,
                 end,
+                inclusive,
                 step,
                 body,
             } => {
@@ -77,7 +78,8 @@ impl Emitter<'_> {
                 );
                 self.place(&top);
                 let p = self.temp(Class::Pred);
-                self.ins(format!("setp.lt.{} {p}, {v}, {e}", suffix(ty)));
+                let test = if *inclusive { "le" } else { "lt" };
+                self.ins(format!("setp.{test}.{} {p}, {v}, {e}", suffix(ty)));
                 self.ins(format!("@!{p} bra {exit}"));
                 self.loops.push((cont.clone(), exit.clone()));
                 self.block_of(body)?;
@@ -86,8 +88,11 @@ impl Emitter<'_> {
                 let left = self.temp(Class::B32);
                 self.ins(format!("sub.u32 {left}, {e}, {v}"));
                 self.ins(format!("add.{} {v}, {v}, {st}", suffix(ty)));
+                // Exclusive: stop when the step reaches the bound; inclusive:
+                // when it passes it (the bound itself is a value of the loop).
                 let done = self.temp(Class::Pred);
-                self.ins(format!("setp.ge.u32 {done}, {st}, {left}"));
+                let past = if *inclusive { "gt" } else { "ge" };
+                self.ins(format!("setp.{past}.u32 {done}, {st}, {left}"));
                 self.ins(format!("@{done} bra {exit}"));
                 self.ins(format!("bra {top}"));
                 self.place(&exit);

@@ -461,6 +461,7 @@ impl<'k> Emitter<'k> {
                 var,
                 start,
                 end,
+                inclusive,
                 step,
                 body,
             } => {
@@ -485,7 +486,8 @@ impl<'k> Emitter<'k> {
                 self.line(d + 1, &format!("let step{n} = {st};"));
                 self.line(d + 1, &format!("{v} = {s};"));
                 self.line(d + 1, "loop {");
-                self.line(d + 2, &format!("if !({v} < end{n}) {{ break; }}"));
+                let test = if *inclusive { "<=" } else { "<" };
+                self.line(d + 2, &format!("if !({v} {test} end{n}) {{ break; }}"));
                 self.block_of(body, d + 2)?;
                 self.line(d + 2, "continuing {");
                 self.line(
@@ -497,9 +499,12 @@ impl<'k> Emitter<'k> {
                     ),
                 );
                 self.line(d + 3, &format!("{v} = {v} + step{n};"));
+                // Exclusive: stop when the step reaches the bound; inclusive:
+                // when it passes it.
+                let past = if *inclusive { ">" } else { ">=" };
                 self.line(
                     d + 3,
-                    &format!("break if {} >= left{n};", as_u32(&format!("step{n}"))),
+                    &format!("break if {} {past} left{n};", as_u32(&format!("step{n}"))),
                 );
                 self.line(d + 2, "}");
                 self.line(d + 1, "}");
