@@ -126,10 +126,23 @@ fn every_construct_of_the_language_assembles() {
 }
 
 #[test]
-fn the_clean_corpus_configurations_assemble_too() {
+fn the_corpus_assembles_too_divergent_or_not() {
     // ptxas checks PTX, not convergence: a divergent barrier assembles. The
     // analysis stays the only guard, as on wgpu.
     let Some(a) = ptxas() else { return };
+    // Every module docs/corpus-ptx.md shows: each clean launch of the
+    // expectations on sm_80.
+    let page = oxmera_kernel::corpus::ptx_page(cc("8.0"));
+    let modules: Vec<&str> = page
+        .split("```text\n")
+        .skip(1)
+        .map(|m| m.split("```").next().unwrap_or_default())
+        .collect();
+    assert!(modules.len() > 10, "{}", modules.len());
+    for m in &modules {
+        assemble_source(&a, m, cc("8.0")).unwrap_or_else(|err| panic!("{err}\n{m}"));
+    }
+    // And each corpus kernel at its first block, whatever the verdict.
     let mut assembled = 0;
     for e in registry::entries() {
         if e.origin != Origin::Corpus {

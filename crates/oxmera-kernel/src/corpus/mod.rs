@@ -3,6 +3,9 @@
 //! of the analysis and every report of the simulator is shown to fire.
 
 mod kernels;
+mod page;
+
+pub use page::ptx_page;
 
 pub use kernels::*;
 
