@@ -55,7 +55,10 @@ pub fn run_corpus(corpus: &Corpus, device: Device, filter: Option<&str>) -> Repo
                     match catch_unwind(AssertUnwindSafe(|| run_one(case, dtype, class, device))) {
                         Ok(o) => o,
                         Err(panic) => Outcome {
-                            forward: Err(format!("panicked: {}", panic_message(&panic))),
+                            forward: Err(format!(
+                                "panicked: {}",
+                                oxmera_tensor::panic_message(&*panic)
+                            )),
                             backward: Vec::new(),
                         },
                     };
@@ -156,16 +159,6 @@ fn describe(c: &Comparison, shape: &Shape) -> String {
                 ),
             }
         }
-    }
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(no message)".into()
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaSlice;
 use oxmera_core::{Device, Error, Result};
-use oxmera_tensor::{Backend, DeviceBuffer, HostBuffer, Storage, StorageData};
+use oxmera_tensor::{Backend, DeviceBuffer, HostBuffer, Storage};
 
 use crate::driver::Gpu;
 
@@ -34,12 +34,9 @@ impl CudaBackend {
     }
 
     fn bytes<'a>(&self, storage: &'a Storage) -> Result<&'a CudaSlice<u8>> {
-        match storage.data() {
-            StorageData::Device(b) => match b.as_any().downcast_ref::<GpuBytes>() {
-                Some(GpuBytes(slice)) => Ok(slice),
-                None => Err(self.foreign(storage)),
-            },
-            StorageData::Host(_) => Err(self.foreign(storage)),
+        match storage.device_buffer_as::<GpuBytes>() {
+            Some(GpuBytes(slice)) => Ok(slice),
+            None => Err(self.foreign(storage)),
         }
     }
 

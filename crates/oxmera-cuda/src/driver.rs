@@ -65,11 +65,7 @@ fn guarded<T>(
         Ok(Err(e)) => Err(format!("{what}: {e}")),
         Err(panic) => Err(format!(
             "{what}: the driver library is not usable: {}",
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
+            oxmera_tensor::panic_message(&*panic)
         )),
     }
 }

@@ -33,8 +33,8 @@ use std::sync::Arc;
 use oxmera_core::{DType, Device, Error, Result};
 use oxmera_tensor::random::{arange_host, draw_host};
 use oxmera_tensor::{
-    Backend, DeviceBuffer, Distribution, Generator, HostBuffer, Provider, Storage, StorageData,
-    Support, Tensor, with_host_buffer,
+    Backend, DeviceBuffer, Distribution, Generator, HostBuffer, Provider, Storage, Support, Tensor,
+    with_host_buffer,
 };
 
 // The host fallback computes with the reference backend; naming the crate
@@ -85,12 +85,9 @@ impl Loopback {
 
     /// This device's buffer inside `storage`.
     fn buffer<'a>(&self, storage: &'a Storage) -> Result<&'a HostBuffer> {
-        match storage.data() {
-            StorageData::Device(b) => match b.as_any().downcast_ref::<LoopBuffer>() {
-                Some(LoopBuffer(data)) => Ok(data),
-                None => Err(self.foreign(storage)),
-            },
-            StorageData::Host(_) => Err(self.foreign(storage)),
+        match storage.device_buffer_as::<LoopBuffer>() {
+            Some(LoopBuffer(data)) => Ok(data),
+            None => Err(self.foreign(storage)),
         }
     }
 

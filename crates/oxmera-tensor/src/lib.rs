@@ -44,7 +44,7 @@ pub use op::{
     window_input_index, window_output_size,
 };
 pub use random::{Generator, philox4x32_10};
-pub use registry::{BACKEND_PROVIDERS, Provider};
+pub use registry::{BACKEND_PROVIDERS, Provider, panic_message};
 pub use storage::{DeviceBuffer, HostBuffer, Storage, StorageData};
 pub use tensor::{Tensor, TensorId, synchronize};
 

@@ -173,11 +173,7 @@ pub fn backend(device: Device) -> Result<Arc<dyn Backend>> {
         }
         Ok(Err(e)) => return Err(unavailable(device, e.to_string())),
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "(no message)".into());
+            let what = panic_message(&*panic);
             return Err(unavailable(
                 device,
                 format!("its provider panicked while opening it: {what}"),
@@ -223,4 +219,15 @@ pub fn devices() -> Vec<Device> {
 pub fn parse_device(name: &str) -> Result<Device> {
     providers();
     name.parse()
+}
+
+/// The message a caught panic carried (`panic!("…")` payloads are a `&str`
+/// or a `String`), or `(no message)`: what a provider, a backend or a test
+/// runner reports when it turns a panic into an error.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }

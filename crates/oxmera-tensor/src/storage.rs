@@ -220,6 +220,16 @@ impl Storage {
         }
     }
 
+    /// The device buffer inside, as the backend's own type `B`; `None` for
+    /// host data or another backend's buffer (each backend says how that
+    /// is an error for it).
+    pub fn device_buffer_as<B: DeviceBuffer>(&self) -> Option<&B> {
+        match &self.data {
+            StorageData::Device(b) => b.as_any().downcast_ref::<B>(),
+            StorageData::Host(_) => None,
+        }
+    }
+
     /// The device the memory is on.
     pub fn device(&self) -> Device {
         self.device

@@ -10,7 +10,7 @@ use oxmera_kernel::library::logical_code;
 use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{
     Backend, BinaryOp, CmpOp, Conv2dParams, DeviceBuffer, Distribution, Generator, HostBuffer,
-    Pool2dParams, ReduceOp, ScatterMode, Storage, StorageData, Support, Tensor, UnaryOp,
+    Pool2dParams, ReduceOp, ScatterMode, Storage, Support, Tensor, UnaryOp,
 };
 
 use crate::gpu::{Gpu, GpuBuffer};
@@ -72,10 +72,9 @@ impl WgpuBackend {
                 storage.device()
             ),
         };
-        match storage.data() {
-            StorageData::Device(b) => b.as_any().downcast_ref::<WgpuStorage>().ok_or_else(foreign),
-            StorageData::Host(_) => Err(foreign()),
-        }
+        storage
+            .device_buffer_as::<WgpuStorage>()
+            .ok_or_else(foreign)
     }
 
     /// The adapter's device, queue, pool and pipelines.
