@@ -15,8 +15,8 @@
 //!   out-of-bounds access or a shared-memory race;
 //! - [`library`] holds the kernels oxmera ships, each validated in the
 //!   simulator, and [`corpus`] the broken kernels every rule must catch;
-//! - [`emit`] writes it in a GPU's language (WGSL today) for one target and
-//!   launch, from the same IR the analysis and the simulator read.
+//! - [`emit`] writes it in a GPU's language (WGSL, and PTX for CUDA) for one
+//!   target and launch, from the same IR the analysis and the simulator read.
 //!
 //! ```
 //! use oxmera_kernel::analysis::{CheckOptions, Rule, check};
@@ -54,7 +54,8 @@
 //! The IR, its analysis and printer live in `oxmera-kernel-ir` (re-exported
 //! here) so that the macro can run the analysis at compile time. This crate
 //! must never know about tensors, backends or any GPU API: its emitters
-//! write shader text, and the backends (`oxmera-wgpu`) compile and run it.
+//! write shader text, and the backends (`oxmera-wgpu`, `oxmera-cuda`)
+//! compile and run it.
 
 extern crate self as oxmera_kernel;
 

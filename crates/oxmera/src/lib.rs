@@ -3,14 +3,19 @@
 //!
 //! This crate is the front door and holds no logic of its own: it
 //! re-exports the layers below it and offers a [`prelude`]. Depending on it
-//! links the reference backend, so [`Device::Reference`] works out of the
-//! box.
+//! links both host backends, so both devices work out of the box: the
+//! reference backend ([`reference`], [`Device::Reference`]), which defines
+//! correct, and the optimized CPU backend ([`cpu`], [`Device::Cpu`]), which
+//! is fast. With the `wgpu` feature the wgpu backend is linked too.
 //!
 //! ```
 //! use oxmera::prelude::*;
 //!
 //! let a = Tensor::arange(0.0, 6.0, 1.0, DType::F32, Device::Reference)?.reshape([2, 3])?;
 //! assert_eq!(a.t()?.dims(), &[3, 2]);
+//! // The same values on the CPU backend, which this crate also links.
+//! let b = a.to_device(Device::Cpu)?;
+//! assert_eq!(b.to_vec::<f32>()?, a.to_vec::<f32>()?);
 //! # Ok::<(), oxmera::Error>(())
 //! ```
 

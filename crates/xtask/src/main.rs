@@ -1,11 +1,21 @@
-//! Repository checks that CI runs: `cargo run -p xtask -- layering`.
+//! Repository checks that CI runs:
 //!
-//! The layering check reads `cargo metadata` and enforces DESIGN.md's
-//! arrows mechanically, so a wrong dependency fails CI instead of waiting
-//! for a reviewer to notice.
+//! - `cargo run -p xtask -- layering` reads `cargo metadata` and enforces
+//!   the order of crates that ARCHITECTURE.md's layer table describes
+//!   (the table itself is [`layering::LAYERS`]), so a wrong dependency
+//!   fails CI instead of waiting for a reviewer to notice.
+//! - `cargo run -p xtask -- docrefs [ROOT]` reads every doc and fails on a
+//!   file path, crate, `-p` package or `oxmera` subcommand that does not
+//!   exist (rules in [`docrefs`]), so a rename cannot leave the docs
+//!   pointing at nothing.
+//!
+//! Both exit 0 when clean, 1 on a violation (one line each), 2 when they
+//! cannot run.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod docrefs;
 mod layering;
 
 fn main() -> ExitCode {
@@ -33,8 +43,40 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("docrefs") => run_docrefs(args.get(1).map(String::as_str)),
         _ => {
             eprintln!("usage: cargo run -p xtask -- layering [METADATA.json]");
+            eprintln!("       cargo run -p xtask -- docrefs [ROOT]");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the docs check on `root`, or on this workspace.
+fn run_docrefs(root: Option<&str>) -> ExitCode {
+    // The workspace this xtask was built in, so it works from any directory;
+    // tests pass a planted tree instead.
+    let root = match root {
+        Some(r) => PathBuf::from(r),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    };
+    match docrefs::check(&root) {
+        Ok(report) if report.findings.is_empty() => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Ok(report) => {
+            for f in &report.findings {
+                eprintln!("{f}");
+            }
+            eprintln!(
+                "{} reference(s) to things that do not exist (rules: crates/xtask/src/docrefs/mod.rs)",
+                report.findings.len()
+            );
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("xtask docrefs: {e}");
             ExitCode::from(2)
         }
     }
