@@ -23,6 +23,15 @@ pub enum Device {
     Custom(CustomDevice),
 }
 
+/// The default device is [`Device::Cpu`], the optimized host backend, as
+/// PyTorch's is its CPU: what `Tensor::try_from(vec![..])` and a layer
+/// config's `init` use when a program names none.
+impl Default for Device {
+    fn default() -> Device {
+        Device::Cpu
+    }
+}
+
 /// The names the built-in variants answer to; a custom device may not
 /// take one.
 const BUILT_IN: [&str; 4] = ["reference", "cpu", "cuda", "wgpu"];

@@ -389,6 +389,28 @@ pub enum Error {
         /// What is wrong with it.
         problem: StateDictProblem,
     },
+
+    /// A trainable parameter received a gradient but no module listed it
+    /// and no optimizer holds it, so no step would ever update it: the
+    /// silent mistake of a hand-written `Module::named_params` that forgets
+    /// a child. Found by an optimizer's first `step()`.
+    #[error(
+        "{op}: a parameter of shape {shape} ({dtype}) created at {created_at} received a \
+         gradient, but no module's named_parameters() lists it and no optimizer holds it, \
+         so it would never be trained (did a hand-written named_params forget a field? \
+         #[derive(Module)] lists every field)"
+    )]
+    UnregisteredParameter {
+        /// The operation.
+        op: &'static str,
+        /// The parameter's shape.
+        shape: Shape,
+        /// The parameter's dtype.
+        dtype: DType,
+        /// Where the parameter was made (`file:line:column` of the layer
+        /// constructor's caller).
+        created_at: String,
+    },
 }
 
 /// What is wrong with one entry of a state dict, for [`Error::StateDict`].
@@ -451,7 +473,8 @@ impl Error {
             | WindowTooLarge { op, .. }
             | InvalidArgument { op, .. }
             | Autograd { op, .. }
-            | StateDict { op, .. } => Some(op),
+            | StateDict { op, .. }
+            | UnregisteredParameter { op, .. } => Some(op),
             UnknownDevice { .. } | UnknownDType { .. } => None,
         }
     }
@@ -500,6 +523,7 @@ impl Error {
             UnknownDType { .. } => "UnknownDType",
             Autograd { .. } => "Autograd",
             StateDict { .. } => "StateDict",
+            UnregisteredParameter { .. } => "UnregisteredParameter",
         }
     }
 
@@ -537,6 +561,7 @@ impl Error {
         "UnknownDType",
         "Autograd",
         "StateDict",
+        "UnregisteredParameter",
     ];
 
     /// Shorthand for [`Error::InvalidArgument`].

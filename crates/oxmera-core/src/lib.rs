@@ -11,7 +11,8 @@
 //!
 //! It also owns [`broadcast_shapes`], the total function that decides
 //! whether two shapes can meet in an elementwise op, the [`Device`] value
-//! that names where data lives, and the [`Error`] taxonomy that every
+//! that names where data lives, the [`Scalar`] a program's number
+//! becomes before it meets a tensor, and the [`Error`] taxonomy that every
 //! fallible public function in oxmera returns, and the definition of the
 //! random bits ([`philox4x32_10`]) that every device's generator reproduces.
 //!
@@ -36,6 +37,8 @@ mod dtype;
 mod error;
 mod layout;
 mod philox;
+mod position;
+mod scalar;
 mod shape;
 
 pub use broadcast::{broadcast_shapes, broadcast_shapes_all};
@@ -44,4 +47,6 @@ pub use dtype::DType;
 pub use error::{Error, Result, StateDictProblem};
 pub use layout::{Layout, OffsetIter, Strides};
 pub use philox::{philox4x32_10, unit_f64};
+pub use position::Position;
+pub use scalar::Scalar;
 pub use shape::{MAX_NUMEL, Shape, normalize_dim, normalize_dims};

@@ -2,19 +2,21 @@
 //! device's fill and arange services, so a GPU writes them in place;
 //! `linspace` and `eye` build their few values on the host and upload them.
 
-use oxmera_core::{DType, Device, Error, Result, Shape};
+use oxmera_core::{DType, Device, Error, Result, Scalar, Shape};
 
 use crate::tensor::backend_storing;
 use crate::{HostBuffer, Tensor};
 
 impl Tensor {
-    /// A tensor of `shape` filled with `value` (converted to `dtype`).
+    /// A tensor of `shape` filled with `value` (any Rust number, converted
+    /// to `dtype` as [`Element`](crate::Element)'s casts convert).
     pub fn full(
         shape: impl Into<Shape>,
-        value: f64,
+        value: impl Into<Scalar>,
         dtype: DType,
         device: Device,
     ) -> Result<Tensor> {
+        let value = value.into().to_f64("full")?;
         let shape = shape.into();
         let n = shape.valid_numel("full")?;
         let backend = backend_storing(device, "full", dtype)?;
@@ -46,9 +48,20 @@ impl Tensor {
     ///
     /// The count is `ceil((end - start) / step)`, computed in `f64`; each
     /// value is `start + i * step` (not a running sum, so errors do not
-    /// accumulate).
-    pub fn arange(start: f64, end: f64, step: f64, dtype: DType, device: Device) -> Result<Tensor> {
+    /// accumulate). The bounds may be any Rust numbers: `arange(0, 10, 2, ..)`.
+    pub fn arange(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
         let op = "arange";
+        let (start, end, step) = (
+            start.into().to_f64(op)?,
+            end.into().to_f64(op)?,
+            step.into().to_f64(op)?,
+        );
         if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {
             return Err(Error::invalid(
                 op,

@@ -22,11 +22,13 @@
 pub mod autograd;
 mod backend;
 mod create;
+mod data;
 mod display;
 mod element;
 pub mod fallback;
 pub mod host_cache;
 pub mod host_device;
+pub mod indexing;
 mod op;
 pub mod ops;
 pub mod random;
@@ -38,11 +40,14 @@ mod view;
 
 pub use autograd::{NoGradGuard, is_grad_enabled, no_grad};
 pub use backend::{Backend, Distribution, Support};
+pub use data::TensorData;
 pub use element::Element;
+pub use indexing::{Ellipsis, IndexItem, Indexer, NewAxis};
 pub use op::{
     BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, ScatterMode, UnaryOp, keepdim_shape,
     window_input_index, window_output_size,
 };
+pub use ops::chain::{Operand, TensorResultExt};
 pub use random::{Generator, philox4x32_10};
 pub use registry::{BACKEND_PROVIDERS, Provider, panic_message};
 pub use storage::{DeviceBuffer, HostBuffer, Storage, StorageData};

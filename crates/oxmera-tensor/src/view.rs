@@ -2,7 +2,7 @@
 //! [`Tensor::reshape`] and [`Tensor::flatten`] when the layout forbids a
 //! view (and they say so in their docs).
 
-use oxmera_core::{Result, Shape, normalize_dim};
+use oxmera_core::{Position, Result, Shape, normalize_dim};
 
 use crate::Tensor;
 use crate::autograd::rules;
@@ -118,11 +118,53 @@ impl Tensor {
         }
     }
 
-    /// Keeps `len` elements of `dim` starting at `start`.
-    pub fn narrow(&self, dim: isize, start: usize, len: usize) -> Result<Tensor> {
-        let out = self.with_layout(self.layout().narrow("narrow", dim, start, len)?);
+    /// Keeps `len` elements of `dim` starting at `start` (a view). A
+    /// negative `start` counts from the end, as in PyTorch:
+    /// `x.narrow(0, -2, 2)` is the last two rows.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::{DType, Device};
+    /// use oxmera_tensor::Tensor;
+    /// let x = Tensor::arange(0, 5, 1, DType::I64, Device::Reference)?;
+    /// assert_eq!(x.narrow(0, -2, 2)?.to_vec::<i64>()?, vec![3, 4]);
+    /// assert_eq!(x.narrow(0, 1usize, 2)?.to_vec::<i64>()?, vec![1, 2]);
+    /// assert!(x.narrow(0, -6, 1).is_err());
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn narrow(&self, dim: isize, start: impl Into<Position>, len: usize) -> Result<Tensor> {
         let d = normalize_dim("narrow", dim, self.rank())?;
+        let start = start.into();
+        // A start past the end is the layout's RangeOutOfBounds, as before;
+        // only a negative one needs counting from the end here.
+        let start = match usize::try_from(start.get()) {
+            Ok(s) => s,
+            Err(_) if start.get() > 0 => usize::MAX,
+            Err(_) => start.resolve_start("narrow", d, self.dims()[d])?,
+        };
+        let out = self.with_layout(self.layout().narrow("narrow", dim, start, len)?);
         Ok(rules::slice("narrow", self, d, start, 1, out))
+    }
+
+    /// The slice at `index` along `dim`, with that dim removed (a view):
+    /// PyTorch's `x.select(dim, index)`, `x[:, index]` for `dim = 1`. A
+    /// negative `index` counts from the end.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// let x = Tensor::new([[1, 2, 3], [4, 5, 6]], Device::Reference)?;
+    /// assert_eq!(x.select(1, -1)?.to_vec::<i32>()?, vec![3, 6]);
+    /// assert_eq!(x.select(0, 0)?.dims(), &[3]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn select(&self, dim: isize, index: impl Into<Position>) -> Result<Tensor> {
+        let d = normalize_dim("select", dim, self.rank())?;
+        let i = index.into().resolve("select", d, self.dims()[d])?;
+        let one = self.with_layout(self.layout().narrow("select", dim, i, 1)?);
+        let one = rules::slice("select", self, d, i, 1, one);
+        one.squeeze(d as isize)
     }
 
     /// Keeps every `step`-th element of `dim` within `start..end`.

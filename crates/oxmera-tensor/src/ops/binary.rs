@@ -37,13 +37,14 @@
 //!   the operands' order.
 //! - **Comparisons follow IEEE**: every comparison with NaN is false except
 //!   `ne`, which is true; `-0.0 == 0.0`.
-//! - **Scalar operands** (`add_scalar(2.0)`, `&t * 2.0`) take the tensor's
+//! - **Scalar operands** (`add_scalar(2)`, `&t * 2.0`: any Rust integer,
+//!   float or bool, through [`oxmera_core::Scalar`]) take the tensor's
 //!   dtype. Into a float dtype the scalar is rounded to nearest; into an
 //!   integer or bool dtype it must be exactly representable (an integer in
 //!   range, or 0/1 for bool), else [`Error::InvalidArgument`] — `i32 + 0.5`
 //!   is refused rather than silently truncated.
 
-use oxmera_core::{DType, Error, Result, Shape, broadcast_shapes, broadcast_shapes_all};
+use oxmera_core::{DType, Error, Result, Scalar, Shape, broadcast_shapes, broadcast_shapes_all};
 
 use super::unary::{BOOL_ARITH_HINT, LOGICAL_HINT};
 use crate::{BinaryOp, CmpOp, Tensor};
@@ -162,8 +163,9 @@ impl Tensor {
     /// forms. The value reaches the backend as a number, never as an
     /// uploaded tensor; only when a gradient is recorded is it made a
     /// rank-0 tensor (by the device's fill service) for the rule to use.
-    fn binary_scalar_op(&self, op: BinaryOp, value: f64, scalar_first: bool) -> Result<Tensor> {
+    fn binary_scalar_op(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Tensor> {
         let name = op.name();
+        let value = value.to_f64(name)?;
         Tensor::binary_dtype_suits(op, self.dtype())?;
         check_representable(name, value, self.dtype())?;
         let storage = self
@@ -184,7 +186,8 @@ impl Tensor {
 
     /// `op(self, value)` for a comparison: the one path of `eq_scalar`,
     /// `gt_scalar` and the rest (the value travels as a number).
-    fn compare_scalar_op(&self, op: CmpOp, value: f64) -> Result<Tensor> {
+    fn compare_scalar_op(&self, op: CmpOp, value: Scalar) -> Result<Tensor> {
+        let value = value.to_f64(op.name())?;
         check_representable(op.name(), value, self.dtype())?;
         let storage = self.backend()?.compare_scalar(op, self, value)?;
         Ok(Tensor::from_storage(storage, self.shape().clone()))
@@ -349,55 +352,55 @@ impl Tensor {
     /// assert!(matches!(x.add_scalar(0.5), Err(Error::InvalidArgument { .. })));
     /// # Ok::<(), oxmera_core::Error>(())
     /// ```
-    pub fn add_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Add, value, false)
+    pub fn add_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Add, value.into(), false)
     }
 
     /// `self - value`.
-    pub fn sub_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Sub, value, false)
+    pub fn sub_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Sub, value.into(), false)
     }
 
     /// `value - self` (what `2.0 - &t` computes).
-    pub fn rsub_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Sub, value, true)
+    pub fn rsub_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Sub, value.into(), true)
     }
 
     /// `self * value`.
-    pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Mul, value, false)
+    pub fn mul_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Mul, value.into(), false)
     }
 
     /// `self / value` (integer rules as for [`Tensor::div`]).
-    pub fn div_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Div, value, false)
+    pub fn div_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Div, value.into(), false)
     }
 
     /// `value / self` (what `1.0 / &t` computes).
-    pub fn rdiv_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Div, value, true)
+    pub fn rdiv_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Div, value.into(), true)
     }
 
     /// `self ^ value` with the rules of [`Tensor::pow`]; unlike
     /// [`Tensor::powf`] it accepts integer tensors (with an integral
     /// exponent).
-    pub fn pow_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Pow, value, false)
+    pub fn pow_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Pow, value.into(), false)
     }
 
     /// `self rem value` with the rules of [`Tensor::rem`].
-    pub fn rem_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Rem, value, false)
+    pub fn rem_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Rem, value.into(), false)
     }
 
     /// `maximum(self, value)` with the rules of [`Tensor::maximum`].
-    pub fn maximum_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Maximum, value, false)
+    pub fn maximum_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Maximum, value.into(), false)
     }
 
     /// `minimum(self, value)` with the rules of [`Tensor::minimum`].
-    pub fn minimum_scalar(&self, value: f64) -> Result<Tensor> {
-        self.binary_scalar_op(BinaryOp::Minimum, value, false)
+    pub fn minimum_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.binary_scalar_op(BinaryOp::Minimum, value.into(), false)
     }
 
     /// `self == other` elementwise, broadcasting; bool result.
@@ -442,33 +445,33 @@ impl Tensor {
 
     /// `self == value`, with `value` in this tensor's dtype (it must be
     /// exactly representable in an integer or bool dtype).
-    pub fn eq_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_scalar_op(CmpOp::Eq, value)
+    pub fn eq_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.compare_scalar_op(CmpOp::Eq, value.into())
     }
 
     /// `self != value`.
-    pub fn ne_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_scalar_op(CmpOp::Ne, value)
+    pub fn ne_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.compare_scalar_op(CmpOp::Ne, value.into())
     }
 
     /// `self < value`.
-    pub fn lt_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_scalar_op(CmpOp::Lt, value)
+    pub fn lt_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.compare_scalar_op(CmpOp::Lt, value.into())
     }
 
     /// `self <= value`.
-    pub fn le_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_scalar_op(CmpOp::Le, value)
+    pub fn le_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.compare_scalar_op(CmpOp::Le, value.into())
     }
 
     /// `self > value`.
-    pub fn gt_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_scalar_op(CmpOp::Gt, value)
+    pub fn gt_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.compare_scalar_op(CmpOp::Gt, value.into())
     }
 
     /// `self >= value`.
-    pub fn ge_scalar(&self, value: f64) -> Result<Tensor> {
-        self.compare_scalar_op(CmpOp::Ge, value)
+    pub fn ge_scalar(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.compare_scalar_op(CmpOp::Ge, value.into())
     }
 
     /// `a` where `cond` is true, else `b`; all three broadcast together.
@@ -505,8 +508,9 @@ impl Tensor {
     /// assert_eq!(y.to_vec::<f32>()?, vec![1.0, f32::NEG_INFINITY, 3.0, f32::NEG_INFINITY]);
     /// # Ok::<(), oxmera_core::Error>(())
     /// ```
-    pub fn masked_fill(&self, mask: &Tensor, value: f64) -> Result<Tensor> {
+    pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
         const OP: &str = "masked_fill";
+        let value = value.into().to_f64(OP)?;
         same_device(OP, self, mask)?;
         if !mask.dtype().is_bool() {
             return Err(Error::UnsupportedDType {

@@ -15,7 +15,7 @@
 
 use std::borrow::Borrow;
 
-use oxmera_core::{DType, Error, Result, Shape, normalize_dim, normalize_dims};
+use oxmera_core::{DType, Error, Result, Scalar, Shape, normalize_dim, normalize_dims};
 
 use crate::autograd::rules;
 use crate::{HostBuffer, ScatterMode, Tensor};
@@ -406,8 +406,9 @@ impl Tensor {
     /// assert_eq!(p.to_vec::<i64>()?, vec![9, 9, 9, 9, 1, 2, 9, 9]);
     /// # Ok::<(), oxmera_core::Error>(())
     /// ```
-    pub fn pad(&self, pads: &[(usize, usize)], value: f64) -> Result<Tensor> {
+    pub fn pad(&self, pads: &[(usize, usize)], value: impl Into<Scalar>) -> Result<Tensor> {
         let op = "pad";
+        let value = value.into().to_f64(op)?;
         if pads.len() != self.rank() {
             return Err(Error::invalid(
                 op,

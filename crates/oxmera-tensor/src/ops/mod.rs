@@ -2,6 +2,7 @@
 //! per family. Each public method is an inherent method of [`crate::Tensor`].
 
 mod binary;
+pub mod chain;
 mod conv;
 mod index;
 mod matmul;
