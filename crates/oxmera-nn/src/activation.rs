@@ -3,7 +3,7 @@
 use oxmera_core::{Error, Result};
 use oxmera_tensor::Tensor;
 
-use crate::{Module, Param};
+use crate::{Module, ModuleState, Param};
 
 /// Implements `Module` for a stateless layer whose forward is `$f`.
 macro_rules! stateless {
@@ -13,7 +13,9 @@ macro_rules! stateless {
                 let $s = self;
                 $body
             }
+        }
 
+        impl ModuleState for $ty {
             fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
         }
     };
@@ -154,7 +156,9 @@ impl Module for Flatten {
         }
         x.flatten(1, -1)
     }
+}
 
+impl ModuleState for Flatten {
     fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
 }
 

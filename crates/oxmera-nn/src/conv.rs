@@ -5,7 +5,7 @@ use oxmera_tensor::{Conv2dParams, Generator, Pool2dParams, Tensor};
 
 use crate::init::{self, FanMode, Nonlinearity};
 use crate::linear::inverse_sqrt;
-use crate::{Module, Param, join_name};
+use crate::{Module, ModuleState, Param, join_name};
 
 /// 2-D convolution (cross-correlation) with weight
 /// `[c_out, c_in / groups, kh, kw]` and a bias `[c_out]`, over input
@@ -58,6 +58,7 @@ impl Conv2d {
     /// A convolution from `c_in` to `c_out` channels with a `kernel`
     /// `(kh, kw)` window, values drawn from `rng` in `dtype` (a float) on
     /// `device`. [`Error::InvalidArgument`] for a zero kernel extent.
+    #[track_caller]
     pub fn new(
         c_in: usize,
         c_out: usize,
@@ -118,6 +119,7 @@ impl Conv2d {
     ///
     /// [`Error::InvalidArgument`] unless `groups >= 1` divides both channel
     /// counts.
+    #[track_caller]
     pub fn groups(mut self, groups: usize) -> Result<Conv2d> {
         let (c_in, c_out) = (self.in_channels, self.out_channels);
         if groups == 0 || c_in % groups != 0 || c_out % groups != 0 {
@@ -157,6 +159,7 @@ impl Conv2d {
 
     /// With `false`, removes the bias; with `true`, restores the one drawn
     /// at construction (a fresh trainable leaf).
+    #[track_caller]
     pub fn bias(mut self, bias: bool) -> Result<Conv2d> {
         self.bias = if bias {
             Some(Param::new(self.drawn_bias.clone())?)
@@ -221,7 +224,9 @@ impl Module for Conv2d {
         let bias = self.bias.as_ref().map(Param::tensor);
         x.conv2d(&self.weight.tensor(), bias.as_ref(), self.params)
     }
+}
 
+impl ModuleState for Conv2d {
     fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         out.push((join_name(prefix, "weight"), self.weight.clone()));
         if let Some(b) = &self.bias {
@@ -264,7 +269,9 @@ macro_rules! pool_layer {
             fn forward(&self, x: &Tensor) -> Result<Tensor> {
                 x.$op(self.params)
             }
+        }
 
+        impl ModuleState for $ty {
             fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
         }
     };

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use oxmera_core::{Error, Result};
 use oxmera_tensor::{Generator, Tensor};
 
-use crate::{Module, Param};
+use crate::{Module, ModuleState, Param};
 
 /// In training mode, zeroes each element with probability `p` and scales
 /// the survivors by `1 / (1 − p)`, so the expected output equals the
@@ -105,7 +105,9 @@ impl Module for Dropout {
             .mul_scalar(1.0 / (1.0 - self.p))?;
         x.mul(&mask)
     }
+}
 
+impl ModuleState for Dropout {
     fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
 
     fn set_training(&mut self, training: bool) {

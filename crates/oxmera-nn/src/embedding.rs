@@ -3,7 +3,7 @@
 use oxmera_core::{DType, Device, Error, Result};
 use oxmera_tensor::{Generator, Tensor};
 
-use crate::{Module, Param, join_name};
+use crate::{Module, ModuleState, Param, join_name};
 
 /// A table of `num_embeddings` vectors of width `dim`: integer indices of
 /// any shape `[…]` become vectors `[…, dim]`.
@@ -35,6 +35,7 @@ pub struct Embedding {
 impl Embedding {
     /// A table of `num_embeddings` rows of width `dim`, drawn from `rng`
     /// in `dtype` (a float) on `device`.
+    #[track_caller]
     pub fn new(
         num_embeddings: usize,
         dim: usize,
@@ -113,7 +114,9 @@ impl Module for Embedding {
         shape.push(self.dim);
         rows.reshape(shape)
     }
+}
 
+impl ModuleState for Embedding {
     fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         out.push((join_name(prefix, "weight"), self.weight.clone()));
     }

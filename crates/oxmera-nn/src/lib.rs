@@ -8,12 +8,50 @@
 //! immutable: an update is a new tensor put into the slot.
 //!
 //! A [`Module`] is a forward pass plus a way to list its params under
-//! dotted names (`"0.weight"`, `"bn.running_mean"`). Everything a training
-//! loop needs beyond the forward pass — the trainable parameters for an
-//! optimizer, gradient zeroing, the state dict a checkpoint saves, strict
-//! loading that reports the offending tensor — is derived from that list,
-//! so a new layer writes two methods. The names follow PyTorch's, so a
-//! state dict means the same thing on both sides.
+//! dotted names (`"0.weight"`, `"bn.running_mean"`): its [`ModuleState`],
+//! which `#[derive(Module)]` writes from the struct's fields (see
+//! [`ModuleField`]). Everything a training loop needs beyond the forward
+//! pass — the trainable parameters for an optimizer, gradient zeroing, the
+//! state dict a checkpoint saves, strict loading that reports the
+//! offending tensor — is derived from that list, so a new layer writes its
+//! forward pass and a derive. The names follow PyTorch's, so a state dict
+//! means the same thing on both sides.
+//!
+//! ```
+//! # use oxmera_reference as _;
+//! use oxmera_core::{DType, Device, Result};
+//! use oxmera_nn::{Dropout, Linear, Module, ModuleState};
+//! use oxmera_tensor::{Generator, Tensor};
+//!
+//! #[derive(Module)]
+//! #[module(crate = "oxmera_nn")] // programs using the `oxmera` facade omit this
+//! struct Mlp {
+//!     hidden: Linear,
+//!     out: Linear,
+//!     drop: Dropout,
+//!     #[module(skip)]
+//!     note: &'static str,
+//! }
+//!
+//! impl Module for Mlp {
+//!     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+//!         self.out.forward(&self.drop.forward(&self.hidden.forward(x)?.relu()?)?)
+//!     }
+//! }
+//!
+//! let mut rng = Generator::new(0);
+//! let mut net = Mlp {
+//!     hidden: Linear::new(4, 8, true, &mut rng, DType::F32, Device::Reference)?,
+//!     out: Linear::new(8, 2, true, &mut rng, DType::F32, Device::Reference)?,
+//!     drop: Dropout::new(0.1, Generator::new(7))?,
+//!     note: "a two-layer perceptron",
+//! };
+//! let names: Vec<String> = net.state_dict().into_keys().collect();
+//! assert_eq!(names, ["hidden.bias", "hidden.weight", "out.bias", "out.weight"]);
+//! net.eval(); // reaches the dropout
+//! assert!(!net.is_training());
+//! # Ok::<(), oxmera_core::Error>(())
+//! ```
 //!
 //! Layers are built from tensor ops; autograd records them, so no layer
 //! writes a backward pass. Randomness (initialization, dropout) comes from
@@ -56,6 +94,7 @@ mod activation;
 mod conv;
 mod dropout;
 mod embedding;
+mod field;
 pub mod init;
 mod linear;
 pub mod loss;
@@ -72,8 +111,12 @@ pub use activation::{
 pub use conv::{AvgPool2d, Conv2d, MaxPool2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
+pub use field::ModuleField;
 pub use linear::Linear;
-pub use module::{Module, join_name};
+pub use module::{Module, ModuleState, join_name};
 pub use norm::{BatchNorm1d, BatchNorm2d, LayerNorm};
-pub use param::Param;
+/// `#[derive(Module)]`: writes [`ModuleState`] from a struct's fields
+/// (see [`ModuleField`] for what each field type contributes).
+pub use oxmera_nn_derive::Module;
+pub use param::{Param, check_registered};
 pub use sequential::Sequential;

@@ -4,7 +4,7 @@ use oxmera_core::{DType, Device, Error, Result};
 use oxmera_tensor::{Generator, Tensor};
 
 use crate::init::{self, FanMode, Nonlinearity};
-use crate::{Module, Param, join_name};
+use crate::{Module, ModuleState, Param, join_name};
 
 /// `y = x Wᵀ + b`: a fully connected layer with weight `[out, in]` and an
 /// optional bias `[out]`.
@@ -37,6 +37,7 @@ pub struct Linear {
 impl Linear {
     /// A layer mapping `in_features` to `out_features`, with a bias if
     /// `bias`, its values drawn from `rng` in `dtype` (a float) on `device`.
+    #[track_caller]
     pub fn new(
         in_features: usize,
         out_features: usize,
@@ -124,7 +125,9 @@ impl Module for Linear {
             None => Ok(y),
         }
     }
+}
 
+impl ModuleState for Linear {
     fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         out.push((join_name(prefix, "weight"), self.weight.clone()));
         if let Some(b) = &self.bias {

@@ -7,17 +7,21 @@ use oxmera_tensor::Tensor;
 
 use crate::Param;
 
-/// A layer or a model: something with a forward pass whose state is a set
-/// of named [`Param`]s.
+/// A layer or a model: a forward pass ([`Module::forward`]) over state
+/// held in named [`Param`]s ([`ModuleState`], its supertrait).
 ///
-/// Implementors write [`Module::forward`] and [`Module::named_params`]
-/// (and, if their forward pass depends on the mode,
-/// [`Module::set_training`] and [`Module::is_training`]); everything else
-/// — parameter lists, gradient zeroing, state dicts — is derived from the
-/// names. A name is the dotted path from the root module: a `Sequential`
-/// names its children `"0"`, `"1"`, …, so the weight of its first layer
-/// is `"0.weight"`, as in PyTorch, which lets state dicts travel between
-/// the two.
+/// The two halves are two traits so that the state half can be derived:
+/// `#[derive(Module)]` writes [`ModuleState`] from the struct's fields
+/// (every [`Param`], child module, and `Vec`/`Option` of them, by field
+/// name), and the program writes only `impl Module { fn forward }`. A
+/// hand-written [`ModuleState::named_params`] that forgets a child is
+/// caught at the optimizer's first step ([`crate::check_registered`]).
+///
+/// Everything else — parameter lists, gradient zeroing, state dicts — is
+/// derived from the names. A name is the dotted path from the root
+/// module: a `Sequential` names its children `"0"`, `"1"`, …, so the
+/// weight of its first layer is `"0.weight"`, as in PyTorch, which lets
+/// state dicts travel between the two.
 ///
 /// ```
 /// # use oxmera_reference as _;
@@ -34,39 +38,23 @@ use crate::Param;
 /// assert_eq!(net.num_parameters(), 4 * 3 + 3 + 3 * 2);
 /// # Ok::<(), oxmera_core::Error>(())
 /// ```
-pub trait Module: Send + Sync {
+pub trait Module: ModuleState {
     /// The forward pass. Autograd records it: every op on a parameter's
     /// tensor is part of the graph unless run under `no_grad`.
     fn forward(&self, x: &Tensor) -> Result<Tensor>;
 
-    /// Appends every parameter **and** buffer to `out`, each with its
-    /// dotted name under `prefix` (`"0.weight"`, `"bn.running_mean"`;
-    /// with an empty prefix, just `"weight"`). Build names with
-    /// [`join_name`]. The order is the module's own (declaration order);
-    /// state dicts sort by name anyway.
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>);
-
-    /// Switches between training (`true`) and evaluation mode. Modules
-    /// whose forward pass ignores the mode keep this default, which does
-    /// nothing; containers pass it on to their children.
-    fn set_training(&mut self, training: bool) {
-        let _ = training;
-    }
-
-    /// Whether the module is in training mode. Modules without a mode
-    /// answer `true` (a stateless module behaves the same in both, and a
-    /// fresh module starts in training mode, as in PyTorch); modules with
-    /// a mode store it.
-    fn is_training(&self) -> bool {
-        true
-    }
-
     /// The trainable parameters with their names (buffers left out): what
-    /// an optimizer is built over.
+    /// an optimizer is built over. Each is marked registered
+    /// ([`Param::mark_registered`]); an optimizer's first step refuses a
+    /// parameter with a gradient that no module listed
+    /// ([`crate::check_registered`]).
     fn named_parameters(&self) -> Vec<(String, Param)> {
         let mut all = Vec::new();
         self.named_params("", &mut all);
         all.retain(|(_, p)| p.is_trainable());
+        for (_, p) in &all {
+            p.mark_registered();
+        }
         all
     }
 
@@ -150,6 +138,33 @@ pub trait Module: Send + Sync {
     }
 }
 
+/// What a module holds: its parameters and buffers by name, and its
+/// training mode. `#[derive(Module)]` writes it from the fields; by hand,
+/// [`ModuleState::named_params`] lists every [`Param`] and child.
+pub trait ModuleState: Send + Sync {
+    /// Appends every parameter **and** buffer to `out`, each with its
+    /// dotted name under `prefix` (`"0.weight"`, `"bn.running_mean"`;
+    /// with an empty prefix, just `"weight"`). Build names with
+    /// [`join_name`]. The order is the module's own (declaration order);
+    /// state dicts sort by name anyway.
+    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>);
+
+    /// Switches between training (`true`) and evaluation mode. Modules
+    /// whose forward pass ignores the mode keep this default, which does
+    /// nothing; containers pass it on to their children.
+    fn set_training(&mut self, training: bool) {
+        let _ = training;
+    }
+
+    /// Whether the module is in training mode. Modules without a mode
+    /// answer `true` (a stateless module behaves the same in both, and a
+    /// fresh module starts in training mode, as in PyTorch); modules with
+    /// a mode store it.
+    fn is_training(&self) -> bool {
+        true
+    }
+}
+
 const LOAD_OP: &str = "load_state_dict";
 
 /// Checks `dict` against `params` and pairs each slot with its (moved)
@@ -217,7 +232,9 @@ impl<M: Module + ?Sized> Module for Box<M> {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         (**self).forward(x)
     }
+}
 
+impl<M: ModuleState + ?Sized> ModuleState for Box<M> {
     fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         (**self).named_params(prefix, out);
     }

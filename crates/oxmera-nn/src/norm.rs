@@ -3,7 +3,7 @@
 use oxmera_core::{DType, Device, Error, Result, Shape};
 use oxmera_tensor::{Tensor, no_grad};
 
-use crate::{Module, Param, join_name};
+use crate::{Module, ModuleState, Param, join_name};
 
 /// Normalizes over the trailing `normalized_shape` dims of each sample:
 /// `y = (x − mean) / √(var + eps) · weight + bias`, with the biased
@@ -37,6 +37,7 @@ pub struct LayerNorm {
 impl LayerNorm {
     /// A layer norm over trailing dims `normalized_shape` (at least one
     /// dim; [`Error::InvalidArgument`] otherwise), with `eps = 1e-5`.
+    #[track_caller]
     pub fn new(
         normalized_shape: impl Into<Shape>,
         dtype: DType,
@@ -99,7 +100,9 @@ impl Module for LayerNorm {
         let y = x.layer_norm(k, self.eps)?;
         affine(y, self.weight.as_ref(), self.bias.as_ref(), None)
     }
+}
 
+impl ModuleState for LayerNorm {
     fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         if let Some(w) = &self.weight {
             out.push((join_name(prefix, "weight"), w.clone()));
@@ -164,6 +167,7 @@ struct BatchNorm {
 }
 
 impl BatchNorm {
+    #[track_caller]
     fn new(
         op: &'static str,
         ranks: &'static [usize],
@@ -343,6 +347,7 @@ macro_rules! batch_norm {
 
         impl $ty {
             #[doc = concat!("A batch norm over `num_features` channels (input ", $layout, "): weight ones, bias zeros, running mean zeros, running variance ones, `eps = 1e-5`, momentum 0.1, in training mode.")]
+            #[track_caller]
             pub fn new(num_features: usize, dtype: DType, device: Device) -> Result<$ty> {
                 Ok($ty(BatchNorm::new(stringify!($ty), $ranks, $layout, num_features, dtype, device)?))
             }
@@ -408,7 +413,9 @@ macro_rules! batch_norm {
             fn forward(&self, x: &Tensor) -> Result<Tensor> {
                 self.0.forward(x)
             }
+        }
 
+        impl ModuleState for $ty {
             fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
                 self.0.named_params(prefix, out);
             }

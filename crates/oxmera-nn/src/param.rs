@@ -1,6 +1,9 @@
 //! The parameter slot shared by a module and its optimizer.
 
-use std::sync::{Arc, RwLock};
+use std::cell::RefCell;
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock, Weak};
 
 use oxmera_core::{Error, Result};
 use oxmera_tensor::Tensor;
@@ -27,27 +30,88 @@ use oxmera_tensor::Tensor;
 /// ```
 #[derive(Clone)]
 pub struct Param {
-    slot: Arc<RwLock<Tensor>>,
+    slot: Arc<Slot>,
     trainable: bool,
+}
+
+/// What the clones of one [`Param`] share.
+struct Slot {
+    value: RwLock<Tensor>,
+    /// Whether a module's `named_parameters()` has listed this parameter
+    /// or an optimizer holds it (see [`check_registered`]).
+    registered: AtomicBool,
+    /// Where it was made: the caller of the outermost `#[track_caller]`
+    /// constructor (a layer's `new`/`init`, or `Param::new` itself).
+    created_at: &'static Location<'static>,
+}
+
+thread_local! {
+    /// The trainable parameters made on this thread, for
+    /// [`check_registered`]. Per thread, so that parallel tests (and
+    /// parallel runs in one process) never see each other's parameters.
+    static MADE_HERE: RefCell<Vec<Weak<Slot>>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Param {
     /// A trainable parameter holding `value` (a float tensor), as a fresh
     /// leaf that requires grad.
+    ///
+    /// It remembers where it was made (`#[track_caller]`: the layer
+    /// constructor's caller, when the constructor is `#[track_caller]`
+    /// too), so that [`Error::UnregisteredParameter`] can point there.
+    #[track_caller]
     pub fn new(value: Tensor) -> Result<Param> {
+        let created_at = Location::caller();
         let leaf = value.detach().with_requires_grad(true)?;
+        let slot = Arc::new(Slot {
+            value: RwLock::new(leaf),
+            registered: AtomicBool::new(false),
+            created_at,
+        });
+        MADE_HERE.with(|made| {
+            let mut made = made.borrow_mut();
+            // Forget dropped parameters now and then, so the list stays
+            // as long as the live ones (amortised O(1) per parameter).
+            if made.len() >= 64 && made.len().is_power_of_two() {
+                made.retain(|w| w.strong_count() > 0);
+            }
+            made.push(Arc::downgrade(&slot));
+        });
         Ok(Param {
-            slot: Arc::new(RwLock::new(leaf)),
+            slot,
             trainable: true,
         })
     }
 
     /// A buffer: saved with the module, never trained.
+    #[track_caller]
     pub fn buffer(value: Tensor) -> Param {
         Param {
-            slot: Arc::new(RwLock::new(value.detach())),
+            slot: Arc::new(Slot {
+                value: RwLock::new(value.detach()),
+                registered: AtomicBool::new(true),
+                created_at: Location::caller(),
+            }),
             trainable: false,
         }
+    }
+
+    /// Marks this parameter as listed by a module or held by an optimizer
+    /// (what [`crate::Module::named_parameters`] and every optimizer's
+    /// constructor do), so that [`check_registered`] passes it.
+    pub fn mark_registered(&self) {
+        self.slot.registered.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a module has listed this parameter or an optimizer holds
+    /// it.
+    pub fn is_registered(&self) -> bool {
+        self.slot.registered.load(Ordering::Relaxed)
+    }
+
+    /// Where the parameter was made (see [`Param::new`]).
+    pub fn created_at(&self) -> &'static Location<'static> {
+        self.slot.created_at
     }
 
     /// Whether this is a trainable parameter (not a buffer).
@@ -58,7 +122,7 @@ impl Param {
     /// The current value. For a trainable parameter this is the leaf that
     /// gradients flow into.
     pub fn tensor(&self) -> Tensor {
-        self.slot.read().expect("param lock poisoned").clone()
+        self.slot.value.read().expect("param lock poisoned").clone()
     }
 
     /// The accumulated gradient, if any.
@@ -75,7 +139,7 @@ impl Param {
     /// parameter gets a fresh leaf and keeps its accumulated gradient, so
     /// that the update does not silently zero it.
     pub fn set(&self, value: Tensor) -> Result<()> {
-        let mut slot = self.slot.write().expect("param lock poisoned");
+        let mut slot = self.slot.value.write().expect("param lock poisoned");
         if value.shape() != slot.shape() {
             return Err(Error::ShapeMismatch {
                 op: "Param::set",
@@ -110,5 +174,37 @@ impl std::fmt::Debug for Param {
             .field("dtype", &t.dtype())
             .field("trainable", &self.trainable)
             .finish()
+    }
+}
+
+/// `Err(UnregisteredParameter)` naming the first trainable parameter made
+/// on this thread that holds a gradient although no module's
+/// `named_parameters()` has listed it and no optimizer holds it: a
+/// gradient that no step will ever use, which is what a hand-written
+/// `named_params` that forgets a child produces. Every optimizer calls
+/// this in its first `step()` (`op` names it).
+///
+/// Two models trained by two optimizers (a GAN's generator and
+/// discriminator) pass: each model's parameters are held by its own
+/// optimizer, whichever backward pass reached them.
+pub fn check_registered(op: &'static str) -> Result<()> {
+    let stray = MADE_HERE.with(|made| {
+        made.borrow().iter().find_map(|weak| {
+            let slot = weak.upgrade()?;
+            if slot.registered.load(Ordering::Relaxed) {
+                return None;
+            }
+            let value = slot.value.read().expect("param lock poisoned").clone();
+            value.grad().is_some().then(|| (value, slot.created_at))
+        })
+    });
+    match stray {
+        None => Ok(()),
+        Some((value, created_at)) => Err(Error::UnregisteredParameter {
+            op,
+            shape: value.shape().clone(),
+            dtype: value.dtype(),
+            created_at: created_at.to_string(),
+        }),
     }
 }

@@ -3,7 +3,7 @@
 use oxmera_core::Result;
 use oxmera_tensor::Tensor;
 
-use crate::{Module, Param};
+use crate::{Module, ModuleState, Param};
 
 /// Modules applied one after another; child `i` is named `"i"`, so the
 /// weight of the first child is `"0.weight"` (PyTorch's `nn.Sequential`
@@ -92,7 +92,9 @@ impl Module for Sequential {
         }
         Ok(y)
     }
+}
 
+impl ModuleState for Sequential {
     fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         for (i, child) in self.children.iter().enumerate() {
             child.named_params(&crate::join_name(prefix, &i.to_string()), out);

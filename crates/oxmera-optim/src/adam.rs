@@ -10,8 +10,8 @@ use oxmera_tensor::{Tensor, no_grad};
 
 use crate::Optimizer;
 use crate::common::{
-    Field, FieldKind, STEP_KEY, check_lr, check_params, count_tensor, field_key, load_state,
-    non_negative, unit_interval, value_and_grad,
+    Field, FieldKind, STEP_KEY, check_lr, check_params, check_registration_once, count_tensor,
+    field_key, load_state, non_negative, unit_interval, value_and_grad,
 };
 
 /// The hyperparameters of [`Adam`]; the default is PyTorch's.
@@ -153,6 +153,8 @@ struct Core {
     hyper: Hyper,
     moments: Vec<Option<Moments>>,
     steps: u64,
+    /// Whether the first step's registration check has run.
+    registration_checked: bool,
     step_op: &'static str,
     load_op: &'static str,
 }
@@ -166,6 +168,7 @@ impl Core {
             hyper,
             moments,
             steps: 0,
+            registration_checked: false,
             step_op: name.step,
             load_op: name.load,
         })
@@ -216,6 +219,7 @@ impl Core {
 
     fn step(&mut self) -> Result<()> {
         check_lr(self.step_op, self.hyper.lr)?;
+        check_registration_once(self.step_op, &mut self.registration_checked)?;
         // Every new value is computed before any slot is written, so an
         // error leaves all parameters and moments as they were.
         let updates = no_grad(|| -> Result<Vec<(usize, Tensor, Moments)>> {

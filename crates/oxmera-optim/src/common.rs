@@ -47,7 +47,9 @@ pub(crate) fn check_params(op: &'static str, params: &[(String, Param)]) -> Resu
         ));
     }
     let mut seen = BTreeSet::new();
-    for (name, _) in params {
+    for (name, param) in params {
+        // Held by an optimizer now, so its gradient will be used.
+        param.mark_registered();
         if !seen.insert(name.as_str()) {
             return Err(Error::invalid(
                 op,
@@ -55,6 +57,19 @@ pub(crate) fn check_params(op: &'static str, params: &[(String, Param)]) -> Resu
                 format!("the name {name:?} appears more than once"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// On an optimizer's first step (`*checked` false), refuses a parameter
+/// made on this thread that holds a gradient no module listed and no
+/// optimizer holds ([`oxmera_nn::check_registered`]): the forgotten
+/// child of a hand-written module, which would otherwise train silently
+/// without it. Later steps skip the scan.
+pub(crate) fn check_registration_once(op: &'static str, checked: &mut bool) -> Result<()> {
+    if !*checked {
+        oxmera_nn::check_registered(op)?;
+        *checked = true;
     }
     Ok(())
 }

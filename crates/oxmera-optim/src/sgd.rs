@@ -9,8 +9,8 @@ use oxmera_tensor::{Tensor, no_grad};
 
 use crate::Optimizer;
 use crate::common::{
-    Field, FieldKind, STEP_KEY, check_lr, check_params, count_tensor, field_key, load_state,
-    non_negative, value_and_grad,
+    Field, FieldKind, STEP_KEY, check_lr, check_params, check_registration_once, count_tensor,
+    field_key, load_state, non_negative, value_and_grad,
 };
 
 /// The hyperparameters of [`Sgd`].
@@ -103,6 +103,8 @@ pub struct Sgd {
     config: SgdConfig,
     buffers: Vec<Option<Tensor>>,
     steps: u64,
+    /// Whether the first step's registration check has run.
+    registration_checked: bool,
 }
 
 impl Sgd {
@@ -122,6 +124,7 @@ impl Sgd {
             config,
             buffers,
             steps: 0,
+            registration_checked: false,
         })
     }
 
@@ -165,6 +168,7 @@ impl Optimizer for Sgd {
     fn step(&mut self) -> Result<()> {
         const OP: &str = "Sgd::step";
         check_lr(OP, self.config.lr)?;
+        check_registration_once(OP, &mut self.registration_checked)?;
         // Every new value is computed before any slot is written, so an
         // error leaves all parameters and buffers as they were.
         let updates = no_grad(|| -> Result<Vec<(usize, Tensor, Option<Tensor>)>> {

@@ -200,7 +200,21 @@ fn produce_every_kind() -> BTreeSet<&'static str> {
     expect(s, "DeviceMismatch", x.add(&zeros(&[1, 1, 3, 3])));
 
     expect(s, "StateDict", state_dict_error());
+    expect(s, "UnregisteredParameter", unregistered_error());
     seen
+}
+
+/// A parameter with a gradient that no module lists and no optimizer
+/// holds, found by another optimizer's first step.
+fn unregistered_error() -> Result<()> {
+    use oxmera::nn::Param;
+    use oxmera::optim::{Optimizer, Sgd, SgdConfig};
+
+    let listed = Param::new(zeros(&[2]))?;
+    let forgotten = Param::new(zeros(&[2]))?;
+    let mut sgd = Sgd::new(vec![("w".to_string(), listed)], SgdConfig::default())?;
+    forgotten.tensor().sum_all()?.backward()?;
+    sgd.step()
 }
 
 /// Loading a state dict whose tensor has the wrong shape.
