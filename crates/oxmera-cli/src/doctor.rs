@@ -14,6 +14,10 @@ use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
+// Printing through anstream strips colour from a stream that takes none
+// (see `style`).
+use anstream::print;
+
 use crate::style::Paint;
 
 pub mod probe;

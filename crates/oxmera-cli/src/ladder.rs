@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+// Printing through anstream strips colour (cargo's diagnostics included)
+// from a stream that takes none (see `style`).
+use anstream::{print, println};
+
 use oxmera_ladder::check::{self, CheckReport, Outcome};
 use oxmera_ladder::testlog::Failure;
 use oxmera_ladder::verify::{self, VerifyOptions};
@@ -412,6 +416,12 @@ fn reset_rung(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Erase the screen (`ED 2`) and put the cursor at the top left (`CUP`),
+/// so each run of `watch` starts at the top. Not a colour, so anstyle has
+/// no name for it; it is written only when colour is on (a terminal that
+/// takes escape codes), and `anstream` would strip it from any other.
+const CLEAR_SCREEN: &str = "\x1b[2J\x1b[H";
+
 fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
     let cargo = cargo_for(ladder, paint);
     loop {
@@ -427,8 +437,7 @@ fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
         let dir = ladder.rung_dir(&rung);
         let watcher = RungWatcher::new(&dir)?;
         if paint.color {
-            // Clear the screen so each run starts at the top.
-            print!("\x1b[2J\x1b[H");
+            print!("{CLEAR_SCREEN}");
         }
         println!("Checking {} ({})…", rung.id, rung.name);
         let report = check::check(ladder, &cargo, &rung.id)?;

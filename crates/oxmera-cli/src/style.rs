@@ -1,29 +1,48 @@
 //! Colour for terminal output, and the decision whether to use it.
 //!
-//! Colour is on only when stdout is a terminal and `NO_COLOR` is unset or
-//! empty (<https://no-color.org>), so piped output and logs stay plain.
+//! Both come from the crates clap already builds on, so nothing extra is
+//! compiled: the styles are [`anstyle`] values (no escape code is written
+//! by hand here), and whether to use them is [`anstream`]'s decision for
+//! stdout: colour only when stdout is a terminal whose `TERM` is not
+//! `dumb`, and never when `NO_COLOR` is set (<https://no-color.org>);
+//! `CLICOLOR=0` turns it off too and `CLICOLOR_FORCE=1` turns it on for a
+//! pipe (<https://bixense.com/clicolors/>). Piped output and logs stay
+//! plain.
+//!
+//! The commands that paint also print through `anstream`'s `print!` and
+//! `println!`, which strip any escape code (cargo's coloured diagnostics
+//! included) from a stream that does not take colour, so the decision
+//! holds even for text that was coloured somewhere else.
 
-use std::io::IsTerminal;
+use anstream::{AutoStream, ColorChoice};
+use anstyle::{AnsiColor, Style};
 
-/// Paints text with ANSI colours, or leaves it alone.
+/// Paints text with terminal colours, or leaves it alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Paint {
     /// Whether colour codes are written.
     pub color: bool,
 }
 
+const GREEN: Style = AnsiColor::Green.on_default();
+const RED: Style = AnsiColor::Red.on_default();
+const YELLOW: Style = AnsiColor::Yellow.on_default();
+const CYAN: Style = AnsiColor::Cyan.on_default();
+const BOLD: Style = Style::new().bold();
+const DIM: Style = Style::new().dimmed();
+
 impl Paint {
-    /// The choice for this process's stdout.
+    /// The choice for this process's stdout, as `anstream` makes it.
     pub fn for_stdout() -> Paint {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Paint {
-            color: std::io::stdout().is_terminal() && !no_color,
+            color: AutoStream::choice(&std::io::stdout()) != ColorChoice::Never,
         }
     }
 
-    fn wrap(self, code: &str, s: &str) -> String {
+    fn wrap(self, style: Style, s: &str) -> String {
         if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            // `{style}` opens the style and `{style:#}` resets it.
+            format!("{style}{s}{style:#}")
         } else {
             s.to_string()
         }
@@ -31,32 +50,32 @@ impl Paint {
 
     /// Success.
     pub fn green(self, s: &str) -> String {
-        self.wrap("32", s)
+        self.wrap(GREEN, s)
     }
 
     /// Failure.
     pub fn red(self, s: &str) -> String {
-        self.wrap("31", s)
+        self.wrap(RED, s)
     }
 
     /// Attention, not failure.
     pub fn yellow(self, s: &str) -> String {
-        self.wrap("33", s)
+        self.wrap(YELLOW, s)
     }
 
     /// Commands to type.
     pub fn cyan(self, s: &str) -> String {
-        self.wrap("36", s)
+        self.wrap(CYAN, s)
     }
 
     /// Headings.
     pub fn bold(self, s: &str) -> String {
-        self.wrap("1", s)
+        self.wrap(BOLD, s)
     }
 
     /// Secondary detail.
     pub fn dim(self, s: &str) -> String {
-        self.wrap("2", s)
+        self.wrap(DIM, s)
     }
 }
 
@@ -108,7 +127,25 @@ mod tests {
 
     #[test]
     fn paints_only_when_asked() {
-        assert_eq!(Paint { color: false }.green("ok"), "ok");
-        assert_eq!(Paint { color: true }.green("ok"), "\x1b[32mok\x1b[0m");
+        let off = Paint { color: false };
+        for painted in [
+            off.green("ok"),
+            off.red("ok"),
+            off.yellow("ok"),
+            off.cyan("ok"),
+            off.bold("ok"),
+            off.dim("ok"),
+        ] {
+            assert_eq!(painted, "ok");
+        }
+        // The same SGR codes the hand-written ones were, so a terminal
+        // shows exactly what it showed before.
+        let on = Paint { color: true };
+        assert_eq!(on.green("ok"), "\x1b[32mok\x1b[0m");
+        assert_eq!(on.red("ok"), "\x1b[31mok\x1b[0m");
+        assert_eq!(on.yellow("ok"), "\x1b[33mok\x1b[0m");
+        assert_eq!(on.cyan("ok"), "\x1b[36mok\x1b[0m");
+        assert_eq!(on.bold("ok"), "\x1b[1mok\x1b[0m");
+        assert_eq!(on.dim("ok"), "\x1b[2mok\x1b[0m");
     }
 }

@@ -5,6 +5,7 @@
 
 use std::process::ExitCode;
 
+use anstream::println;
 use oxmera::prelude::*;
 
 use crate::style::Paint;
