@@ -1,4 +1,6 @@
-//! Running `cargo` on a rung.
+//! Running `cargo` on a rung. Cargo is always asked for JSON messages, a
+//! documented interface, so nothing here reads its or libtest's text (see
+//! [`crate::testlog`]).
 
 use std::collections::hash_map::DefaultHasher;
 use std::ffi::OsString;
@@ -6,6 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::testlog::{CargoBuild, SpecRun};
 use crate::{Error, Result};
 
 /// How the ladder calls cargo: which binary, which target directory, and
@@ -59,7 +62,9 @@ impl Cargo {
         }
     }
 
-    /// Whether compiler diagnostics come back coloured (for a terminal).
+    /// Whether compiler diagnostics come back coloured (for a terminal);
+    /// cargo's own stderr, read only when it fails before compiling, never
+    /// is.
     pub fn with_color(mut self, color: bool) -> Cargo {
         self.color = color;
         self
@@ -75,7 +80,9 @@ impl Cargo {
         &self.target_dir
     }
 
-    /// A `cargo <subcommand>` for the workspace at `manifest`.
+    /// A `cargo <subcommand>` (one that builds: `test`, `clippy`) for the
+    /// workspace at `manifest`, reporting in JSON messages ([`CargoBuild`]
+    /// reads them), with diagnostics rendered in colour when asked for.
     pub fn command(&self, subcommand: &str, manifest: &Path) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.arg(subcommand)
@@ -83,8 +90,14 @@ impl Cargo {
             .arg(manifest)
             .arg("--target-dir")
             .arg(&self.target_dir)
+            .arg("--message-format")
+            .arg(if self.color {
+                "json-diagnostic-rendered-ansi"
+            } else {
+                "json"
+            })
             .arg("--color")
-            .arg(if self.color { "always" } else { "never" })
+            .arg("never")
             // Keep panic messages to the message itself.
             .env("RUST_BACKTRACE", "0")
             .env_remove("CARGO_TARGET_DIR")
@@ -103,15 +116,23 @@ impl Cargo {
         })
     }
 
-    /// Runs the integration tests (the spec, `tests/*.rs`) of `package`
-    /// in the workspace at `manifest`, every test binary to the end, with
-    /// the given cargo features of the package turned on.
-    pub fn test_spec(&self, manifest: &Path, package: &str, features: &[&str]) -> Result<Output> {
+    /// Builds and runs the integration tests (the spec, `tests/*.rs`) of
+    /// `package` in the workspace at `manifest`, with the given cargo
+    /// features of the package turned on: every test, each in a process of
+    /// its own.
+    pub fn test_spec(&self, manifest: &Path, package: &str, features: &[&str]) -> Result<SpecRun> {
         let mut cmd = self.command("test", manifest);
-        cmd.args(["--package", package, "--test", "*", "--no-fail-fast"]);
+        cmd.args(["--no-run", "--package", package, "--test", "*"]);
         if !features.is_empty() {
             cmd.arg("--features").arg(features.join(","));
         }
-        self.run(cmd)
+        let output = self.run(cmd)?;
+        let build = CargoBuild::parse(&String::from_utf8_lossy(&output.stdout));
+        if !output.status.success() || build.success == Some(false) {
+            return Ok(SpecRun::BuildFailed {
+                errors: build.error_text(&String::from_utf8_lossy(&output.stderr)),
+            });
+        }
+        crate::runner::run_tests(&build.tests).map(SpecRun::Ran)
     }
 }

@@ -1,9 +1,8 @@
 //! Checking a rung: build and run its spec against the learner's code.
 
 use std::path::Path;
-use std::process::Output;
 
-use crate::testlog::{Failure, TestLog, compiler_errors};
+use crate::testlog::{Failure, SpecRun, TestLog};
 use crate::{Cargo, Error, Ladder, Result, Rung};
 
 /// How a spec run ended.
@@ -31,30 +30,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Reads a finished `cargo test`.
-    pub fn from_output(output: &Output) -> Outcome {
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let log = TestLog::parse(&stdout);
-        let ran = log.ran || !log.passed.is_empty();
-        if !ran && !output.status.success() {
-            return Outcome::BuildFailed {
-                errors: compiler_errors(&stderr),
-            };
+    /// Judges a finished spec run.
+    pub fn from_run(run: SpecRun) -> Outcome {
+        match run {
+            SpecRun::BuildFailed { errors } => Outcome::BuildFailed { errors },
+            SpecRun::Ran(log) => Outcome::from_log(log),
         }
-        if !output.status.success() && log.failed.is_empty() {
-            // Tests ran, none was reported failed, yet cargo failed: a test
-            // binary died (a stack overflow, an abort) before libtest could
-            // report it. That is red, never green.
-            return Outcome::Red {
-                passed: log.passed.len(),
-                failures: vec![crashed(&stderr)],
-            };
-        }
-        Outcome::from_log(log)
     }
 
-    /// Classifies a parsed test log.
+    /// Classifies the tests' results.
     pub fn from_log(log: TestLog) -> Outcome {
         if log.is_green() {
             Outcome::Green {
@@ -68,18 +52,6 @@ impl Outcome {
                 failures: log.failed,
             }
         }
-    }
-}
-
-/// The failure of a test binary that died without reporting, with the last
-/// lines it wrote to stderr (where the runtime says why it stopped).
-fn crashed(stderr: &str) -> Failure {
-    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(6)..].join("\n");
-    Failure {
-        test: "(the test binary crashed)".to_string(),
-        location: None,
-        message: format!("the spec stopped before reporting every test:\n{tail}"),
     }
 }
 
@@ -116,8 +88,8 @@ pub fn package_name(dir: &Path) -> Result<String> {
 /// Runs the spec of `rung` against the learner's `src/lib.rs`, in place.
 pub fn run_spec(ladder: &Ladder, cargo: &Cargo, rung: &Rung) -> Result<Outcome> {
     let package = package_name(&ladder.rung_dir(rung))?;
-    let output = cargo.test_spec(&ladder.root().join("Cargo.toml"), &package, &[])?;
-    Ok(Outcome::from_output(&output))
+    let run = cargo.test_spec(&ladder.root().join("Cargo.toml"), &package, &[])?;
+    Ok(Outcome::from_run(run))
 }
 
 /// Checks a rung and, when it is green, records it as done.
@@ -140,53 +112,39 @@ pub fn check(ladder: &mut Ladder, cargo: &Cargo, id: &str) -> Result<CheckReport
 mod tests {
     use super::*;
 
+    fn log(passed: &[&str], failed: &[&str]) -> TestLog {
+        TestLog {
+            passed: passed.iter().map(|s| s.to_string()).collect(),
+            failed: failed
+                .iter()
+                .map(|s| Failure {
+                    test: s.to_string(),
+                    location: None,
+                    message: "boom".into(),
+                })
+                .collect(),
+            ran: true,
+        }
+    }
+
     #[test]
-    fn outcome_from_logs() {
-        let green = TestLog::parse("test a ... ok\ntest b ... ok\ntest result: ok.\n");
-        assert_eq!(Outcome::from_log(green), Outcome::Green { tests: 2 });
-        let none = TestLog::parse("test result: ok. 0 passed\n");
-        assert_eq!(Outcome::from_log(none), Outcome::NoTests);
-        let red = TestLog::parse("test a ... ok\ntest b ... FAILED\ntest result: FAILED.\n");
+    fn outcome_from_runs() {
+        let green = SpecRun::Ran(log(&["a", "b"], &[]));
+        assert_eq!(Outcome::from_run(green), Outcome::Green { tests: 2 });
+        let none = SpecRun::Ran(log(&[], &[]));
+        assert_eq!(Outcome::from_run(none), Outcome::NoTests);
+        let never_listed = SpecRun::Ran(TestLog::default());
+        assert_eq!(Outcome::from_run(never_listed), Outcome::NoTests);
+        let red = SpecRun::Ran(log(&["a"], &["b"]));
         assert!(matches!(
-            Outcome::from_log(red),
+            Outcome::from_run(red),
             Outcome::Red { passed: 1, ref failures } if failures[0].test == "b"
         ));
-    }
-
-    #[cfg(unix)]
-    fn output(code: i32, stdout: &str, stderr: &str) -> Output {
-        use std::os::unix::process::ExitStatusExt;
-        Output {
-            status: std::process::ExitStatus::from_raw(code << 8),
-            stdout: stdout.as_bytes().to_vec(),
-            stderr: stderr.as_bytes().to_vec(),
-        }
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_crash_after_some_passes_is_red() {
-        // libtest printed two passes, then the process died of a stack
-        // overflow: no FAILED line, no result line, a failed exit.
-        let out = output(
-            101,
-            "running 3 tests\ntest a ... ok\ntest b ... ok\n",
-            "thread 'c' has overflowed its stack\nfatal runtime error: stack overflow\n",
-        );
-        match Outcome::from_output(&out) {
-            Outcome::Red { passed, failures } => {
-                assert_eq!(passed, 2);
-                assert!(failures[0].message.contains("stack overflow"));
-            }
-            other => panic!("a crashed spec must be red, got {other:?}"),
-        }
-        // The same log with a successful exit is green.
-        let ok = output(0, "test a ... ok\ntest b ... ok\ntest result: ok.\n", "");
-        assert_eq!(Outcome::from_output(&ok), Outcome::Green { tests: 2 });
-        // No test ran and the build failed: a build failure.
-        let build = output(101, "", "error[E0425]: cannot find value `x`\n");
+        let build = SpecRun::BuildFailed {
+            errors: "error[E0425]".into(),
+        };
         assert!(matches!(
-            Outcome::from_output(&build),
+            Outcome::from_run(build),
             Outcome::BuildFailed { .. }
         ));
     }

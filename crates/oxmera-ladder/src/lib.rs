@@ -12,7 +12,9 @@
 //! - [`Ladder`]: the two together, answering "what is done, what is
 //!   current, what comes next";
 //! - [`check`]: building and running a rung's spec against the learner's
-//!   code, with the failures parsed into readable records;
+//!   code, each test in a process of its own and judged by its exit
+//!   status, with the failures made into readable records ([`testlog`]
+//!   says why no libtest report is read);
 //! - [`hints`], [`reset`] and [`watch`]: the rest of the learner's loop;
 //! - [`verify`]: the author's check, that every skeleton fails its spec and
 //!   every solution passes it.
@@ -59,6 +61,7 @@ mod ladder;
 mod manifest;
 mod progress;
 pub mod reset;
+mod runner;
 pub mod testlog;
 pub mod verify;
 pub mod watch;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::check::Outcome;
-use crate::testlog::{Failure, TestLog, compiler_errors};
+use crate::testlog::{CargoBuild, Failure, SpecRun};
 use crate::{Cargo, Error, Ladder, Result, Rung};
 
 /// What to check besides the specs.
@@ -228,9 +228,9 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
             } else {
                 &[]
             };
-            let output = cargo.test_spec(&manifest, package, features)?;
+            let run = cargo.test_spec(&manifest, package, features)?;
             let verdict = &mut verdicts[*i];
-            judge(variant, &output, verdict);
+            judge(variant, run, verdict);
             if options.lint {
                 let mut cmd = cargo.command("clippy", &manifest);
                 cmd.args(["--package", package, "--all-targets"]);
@@ -241,10 +241,14 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
                 let out = cargo.run(cmd)?;
                 if !out.status.success() {
                     let rung_dir = rung.path.as_deref().unwrap_or(Path::new(&rung.id));
-                    let text = compiler_errors(&String::from_utf8_lossy(&out.stderr)).replace(
-                        &format!("{}/src/lib.rs", rung_dir.display()),
-                        &format!("{}/{}/lib.rs", rung_dir.display(), variant.name()),
-                    );
+                    // With `-D warnings`, every lint is an error diagnostic.
+                    let build = CargoBuild::parse(&String::from_utf8_lossy(&out.stdout));
+                    let text = build
+                        .error_text(&String::from_utf8_lossy(&out.stderr))
+                        .replace(
+                            &format!("{}/src/lib.rs", rung_dir.display()),
+                            &format!("{}/{}/lib.rs", rung_dir.display(), variant.name()),
+                        );
                     verdict.problems.push(Problem::Clippy {
                         variant: variant.name(),
                         output: text,
@@ -261,21 +265,21 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
     Ok(verdicts)
 }
 
-fn judge(variant: Variant, output: &std::process::Output, verdict: &mut RungVerdict) {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let log = TestLog::parse(&stdout);
-    let built = log.ran || output.status.success();
-    match variant {
-        Variant::Skeleton if !built => verdict.problems.push(Problem::SkeletonDoesNotBuild {
-            errors: compiler_errors(&String::from_utf8_lossy(&output.stderr)),
-        }),
+fn judge(variant: Variant, run: SpecRun, verdict: &mut RungVerdict) {
+    match (variant, run) {
+        (Variant::Skeleton, SpecRun::BuildFailed { errors }) => verdict
+            .problems
+            .push(Problem::SkeletonDoesNotBuild { errors }),
         // Every test must fail on the skeleton; "no tests" is reported
         // once, from the solution run.
-        Variant::Skeleton if !log.passed.is_empty() => verdict
-            .problems
-            .push(Problem::VacuousSpec { passed: log.passed }),
-        Variant::Skeleton => {}
-        Variant::Solution => match Outcome::from_output(output) {
+        (Variant::Skeleton, SpecRun::Ran(log)) => {
+            if !log.passed.is_empty() {
+                verdict
+                    .problems
+                    .push(Problem::VacuousSpec { passed: log.passed });
+            }
+        }
+        (Variant::Solution, run) => match Outcome::from_run(run) {
             Outcome::BuildFailed { errors } => verdict
                 .problems
                 .push(Problem::SolutionDoesNotBuild { errors }),

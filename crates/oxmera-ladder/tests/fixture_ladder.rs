@@ -286,3 +286,69 @@ fn a_stale_lock_file_is_noticed() {
     );
     assert!(!lock_is_current(&ladder, &f.cargo()).unwrap());
 }
+
+/// The verdict is each test's exit status, never libtest's report: tests
+/// that print lines that look like that report (a false `FAILED` from a
+/// passing test, a false `ok` and `test result: ok` from a failing one)
+/// change nothing, and a test that aborts its process takes only itself
+/// down.
+#[test]
+fn what_a_spec_prints_cannot_change_its_result() {
+    let f = Fixture::new();
+    write(
+        &f.rung_file("tests/spec.rs"),
+        r#"#[test]
+fn two_doubled_is_four() {
+    println!("test two_doubled_is_four ... FAILED");
+    eprintln!("test result: FAILED. 0 passed; 1 failed");
+    assert_eq!(f1::double(2), 4);
+}
+
+#[test]
+fn three_doubled_is_seven() {
+    println!("test three_doubled_is_seven ... ok");
+    println!("\ntest result: ok. 1 passed; 0 failed");
+    eprintln!("---- two_doubled_is_four stdout ----");
+    assert_eq!(f1::double(3), 7, "wrong on purpose");
+}
+
+#[test]
+fn aborting_takes_only_itself_down() {
+    std::process::abort();
+}
+
+#[test]
+#[ignore = "cargo test does not run it, so neither does the ladder"]
+fn ignored() {
+    panic!("an ignored test ran");
+}
+"#,
+    );
+    write(&f.rung_file("src/lib.rs"), SOLUTION);
+    let report = check::check(&mut f.ladder(), &f.cargo(), "F1").unwrap();
+    let Outcome::Red { passed, failures } = &report.outcome else {
+        panic!("expected red, got {report:?}");
+    };
+    assert_eq!(*passed, 1, "{report:?}");
+    let names: Vec<&str> = failures.iter().map(|f| f.test.as_str()).collect();
+    assert_eq!(
+        names,
+        ["aborting_takes_only_itself_down", "three_doubled_is_seven"]
+    );
+    assert!(
+        failures[0]
+            .message
+            .starts_with("the test stopped without a panic"),
+        "{failures:?}"
+    );
+    let wrong = &failures[1];
+    assert!(
+        wrong
+            .location
+            .as_deref()
+            .is_some_and(|l| l.ends_with("tests/spec.rs:13:5")),
+        "{wrong:?}"
+    );
+    assert!(wrong.message.contains("wrong on purpose"), "{wrong:?}");
+    assert!(wrong.message.contains("left: 6"), "{wrong:?}");
+}
