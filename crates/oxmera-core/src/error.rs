@@ -392,12 +392,12 @@ pub enum Error {
 
     /// A trainable parameter received a gradient but no module listed it
     /// and no optimizer holds it, so no step would ever update it: the
-    /// silent mistake of a hand-written `Module::named_params` that forgets
+    /// silent mistake of a hand-written `ModuleState::visit_params` that forgets
     /// a child. Found by an optimizer's first `step()`.
     #[error(
         "{op}: a parameter of shape {shape} ({dtype}) created at {created_at} received a \
          gradient, but no module's named_parameters() lists it and no optimizer holds it, \
-         so it would never be trained (did a hand-written named_params forget a field? \
+         so it would never be trained (did a hand-written visit_params forget a field? \
          #[derive(Module)] lists every field)"
     )]
     UnregisteredParameter {

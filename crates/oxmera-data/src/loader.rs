@@ -35,14 +35,15 @@ pub struct LoaderConfig {
 }
 
 impl LoaderConfig {
-    /// Sequential batches of `batch_size` on the reference device, keeping
-    /// the last short batch.
+    /// Sequential batches of `batch_size` on the default device
+    /// ([`Device::default`], the CPU backend, where layer configs put their
+    /// parameters too), keeping the last short batch.
     pub fn new(batch_size: usize) -> Self {
         LoaderConfig {
             batch_size,
             order: Order::Sequential,
             drop_last: false,
-            device: Device::Reference,
+            device: Device::default(),
         }
     }
 
@@ -84,7 +85,7 @@ pub struct Batch {
 ///
 /// ```
 /// use oxmera_data::{DataLoader, Dataset, LoaderConfig};
-/// # use oxmera_reference as _; // links the reference backend
+/// # use oxmera_cpu as _; // links the CPU backend (the default device)
 /// let digits = oxmera_data::digits()?;
 /// let loader = DataLoader::new(&digits, LoaderConfig::new(64).shuffled(7).drop_last())?;
 /// assert_eq!(loader.num_batches(), 1797 / 64);

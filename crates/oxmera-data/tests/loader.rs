@@ -1,6 +1,7 @@
 //! The loader: shuffling, batching, resuming, and its checks on samples.
 
 use oxmera_core::{DType, Device};
+use oxmera_cpu as _;
 use oxmera_data::{
     DataError, DataLoader, Dataset, LoaderConfig, Sample, Subset, Target, TargetKind,
     TensorDataset, split,

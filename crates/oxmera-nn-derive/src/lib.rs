@@ -2,7 +2,7 @@
 //! its fields.
 //!
 //! This crate owns one derive and nothing else. It reads a struct's fields
-//! and writes `impl ModuleState` — `named_params` (every field under its
+//! and writes `impl ModuleState` — `visit_params` (every field under its
 //! own name, so a `Linear` field `fc1` gives `fc1.weight`), and
 //! `set_training` / `is_training` passed on to every field. What each
 //! field contributes is decided by the field's *type*, through the
@@ -165,7 +165,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let count = visited.len();
     Ok(quote! {
         impl #impl_generics #krate::ModuleState for #ident #ty_generics #where_clause {
-            fn named_params(
+            fn visit_params(
                 &self,
                 prefix: &str,
                 out: &mut ::std::vec::Vec<(::std::string::String, #krate::Param)>,

@@ -16,7 +16,7 @@ macro_rules! stateless {
         }
 
         impl ModuleState for $ty {
-            fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
+            fn visit_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
         }
     };
 }
@@ -159,7 +159,7 @@ impl Module for Flatten {
 }
 
 impl ModuleState for Flatten {
-    fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
+    fn visit_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
 }
 
 #[cfg(test)]

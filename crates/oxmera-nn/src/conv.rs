@@ -227,7 +227,7 @@ impl Module for Conv2d {
 }
 
 impl ModuleState for Conv2d {
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         out.push((join_name(prefix, "weight"), self.weight.clone()));
         if let Some(b) = &self.bias {
             out.push((join_name(prefix, "bias"), b.clone()));
@@ -272,7 +272,7 @@ macro_rules! pool_layer {
         }
 
         impl ModuleState for $ty {
-            fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
+            fn visit_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
         }
     };
 }

@@ -108,7 +108,7 @@ impl Module for Dropout {
 }
 
 impl ModuleState for Dropout {
-    fn named_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
+    fn visit_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
 
     fn set_training(&mut self, training: bool) {
         self.training = training;

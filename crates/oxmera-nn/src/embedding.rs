@@ -117,7 +117,7 @@ impl Module for Embedding {
 }
 
 impl ModuleState for Embedding {
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         out.push((join_name(prefix, "weight"), self.weight.clone()));
     }
 }

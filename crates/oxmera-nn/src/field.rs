@@ -51,7 +51,7 @@ impl ModuleField for Param {
 
 impl<M: ModuleState + ?Sized> ModuleField for M {
     fn visit_params(&self, name: &str, out: &mut Vec<(String, Param)>) {
-        self.named_params(name, out);
+        ModuleState::visit_params(self, name, out);
     }
 
     fn set_training(&mut self, training: bool) {

@@ -91,6 +91,7 @@
 //! ```
 
 mod activation;
+mod config;
 mod conv;
 mod dropout;
 mod embedding;
@@ -107,6 +108,9 @@ mod test_util;
 
 pub use activation::{
     Flatten, GELU, GeluApproximation, LeakyReLU, ReLU, SiLU, Sigmoid, Softmax, Tanh,
+};
+pub use config::{
+    BatchNormConfig, Conv2dConfig, DropoutConfig, EmbeddingConfig, LayerNormConfig, LinearConfig,
 };
 pub use conv::{AvgPool2d, Conv2d, MaxPool2d};
 pub use dropout::Dropout;

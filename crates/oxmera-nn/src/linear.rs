@@ -128,7 +128,7 @@ impl Module for Linear {
 }
 
 impl ModuleState for Linear {
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         out.push((join_name(prefix, "weight"), self.weight.clone()));
         if let Some(b) = &self.bias {
             out.push((join_name(prefix, "bias"), b.clone()));

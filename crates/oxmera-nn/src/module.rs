@@ -14,7 +14,7 @@ use crate::Param;
 /// `#[derive(Module)]` writes [`ModuleState`] from the struct's fields
 /// (every [`Param`], child module, and `Vec`/`Option` of them, by field
 /// name), and the program writes only `impl Module { fn forward }`. A
-/// hand-written [`ModuleState::named_params`] that forgets a child is
+/// hand-written [`ModuleState::visit_params`] that forgets a child is
 /// caught at the optimizer's first step ([`crate::check_registered`]).
 ///
 /// Everything else — parameter lists, gradient zeroing, state dicts — is
@@ -50,7 +50,7 @@ pub trait Module: ModuleState {
     /// ([`crate::check_registered`]).
     fn named_parameters(&self) -> Vec<(String, Param)> {
         let mut all = Vec::new();
-        self.named_params("", &mut all);
+        self.visit_params("", &mut all);
         all.retain(|(_, p)| p.is_trainable());
         for (_, p) in &all {
             p.mark_registered();
@@ -69,7 +69,7 @@ pub trait Module: ModuleState {
     /// The buffers (saved, never trained) with their names.
     fn named_buffers(&self) -> Vec<(String, Param)> {
         let mut all = Vec::new();
-        self.named_params("", &mut all);
+        self.visit_params("", &mut all);
         all.retain(|(_, p)| !p.is_trainable());
         all
     }
@@ -103,7 +103,7 @@ pub trait Module: ModuleState {
     /// weight) appears under both.
     fn state_dict(&self) -> BTreeMap<String, Tensor> {
         let mut all = Vec::new();
-        self.named_params("", &mut all);
+        self.visit_params("", &mut all);
         all.into_iter()
             .map(|(name, p)| (name, p.tensor().detach()))
             .collect()
@@ -129,7 +129,7 @@ pub trait Module: ModuleState {
     /// or the device-move error.
     fn load_state_dict(&self, dict: &BTreeMap<String, Tensor>) -> Result<()> {
         let mut all = Vec::new();
-        self.named_params("", &mut all);
+        self.visit_params("", &mut all);
         let plan = plan_load(&all, dict)?;
         for (param, value) in plan {
             param.set(value)?;
@@ -140,14 +140,16 @@ pub trait Module: ModuleState {
 
 /// What a module holds: its parameters and buffers by name, and its
 /// training mode. `#[derive(Module)]` writes it from the fields; by hand,
-/// [`ModuleState::named_params`] lists every [`Param`] and child.
+/// [`ModuleState::visit_params`] lists every [`Param`] and child.
 pub trait ModuleState: Send + Sync {
-    /// Appends every parameter **and** buffer to `out`, each with its
-    /// dotted name under `prefix` (`"0.weight"`, `"bn.running_mean"`;
+    /// The visitor behind [`Module::named_parameters`] and the state dict
+    /// (a program calls those; a module implements this): appends every
+    /// parameter **and** buffer to `out`, each with its dotted name under
+    /// `prefix` (`"0.weight"`, `"bn.running_mean"`;
     /// with an empty prefix, just `"weight"`). Build names with
     /// [`join_name`]. The order is the module's own (declaration order);
     /// state dicts sort by name anyway.
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>);
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>);
 
     /// Switches between training (`true`) and evaluation mode. Modules
     /// whose forward pass ignores the mode keep this default, which does
@@ -219,7 +221,7 @@ fn plan_load(
 }
 
 /// `prefix.name`, or just `name` under an empty prefix: how a module
-/// names its own params inside [`Module::named_params`].
+/// names its own params inside [`ModuleState::visit_params`].
 pub fn join_name(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
         name.to_string()
@@ -235,8 +237,8 @@ impl<M: Module + ?Sized> Module for Box<M> {
 }
 
 impl<M: ModuleState + ?Sized> ModuleState for Box<M> {
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
-        (**self).named_params(prefix, out);
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+        (**self).visit_params(prefix, out);
     }
 
     fn set_training(&mut self, training: bool) {

@@ -103,7 +103,7 @@ impl Module for LayerNorm {
 }
 
 impl ModuleState for LayerNorm {
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         if let Some(w) = &self.weight {
             out.push((join_name(prefix, "weight"), w.clone()));
         }
@@ -322,7 +322,7 @@ impl BatchNorm {
         })
     }
 
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         let slots = [
             ("weight", &self.weight),
             ("bias", &self.bias),
@@ -416,8 +416,8 @@ macro_rules! batch_norm {
         }
 
         impl ModuleState for $ty {
-            fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
-                self.0.named_params(prefix, out);
+            fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+                self.0.visit_params(prefix, out);
             }
 
             fn set_training(&mut self, training: bool) {

@@ -181,7 +181,7 @@ impl std::fmt::Debug for Param {
 /// on this thread that holds a gradient although no module's
 /// `named_parameters()` has listed it and no optimizer holds it: a
 /// gradient that no step will ever use, which is what a hand-written
-/// `named_params` that forgets a child produces. Every optimizer calls
+/// `visit_params` that forgets a child produces. Every optimizer calls
 /// this in its first `step()` (`op` names it).
 ///
 /// Two models trained by two optimizers (a GAN's generator and

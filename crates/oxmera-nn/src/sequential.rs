@@ -95,9 +95,9 @@ impl Module for Sequential {
 }
 
 impl ModuleState for Sequential {
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
         for (i, child) in self.children.iter().enumerate() {
-            child.named_params(&crate::join_name(prefix, &i.to_string()), out);
+            child.visit_params(&crate::join_name(prefix, &i.to_string()), out);
         }
     }
 

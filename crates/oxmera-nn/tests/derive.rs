@@ -130,7 +130,7 @@ fn every_field_is_named_by_its_path() {
 
 #[test]
 fn a_derived_module_trains_every_child_it_holds() {
-    // The silent mistake of a hand-written named_params — a child left
+    // The silent mistake of a hand-written visit_params — a child left
     // out — cannot be made: every field is visited. One SGD-like step by
     // hand shows every parameter received a gradient from one backward.
     let net = net();

@@ -1,4 +1,4 @@
-//! The silent mistake of a hand-written module — a `named_params` that
+//! The silent mistake of a hand-written module — a `visit_params` that
 //! forgets a child — is an error on the optimizer's first step, naming
 //! where the forgotten parameter was made; correct programs (including
 //! two models with two optimizers, whose backward passes reach each
@@ -12,7 +12,7 @@ use oxmera_tensor::{Generator, Tensor};
 
 const DEV: Device = Device::Reference;
 
-/// Two layers, of which `named_params` lists only the first when `forget`.
+/// Two layers, of which `visit_params` lists only the first when `forget`.
 struct TwoLayers {
     first: Linear,
     second: Linear,
@@ -37,10 +37,10 @@ impl Module for TwoLayers {
 
 /// Written by hand, as a program without `#[derive(Module)]` would.
 impl ModuleState for TwoLayers {
-    fn named_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
-        self.first.named_params(&join_name(prefix, "first"), out);
+    fn visit_params(&self, prefix: &str, out: &mut Vec<(String, Param)>) {
+        self.first.visit_params(&join_name(prefix, "first"), out);
         if !self.forget {
-            self.second.named_params(&join_name(prefix, "second"), out);
+            self.second.visit_params(&join_name(prefix, "second"), out);
         }
     }
 }

@@ -8,32 +8,39 @@ use std::collections::BTreeMap;
 
 use oxmera::data::{DataLoader, Dataset, LoaderConfig, Subset, digits, split};
 use oxmera::nn::loss::{CrossEntropyOptions, accuracy, cross_entropy};
-use oxmera::nn::{Conv2d, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
-use oxmera::optim::{AdamW, AdamWConfig, Optimizer};
+use oxmera::nn::{Conv2dConfig, Flatten, LinearConfig, MaxPool2d, ReLU, Sequential};
+use oxmera::optim::{AdamW, AdamWConfig};
 use oxmera::prelude::*;
 
-fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let (dev, dt) = (Device::Cpu, DType::F32);
+fn main() -> AnyResult<()> {
     let data = digits()?;
     let parts = split(data.len(), 0.2, 0)?;
     let train_set = Subset::new(&data, parts.train)?;
     let test_set = Subset::new(&data, parts.test)?;
-    let train = DataLoader::new(train_set, LoaderConfig::new(32).shuffled(0).on(dev))?;
-    let test = DataLoader::new(test_set, LoaderConfig::new(256).on(dev))?;
+    let train = DataLoader::new(train_set, LoaderConfig::new(32).shuffled(0))?;
+    let test = DataLoader::new(test_set, LoaderConfig::new(256))?;
 
     let mut rng = Generator::new(0);
     // [B, 1, 8, 8] -> conv 16 -> pool -> [B, 16, 4, 4] -> conv 32 -> pool -> [B, 32, 2, 2]
     let mut net = Sequential::new()
-        .push(Conv2d::new(1, 16, (3, 3), &mut rng, dt, dev)?.padding((1, 1)))
+        .push(
+            Conv2dConfig::new(1, 16, (3, 3))
+                .with_padding((1, 1))
+                .init(&mut rng)?,
+        )
         .push(ReLU)
         .push(MaxPool2d::new((2, 2)))
-        .push(Conv2d::new(16, 32, (3, 3), &mut rng, dt, dev)?.padding((1, 1)))
+        .push(
+            Conv2dConfig::new(16, 32, (3, 3))
+                .with_padding((1, 1))
+                .init(&mut rng)?,
+        )
         .push(ReLU)
         .push(MaxPool2d::new((2, 2)))
         .push(Flatten::new())
-        .push(Linear::new(32 * 2 * 2, 64, true, &mut rng, dt, dev)?)
+        .push(LinearConfig::new(32 * 2 * 2, 64).init(&mut rng)?)
         .push(ReLU)
-        .push(Linear::new(64, 10, true, &mut rng, dt, dev)?);
+        .push(LinearConfig::new(64, 10).init(&mut rng)?);
     println!("{} trainable parameters", net.num_parameters());
     let mut opt = AdamW::new(net.named_parameters(), AdamWConfig::default())?;
     let options = CrossEntropyOptions::default();
@@ -53,7 +60,8 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             let batch = batch?;
             let n = batch.indices.len();
             let logits = oxmera::tensor::no_grad(|| net.forward(&batch.x))?;
-            correct += accuracy(&logits, &batch.y)? * n as f64;
+            let batch_accuracy = accuracy(&logits, &batch.y)?;
+            correct += batch_accuracy * n as f64;
             seen += n;
         }
         println!(

@@ -5,28 +5,32 @@
 
 use oxmera::prelude::*;
 
-fn main() -> oxmera::Result<()> {
+fn main() -> AnyResult<()> {
     // The device: the first argument (`cpu`, `reference`, or `wgpu:0` in a
     // build with `--features wgpu`), else the CPU.
     let dev = match std::env::args().nth(1) {
         Some(name) => oxmera::tensor::registry::parse_device(&name)?,
         None => Device::Cpu,
     };
-    // A 2x3 tensor, and views of it that share its storage.
-    let a = Tensor::arange(0.0, 6.0, 1.0, DType::F32, dev)?.reshape([2, 3])?;
+    // A 2x3 tensor from nested arrays (shape and dtype read off the data),
+    // and views of it that share its storage.
+    let a = Tensor::new([[0f32, 1., 2.], [3., 4., 5.]], dev)?;
     let t = a.t()?; // strides [1, 3], no copy
     assert!(t.shares_storage(&a) && !t.is_contiguous());
-    let every_other = a.slice(1, 0, 3, 2)?; // a stepped view
-    assert_eq!(every_other.dims(), &[2, 2]);
+    let last_col = a.i((.., -1))?; // a[:, -1]
+    assert_eq!(last_col.to_vec::<f32>()?, vec![2., 5.]);
+    assert_eq!(a.i((1, 1..))?.to_vec::<f32>()?, vec![4., 5.]); // a[1, 1:]
 
-    // Broadcasting: [2, 3] + [2, 1] -> [2, 3], the column stretched with stride 0.
-    let col = Tensor::from_vec(vec![10.0f32, 20.0], [2, 1], dev)?;
-    let b = (&a + &col)?;
-    assert_eq!(b.to_vec::<f32>()?, vec![10., 11., 12., 23., 24., 25.]);
+    // Broadcasting: [2, 3] + [2, 1] -> [2, 3], the column stretched with
+    // stride 0; scalars of any number type; one `?` per expression.
+    let col = Tensor::new([[10f32], [20.]], dev)?;
+    let b = (&a * 2 + &col)?;
+    assert_eq!(b.to_vec::<f32>()?, vec![10., 12., 14., 26., 28., 30.]);
 
-    // numpy.matmul semantics, and a typed error when shapes disagree.
-    let c = a.matmul(&t)?; // [2, 3] @ [3, 2]
-    assert_eq!(c.dims(), &[2, 2]);
+    // numpy.matmul semantics; results chain; a typed error when shapes disagree.
+    let bias = Tensor::new([-20f32, 0.], dev)?;
+    let c = (a.matmul(&t) + &bias).relu()?; // relu(a @ aᵀ + bias)
+    assert_eq!(c.to_vec::<f32>()?, vec![0., 14., 0., 50.]);
     let err = a.matmul(&a).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -34,8 +38,8 @@ fn main() -> oxmera::Result<()> {
     );
 
     // Gradients.
-    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3], dev)?.with_requires_grad(true)?;
-    x.square()?.sum_all()?.backward()?;
+    let x = Tensor::new([1f32, 2., 3.], dev)?.with_requires_grad(true)?;
+    x.square().sum_all()?.backward()?;
     assert_eq!(x.grad().unwrap().to_vec::<f32>()?, vec![2.0, 4.0, 6.0]);
 
     // Moving between devices copies; the values come back as they left.

@@ -6,26 +6,25 @@
 
 use oxmera::data::{DataLoader, LoaderConfig, SineConfig, sine};
 use oxmera::nn::loss::{Reduction, mse};
-use oxmera::nn::{Linear, Module, Sequential, Tanh};
-use oxmera::optim::{CosineAnnealing, Optimizer, Sgd, SgdConfig, apply_schedule};
+use oxmera::nn::{LinearConfig, Sequential, Tanh};
+use oxmera::optim::{CosineAnnealing, Sgd, SgdConfig, apply_schedule};
 use oxmera::prelude::*;
 
-fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let (dev, dt) = (Device::Cpu, DType::F32);
+fn main() -> AnyResult<()> {
     let data = sine(SineConfig {
         samples: 512,
         noise: 0.05,
         seed: 1,
     })?;
-    let loader = DataLoader::new(&data, LoaderConfig::new(32).shuffled(1).on(dev))?;
+    let loader = DataLoader::new(&data, LoaderConfig::new(32).shuffled(1))?;
 
     let mut rng = Generator::new(1);
     let net = Sequential::new()
-        .push(Linear::new(1, 32, true, &mut rng, dt, dev)?)
+        .push(LinearConfig::new(1, 32).init(&mut rng)?)
         .push(Tanh)
-        .push(Linear::new(32, 32, true, &mut rng, dt, dev)?)
+        .push(LinearConfig::new(32, 32).init(&mut rng)?)
         .push(Tanh)
-        .push(Linear::new(32, 1, true, &mut rng, dt, dev)?);
+        .push(LinearConfig::new(32, 1).init(&mut rng)?);
     let epochs = 60;
     let config = SgdConfig {
         lr: 0.05,
@@ -57,7 +56,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     }
     // The fitted curve at a few points, against the truth.
     for x in [-0.75f32, -0.5, 0.0, 0.25, 0.5] {
-        let input = Tensor::from_vec(vec![x], [1, 1], dev)?;
+        let input = Tensor::new([[x]], Device::default())?;
         let y = oxmera::tensor::no_grad(|| net.forward(&input))?.item()?;
         let truth = (std::f32::consts::PI * x).sin();
         println!("sin(π·{x:+.2}) = {truth:+.3}, predicted {y:+.3}");
