@@ -39,6 +39,10 @@ struct Cli {
 enum Command {
     /// Train a classifier (an MLP on the embedded digits by default).
     Train(train::TrainArgs),
+    /// A checkpoint's loss, accuracy and confusion matrix on the test split.
+    Eval(train::eval::EvalArgs),
+    /// Export a checkpoint for other runtimes (ONNX).
+    Export(train::export::ExportArgs),
     /// Run the conformance corpus on a device against the reference and print the matrix.
     Conformance(conformance::ConformanceArgs),
     /// A guided tour of tensors, views, broadcasting, matmul and errors.
@@ -55,6 +59,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Train(args) => train::run(args),
+        Command::Eval(args) => train::eval::run(args),
+        Command::Export(args) => train::export::run(args),
         Command::Tour(args) => tour::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Kernel(args) => kernel::run(args),

@@ -286,3 +286,185 @@ fn a_run_cleans_what_a_killed_run_left_and_writes_whole_files() {
     let png = std::fs::read(out.join("curves.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a whole PNG");
 }
+
+#[test]
+fn tensorboard_and_the_metrics_stream_follow_a_run_and_its_resume() {
+    use oxmera_tensorboard::record::read_events;
+    let dir = tempfile::tempdir().unwrap();
+    let (out, tb, jsonl) = (
+        dir.path().join("run"),
+        dir.path().join("tb"),
+        dir.path().join("m.jsonl"),
+    );
+    let common = [
+        "--dataset",
+        "moons",
+        "--schedule",
+        "constant",
+        "--lr",
+        "0.05",
+        "--log-every",
+        "3",
+        "--tensorboard",
+        tb.to_str().unwrap(),
+        "--metrics-jsonl",
+        jsonl.to_str().unwrap(),
+    ];
+    succeed(&[&common[..], &["--epochs", "1"]].concat(), &out);
+    let ckpt = out.join("checkpoint.safetensors");
+    let resume = ["--epochs", "2", "--resume", ckpt.to_str().unwrap()];
+    succeed(&[&common[..], &resume[..]].concat(), &out);
+
+    // Two event files (the resumed run adds one); together they hold each
+    // epoch's test accuracy as metrics.json has it (as f32), steps rising.
+    let mut files: Vec<_> = std::fs::read_dir(&tb)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let mut test_acc = Vec::new();
+    for f in &files {
+        let events = read_events(f).unwrap();
+        assert!(events.torn_tail.is_none());
+        test_acc.extend(
+            events
+                .scalars
+                .iter()
+                .filter(|p| p.tag == "epoch/test_accuracy")
+                .map(|p| (p.step, p.value)),
+        );
+    }
+    let m = metrics(&out);
+    let want: Vec<f32> = m["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["test_accuracy"].as_f64().unwrap() as f32)
+        .collect();
+    assert_eq!(test_acc.iter().map(|p| p.1).collect::<Vec<_>>(), want);
+    assert!(
+        test_acc[0].0 < test_acc[1].0,
+        "steps continue: {test_acc:?}"
+    );
+
+    // The stream: step lines every third step (and the first), epoch lines
+    // matching metrics.json, across both runs.
+    let lines: Vec<Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let steps: Vec<u64> = lines
+        .iter()
+        .filter(|l| l["kind"] == "step")
+        .map(|l| l["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps[0], 1);
+    assert!(steps[1..].iter().all(|s| s % 3 == 0), "{steps:?}");
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    let epochs: Vec<f64> = lines
+        .iter()
+        .filter(|l| l["kind"] == "epoch")
+        .map(|l| l["test_accuracy"].as_f64().unwrap())
+        .collect();
+    let want: Vec<f64> = m["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["test_accuracy"].as_f64().unwrap())
+        .collect();
+    assert_eq!(epochs, want);
+    let first = &lines[0];
+    for key in ["loss", "accuracy", "lr", "grad_norm", "seconds"] {
+        assert!(first[key].is_number(), "{key} in {first}");
+    }
+    // --log-every 0 is a usage error.
+    let o = train(
+        &["--dataset", "moons", "--log-every", "0"],
+        &dir.path().join("x"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn eval_scores_a_checkpoint_as_the_run_scored_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    succeed(&["--dataset", "moons", "--epochs", "2"], &out);
+    let ckpt = out.join("checkpoint.safetensors");
+    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(["eval", ckpt.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let m = metrics(&out);
+    let acc = m["epochs"].as_array().unwrap().last().unwrap()["test_accuracy"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        stdout.contains(&format!("accuracy {:.2}%", 100.0 * acc)),
+        "{stdout}"
+    );
+    // Two classes: a 2 x 2 matrix whose counts add up to the test split.
+    let rows: Vec<u64> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['0', '1']) && l.split_whitespace().count() == 3)
+        .flat_map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .map(|c| c.parse::<u64>().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    assert!(stdout.contains(&format!("on {} samples", rows.iter().sum::<u64>())));
+    assert!(std::fs::metadata(out.join("confusion.png")).unwrap().len() > 0);
+    // A file that is not a checkpoint is an error, not a panic.
+    let bogus = dir.path().join("bogus.safetensors");
+    std::fs::write(&bogus, b"not a checkpoint").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(["eval", bogus.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn export_writes_an_onnx_model_and_a_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    succeed(&["--dataset", "moons", "--epochs", "1"], &out);
+    let onnx = dir.path().join("moons.onnx");
+    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args([
+            "export",
+            out.join("checkpoint.safetensors").to_str().unwrap(),
+        ])
+        .arg(&onnx)
+        .args(["--sample", "5"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&onnx).unwrap();
+    // ModelProto field 1 (ir_version) = 7 comes first.
+    assert_eq!(&bytes[..2], &[0x08, 7]);
+    // The three 512-wide layers' f32 weights are all in it.
+    assert!(bytes.len() > 4 * (2 * 512 + 512 * 512 + 512 * 2));
+    for suffix in ["inputs", "logits"] {
+        let npy = std::fs::read(dir.path().join(format!("moons.onnx.{suffix}.npy"))).unwrap();
+        assert_eq!(&npy[..6], b"\x93NUMPY");
+        // Moons: two features in, two classes out.
+        assert!(String::from_utf8_lossy(&npy[10..80]).contains("(5, 2)"));
+    }
+    // A missing checkpoint is an error with exit code 2.
+    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(["export", "no-such.safetensors", "x.onnx"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

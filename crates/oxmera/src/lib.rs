@@ -40,6 +40,8 @@ pub use oxmera_kernel as kernel;
 pub use oxmera_reference as reference;
 pub use oxmera_tensor as tensor;
 pub use oxmera_tensor::{Generator, Tensor};
+/// TensorBoard event files: a `SummaryWriter` any training loop can use.
+pub use oxmera_tensorboard as tensorboard;
 /// The wgpu backend (with the `wgpu` feature): `wgpu:N` devices, the
 /// adapter probe, a user's kernel launched on the GPU.
 #[cfg(feature = "wgpu")]

@@ -22,6 +22,7 @@ pub const LAYERS: &[&str] = &[
     "oxmera-loopback",
     "oxmera-data",
     "oxmera-checkpoint",
+    "oxmera-tensorboard",
     "oxmera-nn-derive",
     "oxmera-nn",
     "oxmera-optim",

@@ -22,6 +22,7 @@ pub struct Parts {
 /// official test part.
 const TEST_FRACTION: f64 = 0.2;
 
+/// The train and test parts `args` ask for.
 pub fn load(args: &TrainArgs) -> Result<Parts, TrainError> {
     let (description, whole) = match args.dataset {
         DatasetKind::Digits => ("digits (8x8, embedded)", oxmera_data::digits()?),

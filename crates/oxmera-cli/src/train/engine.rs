@@ -13,6 +13,7 @@ use oxmera_nn::loss::{CrossEntropyOptions, cross_entropy};
 use oxmera_optim::{ConstantLr, CosineAnnealing, LrSchedule, Optimizer, apply_schedule};
 
 use super::report::{EpochMetrics, Metrics, RunConfig, Table};
+use super::watch::{StepRecord, Watch, grad_norm};
 use super::{ScheduleKind, TrainArgs, data, model, plot};
 
 /// Why training stopped early.
@@ -48,7 +49,7 @@ pub enum TrainError {
 /// `epoch-N.safetensors`, so a run can be resumed from any epoch.
 pub const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 /// Metadata keys this loop adds to a checkpoint.
-const CONFIG_KEY: &str = "train_config";
+pub(super) const CONFIG_KEY: &str = "train_config";
 const HISTORY_KEY: &str = "train_history";
 /// Samples per batch when evaluating (no gradients, so larger is fine).
 const EVAL_BATCH: usize = 256;
@@ -118,6 +119,11 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     let test_eval = DataLoader::new(&parts.test, LoaderConfig::new(EVAL_BATCH).on(device))?;
     let schedule = schedule(args, train_loader.num_batches())?;
 
+    let mut watch = Watch::open(
+        args.tensorboard.as_deref(),
+        args.metrics_jsonl.as_deref(),
+        args.log_every,
+    )?;
     let table = Table::new(args.quiet);
     table.header(&metrics, first_epoch, args.epochs);
     for epoch in first_epoch..args.epochs {
@@ -127,6 +133,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         let (mut loss_sum, mut seen) = (0.0, 0usize);
         for (b, batch) in train_loader.epoch(epoch).enumerate() {
             let batch = batch?;
+            let step_start = Instant::now();
             let logits = net.forward(&batch.x)?;
             let loss = cross_entropy(&logits, &batch.y, &CrossEntropyOptions::default())?;
             let value = loss.item()?;
@@ -146,9 +153,29 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             // The rate is a function of the optimizer's step count, which
             // a checkpoint restores, so a resumed run continues the curve.
             apply_schedule(schedule.as_ref(), optimizer.as_mut());
+            // Figures for a logged step are read before the update: the
+            // gradient's norm is gone after zero_grad.
+            let logged = if watch.logs(step + 1) {
+                let batch_accuracy = oxmera_nn::loss::accuracy(&logits.detach(), &batch.y)?;
+                Some((batch_accuracy, grad_norm(optimizer.params())?))
+            } else {
+                None
+            };
+            let lr = optimizer.lr();
             optimizer.step()?;
             optimizer.zero_grad();
             step += 1;
+            if let Some((batch_accuracy, norm)) = logged {
+                watch.step(&StepRecord {
+                    step,
+                    epoch: epoch + 1,
+                    loss: value,
+                    accuracy: batch_accuracy,
+                    lr,
+                    grad_norm: norm,
+                    seconds: step_start.elapsed().as_secs_f64(),
+                })?;
+            }
             let n = batch.indices.len();
             loss_sum += value * n as f64;
             seen += n;
@@ -173,6 +200,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             samples_per_second: seen as f64 / train_seconds.max(1e-9),
         };
         table.row(&row);
+        watch.epoch(&row, step, &net.named_parameters())?;
         metrics.push(row);
         save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
         if args.keep_epochs > 0 {

@@ -15,9 +15,12 @@ use std::process::ExitCode;
 
 mod data;
 mod engine;
+pub mod eval;
+pub mod export;
 mod model;
 mod plot;
 mod report;
+mod watch;
 
 pub use engine::TrainError;
 
@@ -130,6 +133,18 @@ pub struct TrainArgs {
     /// Print only the final summary (no progress bar, no table).
     #[arg(long)]
     pub quiet: bool,
+    /// Write TensorBoard event files to DIR as the run goes (scalars every
+    /// --log-every steps and per epoch, parameter histograms per epoch):
+    /// `tensorboard --logdir DIR`. A resumed run adds a file there.
+    #[arg(long, value_name = "DIR")]
+    pub tensorboard: Option<PathBuf>,
+    /// Append one JSON object per logged step (and per epoch) to FILE,
+    /// flushed as written, for `tail -f` and scripts.
+    #[arg(long, value_name = "FILE")]
+    pub metrics_jsonl: Option<PathBuf>,
+    /// Log a step's figures every N steps (and the first step).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub log_every: u64,
 }
 
 /// Runs `oxmera train`. Exit codes: 0 when training finished, 1 when it

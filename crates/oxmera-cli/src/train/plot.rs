@@ -89,3 +89,70 @@ pub fn curves(
     root.present()?;
     Ok(())
 }
+
+/// Draws a confusion matrix (`matrix[true][predicted]`) as a PNG at
+/// `path`: one cell per pair, shaded by its share of the true class's
+/// samples, its count written in it.
+pub fn confusion(
+    path: &Path,
+    matrix: &[Vec<u64>],
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    register_font();
+    let n = matrix.len().max(1);
+    let root = BitMapBackend::new(path, (560, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("confusion (rows: true, columns: predicted)", (FAMILY, 16))
+        .margin(12)
+        .x_label_area_size(32)
+        .y_label_area_size(40)
+        .build_cartesian_2d((0..n - 1).into_segmented(), (0..n - 1).into_segmented())?;
+    // (A segmented range a..b has a segment for every value of a..=b.)
+    // Segment k of the y axis holds the true class n-1-k, so that class 0
+    // is the top row, as in the printed table.
+    let class = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(k) | SegmentValue::Exact(k) if *k < n => k.to_string(),
+        _ => String::new(),
+    };
+    let row_class = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(k) | SegmentValue::Exact(k) if *k < n => (n - 1 - k).to_string(),
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(n)
+        .y_labels(n)
+        .x_label_formatter(&class)
+        .y_label_formatter(&row_class)
+        .x_desc("predicted")
+        .y_desc("true")
+        .label_style((FAMILY, 12))
+        .draw()?;
+    for (t, row) in matrix.iter().enumerate() {
+        let total = row.iter().sum::<u64>().max(1) as f64;
+        let y = n - 1 - t;
+        for (p, &count) in row.iter().enumerate() {
+            let share = count as f64 / total;
+            let shade = RGBColor(
+                (255.0 * (1.0 - 0.8 * share)) as u8,
+                (255.0 * (1.0 - 0.6 * share)) as u8,
+                255,
+            );
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [
+                    (SegmentValue::Exact(p), SegmentValue::Exact(y)),
+                    (SegmentValue::Exact(p + 1), SegmentValue::Exact(y + 1)),
+                ],
+                shade.filled(),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                count.to_string(),
+                (SegmentValue::CenterOf(p), SegmentValue::CenterOf(y)),
+                (FAMILY, 12),
+            )))?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! What a running `oxmera train` shows outside its terminal: TensorBoard
+//! event files (`--tensorboard DIR`) and a JSON-lines metrics stream
+//! (`--metrics-jsonl FILE`), both written as the run goes, every
+//! `--log-every` steps and at each epoch's end.
+//!
+//! Both survive a resume: the stream is appended to, and TensorBoard gets
+//! a new event file in the same directory whose steps continue the old
+//! one's. Each line and each event is flushed whole, so `tail -f` and
+//! TensorBoard follow the run, and a killed run leaves readable files.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use oxmera::tensor::no_grad;
+use oxmera_nn::Param;
+use oxmera_tensorboard::SummaryWriter;
+
+use super::engine::TrainError;
+use super::report::EpochMetrics;
+
+/// One logged training step.
+pub struct StepRecord {
+    /// The optimizer step just taken (1-based, continuing across resumes).
+    pub step: u64,
+    /// The epoch it belongs to (1-based).
+    pub epoch: u64,
+    /// The batch's mean loss.
+    pub loss: f64,
+    /// The batch's accuracy.
+    pub accuracy: f64,
+    /// The learning rate the step used.
+    pub lr: f64,
+    /// The L2 norm of every parameter's gradient, before the step.
+    pub grad_norm: f64,
+    /// Seconds the step took (forward, backward, update).
+    pub seconds: f64,
+}
+
+/// The open outputs; each is optional.
+pub struct Watch {
+    board: Option<SummaryWriter>,
+    stream: Option<(BufWriter<File>, PathBuf)>,
+    every: u64,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> TrainError + '_ {
+    move |source| TrainError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl Watch {
+    /// Opens what was asked for; `every` is `--log-every` (at least 1).
+    pub fn open(
+        tensorboard: Option<&Path>,
+        jsonl: Option<&Path>,
+        every: u64,
+    ) -> Result<Watch, TrainError> {
+        if every == 0 {
+            return Err(TrainError::Usage("--log-every must be at least 1".into()));
+        }
+        let board = match tensorboard {
+            Some(dir) => Some(SummaryWriter::create(dir).map_err(io_error(dir))?),
+            None => None,
+        };
+        let stream = match jsonl {
+            Some(path) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(io_error(parent))?;
+                }
+                let file = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(io_error(path))?;
+                Some((BufWriter::new(file), path.to_path_buf()))
+            }
+            None => None,
+        };
+        Ok(Watch {
+            board,
+            stream,
+            every,
+        })
+    }
+
+    /// Whether step `step` (1-based) is logged: every `every`-th, and the
+    /// first, so that a short run shows something at once.
+    pub fn logs(&self, step: u64) -> bool {
+        (self.board.is_some() || self.stream.is_some()) && (step == 1 || step % self.every == 0)
+    }
+
+    /// Writes one step's figures.
+    pub fn step(&mut self, r: &StepRecord) -> Result<(), TrainError> {
+        if let Some(board) = &mut self.board {
+            let path = board.path().to_path_buf();
+            board
+                .add_scalars(
+                    &[
+                        ("train/loss", r.loss),
+                        ("train/accuracy", r.accuracy),
+                        ("train/lr", r.lr),
+                        ("train/grad_norm", r.grad_norm),
+                        ("train/step_seconds", r.seconds),
+                    ],
+                    r.step,
+                )
+                .map_err(io_error(&path))?;
+        }
+        let line = format!(
+            "{{\"kind\":\"step\",\"step\":{},\"epoch\":{},\"loss\":{},\"accuracy\":{},\"lr\":{},\"grad_norm\":{},\"seconds\":{}}}",
+            r.step,
+            r.epoch,
+            json_number(r.loss),
+            json_number(r.accuracy),
+            json_number(r.lr),
+            json_number(r.grad_norm),
+            json_number(r.seconds)
+        );
+        self.line(&line)
+    }
+
+    /// Writes an epoch's figures (at the step the epoch ended on) and, to
+    /// TensorBoard, a histogram of every parameter.
+    pub fn epoch(
+        &mut self,
+        row: &EpochMetrics,
+        step: u64,
+        params: &[(String, Param)],
+    ) -> Result<(), TrainError> {
+        if let Some(board) = &mut self.board {
+            let path = board.path().to_path_buf();
+            board
+                .add_scalars(
+                    &[
+                        ("epoch/loss", row.loss),
+                        ("epoch/train_accuracy", row.train_accuracy),
+                        ("epoch/test_accuracy", row.test_accuracy),
+                        ("epoch/seconds", row.seconds),
+                    ],
+                    step,
+                )
+                .map_err(io_error(&path))?;
+            for (name, param) in params {
+                let values = param.tensor().to_f64_vec()?;
+                board
+                    .add_histogram(&format!("params/{name}"), &values, step)
+                    .map_err(io_error(&path))?;
+            }
+        }
+        let line = format!(
+            "{{\"kind\":\"epoch\",\"step\":{step},\"epoch\":{},\"loss\":{},\"train_accuracy\":{},\"test_accuracy\":{},\"seconds\":{}}}",
+            row.epoch,
+            json_number(row.loss),
+            json_number(row.train_accuracy),
+            json_number(row.test_accuracy),
+            json_number(row.seconds)
+        );
+        self.line(&line)
+    }
+
+    fn line(&mut self, line: &str) -> Result<(), TrainError> {
+        if let Some((file, path)) = &mut self.stream {
+            writeln!(file, "{line}")
+                .and_then(|()| file.flush())
+                .map_err(io_error(path))?;
+        }
+        Ok(())
+    }
+}
+
+/// A JSON number, or `null` for NaN and infinities (which JSON lacks).
+fn json_number(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        "null".into()
+    }
+}
+
+/// The L2 norm of all the gradients of `params` (those that have one).
+pub fn grad_norm(params: &[(String, Param)]) -> Result<f64, TrainError> {
+    no_grad(|| {
+        let mut sum = 0.0;
+        for (_, p) in params {
+            if let Some(g) = p.grad() {
+                sum += g.square()?.sum_all()?.item()?;
+            }
+        }
+        Ok(sum.sqrt())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_json_cannot_hold_become_null() {
+        assert_eq!(json_number(0.5), "0.5");
+        assert_eq!(json_number(f64::NAN), "null");
+        assert_eq!(json_number(f64::INFINITY), "null");
+    }
+}
