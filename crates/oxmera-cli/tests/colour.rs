@@ -11,47 +11,11 @@ use std::time::Duration;
 
 use termlens::{Screen, Style, Terminal};
 
+mod support;
+use support::{SKELETON, TOOLCHAIN, fixture, write};
+
 const BROKEN: &str =
     "//! Fixture rung.\n\n/// Doubles `x`.\npub fn double(x: u32) -> u32 {\n    \"two\"\n}\n";
-const SKELETON: &str = "//! Fixture rung.\n\n/// Doubles `x`.\npub fn double(x: u32) -> u32 {\n    todo!(\"F1: double({x})\")\n}\n";
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-/// A one-rung ladder whose `src/lib.rs` is `lib`, in `repo`.
-fn fixture(repo: &Path, lib: &str) -> PathBuf {
-    let ex = repo.join("exercises");
-    write(
-        &ex.join("Cargo.toml"),
-        "[workspace]\nresolver = \"3\"\nmembers = [\"f1\"]\n",
-    );
-    write(
-        &ex.join("manifest.toml"),
-        "[[tier]]\nid = \"F\"\nname = \"fixture\"\ncost = \"$0\"\n\n[[rung]]\nid = \"F1\"\nname = \"double\"\ntier = \"F\"\nstatus = \"built\"\nteaches = \"doubling\"\ncost = \"$0\"\npath = \"f1\"\n",
-    );
-    write(
-        &ex.join("f1/Cargo.toml"),
-        "[package]\nname = \"ladder-f1\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[lib]\nname = \"f1\"\n",
-    );
-    write(&ex.join("f1/src/lib.rs"), lib);
-    write(
-        &ex.join("f1/tests/spec.rs"),
-        "#[test]\nfn two_doubled_is_four() {\n    assert_eq!(f1::double(2), 4);\n}\n",
-    );
-    ex
-}
-
-/// The variables cargo needs to find this test's toolchain.
-const TOOLCHAIN: [&str; 6] = [
-    "PATH",
-    "HOME",
-    "CARGO",
-    "CARGO_HOME",
-    "RUSTUP_HOME",
-    "RUSTUP_TOOLCHAIN",
-];
 
 /// `oxmera args…` in an 100×60 PTY (TERM=xterm-256color), with `extra`
 /// variables and nothing else of this process's environment but the

@@ -22,6 +22,14 @@ fn train(args: &[&str], out: &Path) -> Output {
         .expect("the oxmera binary runs")
 }
 
+/// `oxmera ARGS…` (any subcommand), its output.
+fn oxmera(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(args)
+        .output()
+        .expect("the oxmera binary runs")
+}
+
 fn succeed(args: &[&str], out: &Path) -> Output {
     let o = train(args, out);
     assert!(
@@ -393,10 +401,7 @@ fn eval_scores_a_checkpoint_as_the_run_scored_it() {
     let out = dir.path().join("run");
     succeed(&["--dataset", "moons", "--epochs", "2"], &out);
     let ckpt = out.join("checkpoint.safetensors");
-    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
-        .args(["eval", ckpt.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = oxmera(&["eval", ckpt.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         o.status.success(),
@@ -427,10 +432,7 @@ fn eval_scores_a_checkpoint_as_the_run_scored_it() {
     // A file that is not a checkpoint is an error, not a panic.
     let bogus = dir.path().join("bogus.safetensors");
     std::fs::write(&bogus, b"not a checkpoint").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
-        .args(["eval", bogus.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = oxmera(&["eval", bogus.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -462,9 +464,6 @@ fn export_writes_an_onnx_model_and_a_sample() {
         assert!(String::from_utf8_lossy(&npy[10..80]).contains("(5, 2)"));
     }
     // A missing checkpoint is an error with exit code 2.
-    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
-        .args(["export", "no-such.safetensors", "x.onnx"])
-        .output()
-        .unwrap();
+    let o = oxmera(&["export", "no-such.safetensors", "x.onnx"]);
     assert_eq!(o.status.code(), Some(2));
 }

@@ -31,20 +31,26 @@ use oxmera_tensor::Generator;
 
 use crate::{BatchNorm1d, BatchNorm2d, Conv2d, Dropout, Embedding, LayerNorm, Linear};
 
+/// Declares `with_FIELD(value) -> Self` setters, each documented.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($field:ident: $ty:ty);)*) => {$(
+        $(#[$doc])*
+        pub fn $name(mut self, $field: $ty) -> Self {
+            self.$field = $field;
+            self
+        }
+    )*};
+}
+
 /// Declares `with_dtype` and `with_device` for a config with `dtype` and
 /// `device` fields.
 macro_rules! placement {
     () => {
-        /// The dtype of the parameters (a float; default `F32`).
-        pub fn with_dtype(mut self, dtype: DType) -> Self {
-            self.dtype = dtype;
-            self
-        }
-
-        /// The device of the parameters (default [`Device::default`]).
-        pub fn with_device(mut self, device: Device) -> Self {
-            self.device = device;
-            self
+        setters! {
+            /// The dtype of the parameters (a float; default `F32`).
+            with_dtype(dtype: DType);
+            /// The device of the parameters (default [`Device::default`]).
+            with_device(device: Device);
         }
     };
 }
@@ -76,10 +82,9 @@ impl LinearConfig {
         }
     }
 
-    /// Whether to add a bias.
-    pub fn with_bias(mut self, bias: bool) -> Self {
-        self.bias = bias;
-        self
+    setters! {
+        /// Whether to add a bias.
+        with_bias(bias: bool);
     }
 
     placement!();
@@ -159,16 +164,11 @@ impl Conv2dConfig {
         self
     }
 
-    /// The number of channel groups.
-    pub fn with_groups(mut self, groups: usize) -> Self {
-        self.groups = groups;
-        self
-    }
-
-    /// Whether to add a bias.
-    pub fn with_bias(mut self, bias: bool) -> Self {
-        self.bias = bias;
-        self
+    setters! {
+        /// The number of channel groups.
+        with_groups(groups: usize);
+        /// Whether to add a bias.
+        with_bias(bias: bool);
     }
 
     placement!();
@@ -260,16 +260,11 @@ impl LayerNormConfig {
         }
     }
 
-    /// The epsilon.
-    pub fn with_eps(mut self, eps: f64) -> Self {
-        self.eps = eps;
-        self
-    }
-
-    /// Whether to learn a scale and shift.
-    pub fn with_affine(mut self, affine: bool) -> Self {
-        self.affine = affine;
-        self
+    setters! {
+        /// The epsilon.
+        with_eps(eps: f64);
+        /// Whether to learn a scale and shift.
+        with_affine(affine: bool);
     }
 
     placement!();
@@ -285,6 +280,27 @@ impl LayerNormConfig {
             norm.without_affine()
         })
     }
+}
+
+/// The `init_1d`/`init_2d` of [`BatchNormConfig`]: the two layers share
+/// their builders.
+macro_rules! bn_init {
+    ($($(#[$doc:meta])* $name:ident -> $layer:ident;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name(&self) -> Result<$layer> {
+            let mut bn = $layer::new(self.num_features, self.dtype, self.device)?
+                .eps(self.eps)?
+                .momentum(self.momentum)?;
+            if !self.affine {
+                bn = bn.without_affine();
+            }
+            if !self.track_running_stats {
+                bn = bn.without_running_stats();
+            }
+            Ok(bn)
+        }
+    )*};
 }
 
 /// Options of a [`BatchNorm1d`] or [`BatchNorm2d`].
@@ -323,60 +339,24 @@ impl BatchNormConfig {
         }
     }
 
-    /// The epsilon.
-    pub fn with_eps(mut self, eps: f64) -> Self {
-        self.eps = eps;
-        self
-    }
-
-    /// The momentum.
-    pub fn with_momentum(mut self, momentum: Option<f64>) -> Self {
-        self.momentum = momentum;
-        self
-    }
-
-    /// Whether to learn a scale and shift.
-    pub fn with_affine(mut self, affine: bool) -> Self {
-        self.affine = affine;
-        self
-    }
-
-    /// Whether to keep running statistics.
-    pub fn with_track_running_stats(mut self, track: bool) -> Self {
-        self.track_running_stats = track;
-        self
+    setters! {
+        /// The epsilon.
+        with_eps(eps: f64);
+        /// The momentum.
+        with_momentum(momentum: Option<f64>);
+        /// Whether to learn a scale and shift.
+        with_affine(affine: bool);
+        /// Whether to keep running statistics.
+        with_track_running_stats(track_running_stats: bool);
     }
 
     placement!();
 
-    /// A [`BatchNorm1d`] (inputs `[N, C]` or `[N, C, L]`).
-    #[track_caller]
-    pub fn init_1d(&self) -> Result<BatchNorm1d> {
-        let mut bn = BatchNorm1d::new(self.num_features, self.dtype, self.device)?
-            .eps(self.eps)?
-            .momentum(self.momentum)?;
-        if !self.affine {
-            bn = bn.without_affine();
-        }
-        if !self.track_running_stats {
-            bn = bn.without_running_stats();
-        }
-        Ok(bn)
-    }
-
-    /// A [`BatchNorm2d`] (inputs `[N, C, H, W]`).
-    #[track_caller]
-    pub fn init_2d(&self) -> Result<BatchNorm2d> {
-        let mut bn = BatchNorm2d::new(self.num_features, self.dtype, self.device)?
-            .eps(self.eps)?
-            .momentum(self.momentum)?;
-        if !self.affine {
-            bn = bn.without_affine();
-        }
-        if !self.track_running_stats {
-            bn = bn.without_running_stats();
-        }
-        Ok(bn)
+    bn_init! {
+        /// A [`BatchNorm1d`] (inputs `[N, C]` or `[N, C, L]`).
+        init_1d -> BatchNorm1d;
+        /// A [`BatchNorm2d`] (inputs `[N, C, H, W]`).
+        init_2d -> BatchNorm2d;
     }
 }
 
@@ -395,10 +375,9 @@ impl DropoutConfig {
         DropoutConfig { p, seed: 0 }
     }
 
-    /// The seed of the masks (two layers with one seed drop alike).
-    pub fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
+    setters! {
+        /// The seed of the masks (two layers with one seed drop alike).
+        with_seed(seed: u64);
     }
 
     /// The layer; `p` outside `[0, 1]` is [`oxmera_core::Error::InvalidArgument`].

@@ -102,33 +102,27 @@ fn combined_mode<T: ModuleField>(items: &[T]) -> Option<bool> {
     first
 }
 
-impl<T: ModuleField> ModuleField for Vec<T> {
-    fn visit_params(&self, name: &str, out: &mut Vec<(String, Param)>) {
-        visit_each(self, name, out);
-    }
+/// `Vec`s and arrays of fields: element `i` under `name.i`, the mode
+/// passed to each.
+macro_rules! sequence_field {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> ModuleField for $ty {
+            fn visit_params(&self, name: &str, out: &mut Vec<(String, Param)>) {
+                visit_each(self, name, out);
+            }
 
-    fn set_training(&mut self, training: bool) {
-        self.iter_mut().for_each(|item| item.set_training(training));
-    }
+            fn set_training(&mut self, training: bool) {
+                self.iter_mut().for_each(|item| item.set_training(training));
+            }
 
-    fn training(&self) -> Option<bool> {
-        combined_mode(self)
-    }
+            fn training(&self) -> Option<bool> {
+                combined_mode(self)
+            }
+        }
+    };
 }
-
-impl<T: ModuleField, const N: usize> ModuleField for [T; N] {
-    fn visit_params(&self, name: &str, out: &mut Vec<(String, Param)>) {
-        visit_each(self, name, out);
-    }
-
-    fn set_training(&mut self, training: bool) {
-        self.iter_mut().for_each(|item| item.set_training(training));
-    }
-
-    fn training(&self) -> Option<bool> {
-        combined_mode(self)
-    }
-}
+sequence_field!([T: ModuleField] Vec<T>);
+sequence_field!([T: ModuleField, const N: usize] [T; N]);
 
 /// Configuration: holds no parameters, has no mode.
 macro_rules! plain_field {
