@@ -29,7 +29,15 @@ mod train;
 /// oxmera: a Rust-native machine-learning and GPU-computing framework built
 /// from first principles.
 #[derive(Debug, Parser)]
-#[command(name = "oxmera", version, about, long_about = None)]
+#[command(
+    name = "oxmera",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes, the same for every command: 0 success; 1 the command ran and \
+                  found a problem (training diverged, a check or comparison failed); 2 a \
+                  usage error, bad input or an I/O error."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -362,3 +362,28 @@ fn a_files_findings_and_errors_point_into_the_file() {
     assert!(err.contains("error: kernels return nothing"), "{err}");
     assert!(err.contains("--> bad.rs:2:"), "{err}");
 }
+
+#[test]
+fn a_block_no_target_runs_is_a_usage_error_not_a_panic() {
+    // Issue reproducers: --block 0 divided by zero in the demo, a huge block
+    // overflowed or asked for gigabytes. Both kernel families, both sizes.
+    for kernel in ["flip", "reduce_sum", "barrier_warp_guard"] {
+        for block in ["0", "4294967295", "65536"] {
+            let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+                .args(["kernel", "run", kernel, "--block", block])
+                .output()
+                .expect("run oxmera");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{kernel} --block {block}: {stderr}"
+            );
+            assert!(
+                stderr.contains("zero extent") || stderr.contains("the most a block may have"),
+                "{kernel} --block {block}: {stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+        }
+    }
+}

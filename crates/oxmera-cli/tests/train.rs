@@ -467,3 +467,125 @@ fn export_writes_an_onnx_model_and_a_sample() {
     let o = oxmera(&["export", "no-such.safetensors", "x.onnx"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn the_command_line_says_what_is_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // --epochs 0 trains nothing and wrote no checkpoint: a usage error now.
+    let o = train(
+        &["--dataset", "moons", "--epochs", "0"],
+        &dir.path().join("e0"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--epochs must be at least 1"));
+    // --lr -1 reaches the positive-number check (was clap's "unexpected argument").
+    let o = train(
+        &["--dataset", "moons", "--lr", "-1"],
+        &dir.path().join("lr"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--lr must be a positive number"),
+        "{}",
+        stderr(&o)
+    );
+    // A batch larger than the data set is said, not silently shrunk.
+    let o = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args([
+            "train",
+            "--dataset",
+            "moons",
+            "--epochs",
+            "1",
+            "--batch-size",
+            "100000",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("big"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("is larger than the"), "{}", stderr(&o));
+    // A finite loss that does not come down is warned about, with the hint.
+    let o = train(
+        &[
+            "--dataset",
+            "moons",
+            "--optimizer",
+            "adam",
+            "--lr",
+            "50",
+            "--epochs",
+            "1",
+        ],
+        &dir.path().join("stuck"),
+    );
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("the run is not learning"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("--lr"));
+    // A healthy run gets no such warning.
+    let o = train(
+        &["--dataset", "moons", "--epochs", "2"],
+        &dir.path().join("ok"),
+    );
+    assert!(!stderr(&o).contains("not learning"), "{}", stderr(&o));
+    // Resuming at (or past) the checkpoint's epochs trains nothing: refused.
+    let ckpt = dir.path().join("ok/checkpoint.safetensors");
+    let o = train(
+        &[
+            "--dataset",
+            "moons",
+            "--epochs",
+            "2",
+            "--resume",
+            ckpt.to_str().unwrap(),
+        ],
+        &dir.path().join("again"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn a_checkpoint_with_non_finite_weights_is_refused_by_name() {
+    use std::collections::BTreeMap;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let args = [
+        "--dataset",
+        "moons",
+        "--schedule",
+        "constant",
+        "--lr",
+        "0.05",
+    ];
+    succeed(&[&args[..], &["--epochs", "1"]].concat(), &out);
+    let ckpt = out.join("checkpoint.safetensors");
+    let loaded = oxmera_checkpoint::load(&ckpt, Device::Cpu).unwrap();
+    let mut tensors: BTreeMap<String, oxmera::Tensor> = loaded.tensors.clone();
+    let w = tensors["model.1.weight"].clone();
+    let nan = w.mul_scalar(f64::NAN).unwrap();
+    tensors.insert("model.1.weight".into(), nan);
+    let bad = dir.path().join("nan.safetensors");
+    oxmera_checkpoint::save(&bad, &tensors, &loaded.metadata).unwrap();
+    let fresh = dir.path().join("fresh");
+    let o = train(
+        &[
+            &args[..],
+            &["--epochs", "3", "--resume", bad.to_str().unwrap()],
+        ]
+        .concat(),
+        &fresh,
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("1.weight holds non-finite values"),
+        "{stderr}"
+    );
+    assert!(!fresh.join("checkpoint.safetensors").exists());
+}

@@ -51,6 +51,8 @@ pub const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 /// Metadata keys this loop adds to a checkpoint.
 pub(super) const CONFIG_KEY: &str = "train_config";
 const HISTORY_KEY: &str = "train_history";
+/// Above this many epochs the run warns that it will not end soon.
+const MANY_EPOCHS: u64 = 100_000;
 /// Samples per batch when evaluating (no gradients, so larger is fine).
 const EVAL_BATCH: usize = 256;
 
@@ -58,6 +60,19 @@ const EVAL_BATCH: usize = 256;
 pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     if args.batch_size == 0 {
         return Err(TrainError::Usage("--batch-size must be at least 1".into()));
+    }
+    if args.epochs == 0 {
+        return Err(TrainError::Usage(
+            "--epochs must be at least 1 (it is the total, counting the epochs of a --resume'd run)"
+                .into(),
+        ));
+    }
+    if args.epochs > MANY_EPOCHS {
+        eprintln!(
+            "warning: --epochs {} is more than anyone waits for; Ctrl-C stops the run, and the \
+             checkpoint of the last finished epoch is kept",
+            args.epochs
+        );
     }
     if !(args.lr().is_finite() && args.lr() > 0.0) {
         return Err(TrainError::Usage(format!(
@@ -97,6 +112,21 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         step = ckpt.metadata_value(oxmera_checkpoint::STEP_KEY)?;
     }
     let first_epoch = metrics.epochs.len() as u64;
+    if args.resume.is_some() && first_epoch >= args.epochs {
+        return Err(TrainError::Usage(format!(
+            "the checkpoint has {first_epoch} epochs already; --epochs is the total, so \
+             pass more than {first_epoch} to train on"
+        )));
+    }
+    if args.batch_size > parts.train.len() && !args.quiet {
+        eprintln!(
+            "note: --batch-size {} is larger than the {} training samples: each epoch is one \
+             batch of {}",
+            args.batch_size,
+            parts.train.len(),
+            parts.train.len()
+        );
+    }
 
     std::fs::create_dir_all(&args.out).map_err(|source| TrainError::Io {
         path: args.out.clone(),
@@ -125,6 +155,10 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         args.log_every,
     )?;
     let table = Table::new(args.quiet);
+    // The loss of this run's first step, and whether the run was already
+    // told it is not learning (once is enough).
+    let mut first_loss = None;
+    let mut warned_stuck = false;
     table.header(&metrics, first_epoch, args.epochs);
     for epoch in first_epoch..args.epochs {
         let epoch_start = Instant::now();
@@ -144,11 +178,10 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
                     step,
                     epoch,
                     b,
-                    &ckpt_path,
-                    first_epoch,
-                    &metrics,
+                    last_good(&ckpt_path, first_epoch, &metrics, args.resume.as_deref()),
                 )));
             }
+            first_loss.get_or_insert(value);
             loss.backward()?;
             // The rate is a function of the optimizer's step count, which
             // a checkpoint restores, so a resumed run continues the curve.
@@ -200,6 +233,10 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             samples_per_second: seen as f64 / train_seconds.max(1e-9),
         };
         table.row(&row);
+        if !warned_stuck && let Some(warning) = stuck(&row, first_loss, parts.num_classes) {
+            eprintln!("{warning}");
+            warned_stuck = true;
+        }
         watch.epoch(&row, step, &net.named_parameters())?;
         metrics.push(row);
         save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
@@ -218,9 +255,6 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             let _ = std::fs::remove_file(args.out.join(epoch_file(old)));
         }
         metrics.total_seconds += epoch_start.elapsed().as_secs_f64();
-        write_outputs(&args.out, &metrics)?;
-    }
-    if first_epoch >= args.epochs {
         write_outputs(&args.out, &metrics)?;
     }
     table.summary(&metrics, &args.out, started.elapsed().as_secs_f64());
@@ -277,23 +311,60 @@ fn accuracy<D: Dataset>(net: &dyn Module, loader: &DataLoader<D>) -> Result<f64,
     })
 }
 
+/// A warning when an epoch shows a run that is not learning though its
+/// losses are finite (a learning rate far too large, typically): the
+/// epoch's mean loss is not below the run's first loss, or, from the
+/// second epoch on, the test accuracy is no better than chance.
+fn stuck(row: &EpochMetrics, first_loss: Option<f64>, classes: usize) -> Option<String> {
+    let chance = 1.0 / classes.max(1) as f64;
+    let no_lower = first_loss.is_some_and(|first| row.loss >= first);
+    let at_chance = row.epoch >= 2 && row.test_accuracy <= 1.05 * chance;
+    (no_lower || at_chance).then(|| {
+        format!(
+            "warning: after epoch {} the run is not learning: mean loss {:.4} (first step {}), \
+             test accuracy {:.2}% (chance {:.2}%). Try a smaller --lr.",
+            row.epoch,
+            row.loss,
+            first_loss.map_or("n/a".into(), |f| format!("{f:.4}")),
+            100.0 * row.test_accuracy,
+            100.0 * chance
+        )
+    })
+}
+
+/// Where the state after the last finished epoch is, if anywhere: this
+/// run's checkpoint once it has finished an epoch, else the checkpoint it
+/// resumed from. (A resumed run writing to a fresh `--out` has no
+/// checkpoint there until its first epoch ends.)
+fn last_good<'a>(
+    ckpt_path: &'a Path,
+    first_epoch: u64,
+    metrics: &Metrics,
+    resumed_from: Option<&'a Path>,
+) -> Option<(u64, &'a Path)> {
+    let finished = metrics.epochs.len() as u64;
+    if finished > first_epoch && ckpt_path.is_file() {
+        Some((finished, ckpt_path))
+    } else {
+        resumed_from
+            .filter(|p| p.is_file())
+            .map(|p| (first_epoch, p))
+    }
+}
+
 fn diverged_message(
     value: f64,
     step: u64,
     epoch: u64,
     batch: usize,
-    ckpt_path: &Path,
-    first_epoch: u64,
-    metrics: &Metrics,
+    last_good: Option<(u64, &Path)>,
 ) -> String {
-    let kept = if metrics.epochs.len() as u64 > first_epoch || first_epoch > 0 {
-        format!(
-            "the last good checkpoint (after epoch {}) is kept at {}",
-            metrics.epochs.len(),
-            ckpt_path.display()
-        )
-    } else {
-        "no epoch had finished, so no checkpoint was written".to_string()
+    let kept = match last_good {
+        Some((epochs, path)) => format!(
+            "the last good checkpoint (after epoch {epochs}) is {}",
+            path.display()
+        ),
+        None => "no epoch had finished, so no checkpoint was written".to_string(),
     };
     format!(
         "training stopped: the loss became {value} at step {} (epoch {}, batch {}); {kept}. \
@@ -342,6 +413,18 @@ fn restore(
     metrics: &mut Metrics,
 ) -> Result<(), TrainError> {
     let saved: String = ckpt.metadata_value(CONFIG_KEY)?;
+    // A checkpoint whose weights hold NaN or infinity would diverge at the
+    // first step and leave nothing good behind: refuse it, naming the
+    // tensor.
+    for (name, t) in ckpt.with_prefix(oxmera_checkpoint::MODEL_PREFIX) {
+        if t.dtype().is_float() && t.to_f64_vec()?.iter().any(|v| !v.is_finite()) {
+            return Err(TrainError::Usage(format!(
+                "{}: the model's {name} holds non-finite values (NaN or infinity); a run \
+                 resumed from it cannot train. Resume from an earlier epoch's checkpoint.",
+                path.display()
+            )));
+        }
+    }
     if saved != config.fingerprint() {
         return Err(TrainError::Usage(format!(
             "{} was written by a run with other settings ({saved}); this run has {}. \

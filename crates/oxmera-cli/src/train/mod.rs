@@ -99,7 +99,9 @@ pub struct TrainArgs {
     pub batch_size: usize,
     /// Learning rate (the peak, under a schedule). Default: 0.1 for SGD,
     /// 0.001 for Adam and AdamW.
-    #[arg(long)]
+    // Negative numbers are taken as values, so that `--lr -1` meets the
+    // positive-number check rather than clap's "unexpected argument".
+    #[arg(long, allow_negative_numbers = true)]
     pub lr: Option<f64>,
     /// The optimizer.
     #[arg(long, value_enum, default_value_t = OptimizerKind::Sgd)]
@@ -147,8 +149,9 @@ pub struct TrainArgs {
     pub log_every: u64,
 }
 
-/// Runs `oxmera train`. Exit codes: 0 when training finished, 1 when it
-/// stopped on a non-finite loss, 2 on bad arguments or an I/O error.
+/// Runs `oxmera train`. Exit codes, as every `oxmera` command uses them:
+/// 0 when training finished, 1 when it stopped on a non-finite loss, 2 on
+/// bad arguments, bad input files or an I/O error.
 pub fn run(args: TrainArgs) -> ExitCode {
     let device = match oxmera::tensor::registry::parse_device(&args.device) {
         Ok(d) => d,

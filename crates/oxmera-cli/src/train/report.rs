@@ -184,10 +184,17 @@ impl Table {
         let acc = metrics
             .final_test_accuracy
             .map_or("n/a".to_string(), |a| format!("{:.2}%", 100.0 * a));
+        // Only the files that are there: a run that trained no epoch (one
+        // resumed at its last) wrote no checkpoint of its own.
+        let written: Vec<&str> = ["checkpoint.safetensors", "metrics.json", "curves.png"]
+            .into_iter()
+            .filter(|f| out.join(f).is_file())
+            .collect();
         println!(
-            "test accuracy {acc} after {} epochs in {seconds:.1}s · wrote {}/{{checkpoint.safetensors, metrics.json, curves.png}}",
+            "test accuracy {acc} after {} epochs in {seconds:.1}s · wrote {}/{{{}}}",
             metrics.epochs.len(),
-            out.display()
+            out.display(),
+            written.join(", ")
         );
     }
 }

@@ -335,6 +335,16 @@ pub fn demo_on(
     target: Target,
     seed: u64,
 ) -> Option<Result<DemoOutcome, SimError>> {
+    // As the library's demos do: a block the target cannot run is refused
+    // before any data is sized by it.
+    if let Err(e) = (LaunchConfig {
+        grid: Dim3::x(1),
+        block,
+    })
+    .validate(&target)
+    {
+        return Some(Err(SimError::Launch(e)));
+    }
     let grid = cases()
         .iter()
         .find(|c| c.kernel == name && c.launch.block == block)

@@ -820,6 +820,17 @@ pub fn demo_on(
     seed: u64,
 ) -> Option<Result<DemoOutcome, SimError>> {
     let entry = crate::registry::find(name)?;
+    // A block the target cannot run (a zero extent, too many threads) is
+    // refused before the demo sizes its data by it: `--block 0` would
+    // divide by zero there, a huge block ask for gigabytes.
+    if let Err(e) = (LaunchConfig {
+        grid: Dim3::x(1),
+        block,
+    })
+    .validate(&target)
+    {
+        return Some(Err(SimError::Launch(e)));
+    }
     let mut d = prepare(name, block, seed)?;
     let opts = SimOptions {
         target,
