@@ -589,3 +589,36 @@ fn a_checkpoint_with_non_finite_weights_is_refused_by_name() {
     );
     assert!(!fresh.join("checkpoint.safetensors").exists());
 }
+
+#[test]
+fn a_data_set_without_samples_is_refused_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("empty-mnist");
+    std::fs::create_dir_all(&data).unwrap();
+    let header = |magic: u32, dims: &[u32]| -> Vec<u8> {
+        let mut b = magic.to_be_bytes().to_vec();
+        for d in dims {
+            b.extend(d.to_be_bytes());
+        }
+        b
+    };
+    for prefix in ["train", "t10k"] {
+        std::fs::write(
+            data.join(format!("{prefix}-images-idx3-ubyte")),
+            header(0x803, &[0, 28, 28]),
+        )
+        .unwrap();
+        std::fs::write(
+            data.join(format!("{prefix}-labels-idx1-ubyte")),
+            header(0x801, &[0]),
+        )
+        .unwrap();
+    }
+    let o = train(
+        &["--dataset", "mnist", "--data", data.to_str().unwrap()],
+        &dir.path().join("out"),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("has no samples"), "{stderr}");
+}

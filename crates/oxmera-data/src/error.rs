@@ -116,8 +116,24 @@ pub enum DataError {
         path: PathBuf,
         /// The byte count the header implies.
         expected: u64,
-        /// How many bytes follow.
+        /// How many bytes follow (of a compressed file: how many were
+        /// decompressed before reading stopped, at most 1 MiB; more may
+        /// follow).
         extra: u64,
+    },
+
+    /// A header declaring more data than an IDX file may hold
+    /// ([`crate::MAX_IDX_BYTES`]); refused before anything is read.
+    #[error(
+        "{path:?}: header dimensions {dims:?} declare more than the {max} bytes an IDX file may hold"
+    )]
+    IdxTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The dimensions.
+        dims: Vec<u32>,
+        /// The limit.
+        max: u64,
     },
 
     /// A header whose dimensions multiply past what memory can address.

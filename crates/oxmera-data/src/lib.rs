@@ -34,7 +34,8 @@ pub use dataset::{Dataset, Sample, Subset, Target, TargetKind};
 pub use digits::digits;
 pub use error::DataError;
 pub use idx::{
-    IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, IdxArray, Mnist, mnist, read_idx, read_idx_pair,
+    IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, IdxArray, MAX_IDX_BYTES, Mnist, mnist, read_idx,
+    read_idx_pair,
 };
 pub use loader::{Batch, Batches, DataLoader, LoaderConfig, Order, collate};
 pub use random::permutation;

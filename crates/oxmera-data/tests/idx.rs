@@ -262,3 +262,49 @@ fn mnist_finds_the_distributed_names_or_lists_what_it_tried() {
     assert_eq!((m.train.len(), m.test.len()), (2, 2));
     assert_eq!(m.test.labels().unwrap(), &[7, 2]);
 }
+
+#[test]
+fn multi_member_gzip_reads_as_one_stream() {
+    // `cat a.gz b.gz`: the header and half the data in one member, the
+    // rest in a second.
+    let dir = tempfile::tempdir().unwrap();
+    let whole = labels();
+    let (a, b) = whole.split_at(whole.len() / 2 + 1);
+    let mut joined = gz(a);
+    joined.extend(gz(b));
+    let path = write(dir.path(), "joined.gz", &joined);
+    let read = read_idx(&path, IDX_LABELS_MAGIC).unwrap();
+    let plain = read_idx(write(dir.path(), "plain", &whole), IDX_LABELS_MAGIC).unwrap();
+    assert_eq!((read.dims, read.data), (plain.dims, plain.data));
+}
+
+#[test]
+fn a_header_past_the_limit_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    // 65536 x 65536 x 2 bytes = 8 GiB declared, 3 bytes present.
+    let claim = idx_bytes(IDX_IMAGES_MAGIC, &[2, 65536, 65536], &[1, 2, 3]);
+    for (name, bytes) in [("big", claim.clone()), ("big.gz", gz(&claim))] {
+        let err = read_idx(write(dir.path(), name, &bytes), IDX_IMAGES_MAGIC).unwrap_err();
+        assert!(
+            matches!(err, DataError::IdxTooLarge { max, .. } if max == oxmera_data::MAX_IDX_BYTES),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_gzip_bomb_after_a_valid_file_stops_at_the_first_excess() {
+    // A valid labels file followed by 64 MiB of zeros, compressed to a
+    // few tens of kilobytes: reading stops after at most 1 MiB of excess
+    // instead of decompressing all of it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bomb = labels();
+    bomb.extend(std::iter::repeat_n(0u8, 64 << 20));
+    let packed = gz(&bomb);
+    assert!(packed.len() < 1 << 20, "{} bytes", packed.len());
+    let err = read_idx(write(dir.path(), "bomb.gz", &packed), IDX_LABELS_MAGIC).unwrap_err();
+    match err {
+        DataError::TrailingBytes { extra, .. } => assert!(extra > 0 && extra <= 1 << 20, "{extra}"),
+        other => panic!("expected TrailingBytes, got {other}"),
+    }
+}

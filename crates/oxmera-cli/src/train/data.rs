@@ -98,6 +98,18 @@ fn finish(
             "oxmera train trains classifiers; this data set has real-valued targets".into(),
         ));
     };
+    // An empty part would "train" to exit 0 on nothing: refuse it first.
+    if train.is_empty() || test.is_empty() {
+        return Err(TrainError::Usage(format!(
+            "{description}: the {} part has no samples; there is nothing to {}",
+            if train.is_empty() { "training" } else { "test" },
+            if train.is_empty() {
+                "train on"
+            } else {
+                "score"
+            }
+        )));
+    }
     let feature_shape = train_source.feature_shape().to_vec();
     if args.model == ModelKind::Cnn && feature_shape.len() != 3 {
         return Err(TrainError::Usage(format!(
