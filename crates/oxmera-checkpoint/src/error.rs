@@ -51,6 +51,15 @@ pub enum CheckpointError {
         limit: u64,
     },
 
+    /// A tensor name (or a metadata key, as `__metadata__.KEY`) that appears
+    /// twice in the header: JSON allows it, but which value is meant is
+    /// anyone's guess.
+    #[error("header names {name:?} twice")]
+    DuplicateName {
+        /// The repeated name.
+        name: String,
+    },
+
     /// A header that is not UTF-8 JSON of the safetensors shape.
     #[error("header is not valid: {detail}")]
     BadHeader {

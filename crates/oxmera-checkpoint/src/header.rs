@@ -74,30 +74,38 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Header, CheckpointError> {
                 len: bytes.len() as u64,
             })?;
     let n = header_len(first8, bytes.len() as u64)? as usize;
-    let data_start = 8 + n;
-    let header = &bytes[8..data_start];
-    let data_len = (bytes.len() - data_start) as u64;
+    parse_header(&bytes[8..8 + n], (bytes.len() - 8 - n) as u64)
+}
 
+/// Parses and validates a header's `n` JSON bytes against a data section
+/// of `data_len` bytes — everything but reading the data, so that a file
+/// is refused before its data is read.
+pub(crate) fn parse_header(header: &[u8], data_len: u64) -> Result<Header, CheckpointError> {
+    let data_start = 8 + header.len();
     let text = std::str::from_utf8(header).map_err(|e| CheckpointError::BadHeader {
         detail: format!("not UTF-8: {e}"),
     })?;
-    let json: Value = serde_json::from_str(text).map_err(|e| CheckpointError::BadHeader {
-        detail: format!("not JSON: {e}"),
+    let top: Entries = serde_json::from_str(text).map_err(|e| CheckpointError::BadHeader {
+        detail: format!("not a JSON object: {e}"),
     })?;
-    let Value::Object(map) = json else {
-        return Err(CheckpointError::BadHeader {
-            detail: "not a JSON object".into(),
-        });
-    };
-
+    // JSON allows a key twice and every JSON library keeps one of the two
+    // silently; a checkpoint with two tensors of one name (or two values of
+    // one metadata key) is ambiguous, so it is refused by name.
+    if let Some(name) = top.duplicate {
+        return Err(CheckpointError::DuplicateName { name });
+    }
     let mut metadata = BTreeMap::new();
-    let mut entries = Vec::with_capacity(map.len());
-    for (name, value) in &map {
-        if name == METADATA_KEY {
-            metadata = parse_metadata(value)?;
-        } else {
-            entries.push(parse_entry(name, value, data_len)?);
+    if let Some(meta) = top.metadata {
+        if let Some(key) = meta.duplicate {
+            return Err(CheckpointError::DuplicateName {
+                name: format!("{METADATA_KEY}.{key}"),
+            });
         }
+        metadata = parse_metadata(meta.fields)?;
+    }
+    let mut entries = Vec::with_capacity(top.fields.len());
+    for (name, value) in &top.fields {
+        entries.push(parse_entry(name, value, data_len)?);
     }
     check_layout(&mut entries, data_len)?;
     Ok(Header {
@@ -107,14 +115,49 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Header, CheckpointError> {
     })
 }
 
-fn parse_metadata(value: &Value) -> Result<BTreeMap<String, String>, CheckpointError> {
+/// A JSON object's fields in file order, with the first repeated key and,
+/// at the top level, the `__metadata__` object parsed the same way.
+#[derive(Default)]
+struct Entries {
+    fields: Vec<(String, Value)>,
+    metadata: Option<Box<Entries>>,
+    duplicate: Option<String>,
+}
+
+impl<'de> serde::Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Entries, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut out = Entries::default();
+                let mut seen = std::collections::HashSet::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if !seen.insert(key.clone()) {
+                        out.duplicate.get_or_insert(key.clone());
+                    }
+                    if key == METADATA_KEY {
+                        out.metadata = Some(Box::new(map.next_value::<Entries>()?));
+                    } else {
+                        out.fields.push((key, map.next_value::<Value>()?));
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
+fn parse_metadata(fields: Vec<(String, Value)>) -> Result<BTreeMap<String, String>, CheckpointError> {
     let bad = |detail: String| CheckpointError::BadHeader { detail };
-    let Value::Object(map) = value else {
-        return Err(bad(format!("{METADATA_KEY} is not an object")));
-    };
-    map.iter()
+    fields
+        .into_iter()
         .map(|(k, v)| match v {
-            Value::String(s) => Ok((k.clone(), s.clone())),
+            Value::String(s) => Ok((k, s)),
             other => Err(bad(format!(
                 "{METADATA_KEY}[{k:?}] is {other}, metadata values must be strings"
             ))),

@@ -368,3 +368,39 @@ proptest! {
         let _ = parse(&file(&header, &data));
     }
 }
+
+#[test]
+fn a_name_given_twice_is_refused_by_name() {
+    // JSON allows a key twice, and a JSON reader keeps one of the two
+    // silently: which tensor is meant would be a guess.
+    let data = [0u8; 8];
+    let twice = r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}"#;
+    assert!(matches!(
+        parse(&file(twice, &data)),
+        Err(CheckpointError::DuplicateName { name }) if name == "w"
+    ));
+    let meta = r#"{"__metadata__":{"step":"1","step":"9"},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+    assert!(matches!(
+        parse(&file(meta, &data)),
+        Err(CheckpointError::DuplicateName { name }) if name == "__metadata__.step"
+    ));
+}
+
+#[test]
+fn a_file_is_refused_from_its_header_before_its_data_is_read() {
+    // A tiny header whose one tensor covers 4 bytes of a 64 MiB data
+    // section: refused as uncovered data, and `load` reads only the header
+    // to say so (the data section is a hole in a sparse file here, so
+    // nothing about this test depends on reading it being slow).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse.safetensors");
+    let bytes = file(r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#, &[0; 4]);
+    let f = std::fs::File::create(&path).unwrap();
+    use std::io::Write;
+    (&f).write_all(&bytes).unwrap();
+    f.set_len(bytes.len() as u64 + (64 << 20)).unwrap();
+    assert!(matches!(
+        load(&path, Device::Reference),
+        Err(CheckpointError::UncoveredData { start: 4, .. })
+    ));
+}

@@ -622,3 +622,70 @@ fn a_data_set_without_samples_is_refused_before_training() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("has no samples"), "{stderr}");
 }
+
+#[test]
+fn an_inconsistent_checkpoint_is_refused_on_resume_naming_the_key() {
+    use std::collections::BTreeMap;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let args = [
+        "--dataset",
+        "moons",
+        "--schedule",
+        "constant",
+        "--lr",
+        "0.05",
+    ];
+    succeed(&[&args[..], &["--epochs", "2"]].concat(), &out);
+    let good = oxmera_checkpoint::load(out.join("checkpoint.safetensors"), Device::Cpu).unwrap();
+    // Each case: a damaged copy, and the key its refusal must name.
+    type Tamper = Box<dyn Fn(&mut BTreeMap<String, oxmera::Tensor>, &mut BTreeMap<String, String>)>;
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "\"step\"",
+            Box::new(|_, m| {
+                m.insert("step".into(), i64::MAX.to_string());
+            }),
+        ),
+        (
+            "\"train_history\"",
+            Box::new(|_, m| {
+                // 100,000 epochs of history in a checkpoint that says 2.
+                let history: serde_json::Value = serde_json::from_str(&m["train_history"]).unwrap();
+                let row = history[0][0].clone();
+                let rows: Vec<serde_json::Value> = (1..=100_000)
+                    .map(|e| {
+                        let mut r = row.clone();
+                        r["epoch"] = e.into();
+                        r
+                    })
+                    .collect();
+                m.insert(
+                    "train_history".into(),
+                    serde_json::json!([rows, history[1]]).to_string(),
+                );
+            }),
+        ),
+        (
+            "\"optim.1.weight\"",
+            Box::new(|t, _| t.retain(|k, _| !k.starts_with("optim.1.weight."))),
+        ),
+    ];
+    for (key, tamper) in cases {
+        let (mut tensors, mut metadata) = (good.tensors.clone(), good.metadata.clone());
+        tamper(&mut tensors, &mut metadata);
+        let bad = dir.path().join("bad.safetensors");
+        oxmera_checkpoint::save(&bad, &tensors, &metadata).unwrap();
+        let o = train(
+            &[
+                &args[..],
+                &["--epochs", "4", "--resume", bad.to_str().unwrap()],
+            ]
+            .concat(),
+            &dir.path().join("resumed"),
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{key}: {stderr}");
+        assert!(stderr.contains(key), "{key}: {stderr}");
+    }
+}

@@ -148,6 +148,9 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     let train_eval = DataLoader::new(&parts.train, LoaderConfig::new(EVAL_BATCH).on(device))?;
     let test_eval = DataLoader::new(&parts.test, LoaderConfig::new(EVAL_BATCH).on(device))?;
     let schedule = schedule(args, train_loader.num_batches())?;
+    if let Some(path) = &args.resume {
+        check_steps(path, step, first_epoch, train_loader.num_batches() as u64)?;
+    }
 
     let mut watch = Watch::open(
         args.tensorboard.as_deref(),
@@ -442,7 +445,62 @@ fn restore(
             path.display()
         ))
     })?;
+    // What the pieces of a checkpoint say about each other must agree; a
+    // disagreement is damage (or a hand-edited file), named by its key.
+    let bad = |key: &str, what: String| {
+        TrainError::Usage(format!(
+            "{}: {key:?} {what}; the checkpoint is inconsistent, resume from another",
+            path.display()
+        ))
+    };
+    let epochs: u64 = ckpt.metadata_value(oxmera_checkpoint::EPOCH_KEY)?;
+    let numbered = metrics
+        .epochs
+        .iter()
+        .enumerate()
+        .all(|(i, e)| e.epoch == i as u64 + 1);
+    if metrics.epochs.len() as u64 != epochs || !numbered {
+        return Err(bad(
+            HISTORY_KEY,
+            format!(
+                "holds {} epochs (numbered {}), but {:?} says {epochs}",
+                metrics.epochs.len(),
+                if numbered { "1 on" } else { "out of order" },
+                oxmera_checkpoint::EPOCH_KEY
+            ),
+        ));
+    }
+    // Every parameter of these networks has a gradient at every step, so
+    // after a finished epoch each has optimizer state; one without it would
+    // silently start its moments afresh.
+    if epochs > 0 {
+        for (name, _) in optimizer.params() {
+            let prefix = format!("{}{name}.", oxmera_checkpoint::OPTIM_PREFIX);
+            if !ckpt.tensors.keys().any(|k| k.starts_with(&prefix)) {
+                return Err(bad(
+                    &prefix[..prefix.len() - 1],
+                    format!("has no optimizer state after {epochs} epochs of training"),
+                ));
+            }
+        }
+    }
     Ok(())
+}
+
+/// `Err` unless a resumed run's step count is what its finished epochs of
+/// `per_epoch` steps add up to (a step count of `i64::MAX` would put the
+/// learning-rate schedule past its end and the logs out of reach).
+fn check_steps(path: &Path, step: u64, epochs: u64, per_epoch: u64) -> Result<(), TrainError> {
+    if epochs.checked_mul(per_epoch) == Some(step) {
+        return Ok(());
+    }
+    Err(TrainError::Usage(format!(
+        "{}: {:?} is {step}, but {epochs} epochs of {per_epoch} steps make {}; the \
+         checkpoint is inconsistent, resume from another",
+        path.display(),
+        oxmera_checkpoint::STEP_KEY,
+        epochs.saturating_mul(per_epoch)
+    )))
 }
 
 /// Writes `metrics.json` and `curves.png`, each whole or not at all (a
