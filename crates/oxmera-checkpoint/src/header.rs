@@ -132,7 +132,10 @@ impl<'de> serde::Deserialize<'de> for Entries {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Entries, A::Error> {
                 let mut out = Entries::default();
                 let mut seen = std::collections::HashSet::new();
                 while let Some(key) = map.next_key::<String>()? {
@@ -152,7 +155,9 @@ impl<'de> serde::Deserialize<'de> for Entries {
     }
 }
 
-fn parse_metadata(fields: Vec<(String, Value)>) -> Result<BTreeMap<String, String>, CheckpointError> {
+fn parse_metadata(
+    fields: Vec<(String, Value)>,
+) -> Result<BTreeMap<String, String>, CheckpointError> {
     let bad = |detail: String| CheckpointError::BadHeader { detail };
     fields
         .into_iter()

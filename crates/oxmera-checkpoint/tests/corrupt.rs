@@ -394,7 +394,10 @@ fn a_file_is_refused_from_its_header_before_its_data_is_read() {
     // nothing about this test depends on reading it being slow).
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sparse.safetensors");
-    let bytes = file(r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#, &[0; 4]);
+    let bytes = file(
+        r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+        &[0; 4],
+    );
     let f = std::fs::File::create(&path).unwrap();
     use std::io::Write;
     (&f).write_all(&bytes).unwrap();
