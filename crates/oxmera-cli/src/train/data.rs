@@ -4,7 +4,7 @@ use oxmera_data::{
     Dataset, MoonsConfig, SpiralsConfig, Subset, TargetKind, TensorDataset, moons, spirals, split,
 };
 
-use super::engine::TrainError;
+use super::error::TrainError;
 use super::{DatasetKind, ModelKind, TrainArgs};
 
 /// A training set and a test set drawn from one source.

@@ -1,48 +1,21 @@
 //! The training loop: epochs of steps, evaluation, checkpoints, resuming.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use oxmera::{Device, Generator};
-use oxmera_checkpoint::{Checkpoint, CheckpointError};
-use oxmera_data::{DataError, DataLoader, Dataset, LoaderConfig};
+use oxmera_checkpoint::Checkpoint;
+use oxmera_data::{DataLoader, Dataset, LoaderConfig};
 use oxmera_nn::Module;
 use oxmera_nn::loss::{CrossEntropyOptions, cross_entropy};
 use oxmera_optim::{ConstantLr, CosineAnnealing, LrSchedule, Optimizer, apply_schedule};
 
+use super::error::TrainError;
 use super::report::{EpochMetrics, Metrics, RunConfig, Table};
 use super::watch::{StepRecord, Watch, grad_norm};
 use super::{ScheduleKind, TrainArgs, data, model, plot};
-
-/// Why training stopped early.
-#[derive(Debug, thiserror::Error)]
-pub enum TrainError {
-    /// The arguments do not make sense together.
-    #[error("{0}")]
-    Usage(String),
-    /// The loss became NaN or infinite; the message names the step.
-    #[error("{0}")]
-    Diverged(String),
-    /// Loading or batching the data failed.
-    #[error(transparent)]
-    Data(#[from] DataError),
-    /// Saving or loading a checkpoint failed.
-    #[error(transparent)]
-    Checkpoint(#[from] CheckpointError),
-    /// A tensor operation failed.
-    #[error(transparent)]
-    Tensor(#[from] oxmera::Error),
-    /// Writing an output file failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-}
 
 /// The name of the checkpoint file in the output directory: the state
 /// after the latest finished epoch. Each epoch's state is also kept, as

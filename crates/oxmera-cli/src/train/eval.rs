@@ -18,7 +18,7 @@ use oxmera::tensor::NoGradGuard;
 use oxmera_data::{DataLoader, LoaderConfig};
 use oxmera_nn::loss::{CrossEntropyOptions, Reduction, cross_entropy};
 
-use super::engine::TrainError;
+use super::error::TrainError;
 use super::{DatasetKind, ModelKind, OptimizerKind, ScheduleKind, TrainArgs, data, model, plot};
 
 /// Arguments of `oxmera eval`.

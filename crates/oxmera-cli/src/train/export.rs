@@ -28,7 +28,7 @@ use oxmera_data::{DataLoader, LoaderConfig};
 use oxmera_tensorboard::wire::Message;
 
 use super::ModelKind;
-use super::engine::TrainError;
+use super::error::TrainError;
 use super::eval::{Restored, restore, say};
 
 /// The file formats `oxmera export` writes.

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 mod data;
 mod engine;
+mod error;
 pub mod eval;
 pub mod export;
 mod model;
@@ -22,7 +23,7 @@ mod plot;
 mod report;
 mod watch;
 
-pub use engine::TrainError;
+pub use error::TrainError;
 
 /// Which network to train.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

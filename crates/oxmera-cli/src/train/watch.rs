@@ -16,7 +16,7 @@ use oxmera::tensor::no_grad;
 use oxmera_nn::Param;
 use oxmera_tensorboard::SummaryWriter;
 
-use super::engine::TrainError;
+use super::error::TrainError;
 use super::report::EpochMetrics;
 
 /// One logged training step.
