@@ -5,14 +5,32 @@
 //! the extent, mismatched dtypes and shapes, zero-size dims), because that
 //! is where a missing check turns into an out-of-bounds slice access or an
 //! overflow deep inside a backend.
+//!
+//! Every registered backend takes the same calls: the reference, the CPU
+//! backend (whose kernels once sliced out of range on an empty view with
+//! an offset, which a reference-only run could not see) and the loopback
+//! device (services only, every op through the host fallback). Half the
+//! time the second operand lives on another device than the first.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxmera::prelude::*;
+// Links the loopback backend, which registers the `loopback` device.
 use oxmera::tensor::{Conv2dParams, Pool2dParams};
+use oxmera_loopback as _;
 use proptest::prelude::*;
 
 const R: Device = Device::Reference;
+
+/// The backends every call is tried on (the GPU ones join when built with
+/// their features and a device is present; see `oxmera conformance`).
+fn devices() -> [Device; 3] {
+    [
+        Device::Reference,
+        Device::Cpu,
+        oxmera::tensor::registry::parse_device("loopback").expect("the loopback device"),
+    ]
+}
 
 const DTYPES: [DType; 8] = [
     DType::F16,
@@ -25,17 +43,25 @@ const DTYPES: [DType; 8] = [
     DType::Bool,
 ];
 
-/// A tensor of `shape` and `dtype`, made non-contiguous by `twist`
-/// (0: as is, 1: transposed, 2: every other element of dim 0, 3: a
-/// broadcast of its first row).
-fn tensor(shape: &[usize], dtype: DType, twist: u8) -> Result<Tensor> {
+/// A tensor of `shape` and `dtype` on `device`, made non-contiguous by
+/// `twist` (0: as is, 1: transposed, 2: every other element of dim 0, 3: a
+/// broadcast of its first row, 4: a view from offset 1 of a longer first
+/// dim — with a zero dim elsewhere, an empty view past its storage's end).
+fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Tensor> {
+    if twist % 5 == 4 && !shape.is_empty() {
+        let mut longer = shape.to_vec();
+        longer[0] += 1;
+        let base = tensor(&longer, dtype, 0, device)?;
+        return base.narrow(0, 1usize, shape[0]);
+    }
     let n: usize = shape.iter().product();
     // Small integers, so every dtype (u8, bool) can hold them.
     let base = Tensor::arange(0.0, n as f64, 1.0, DType::F64, R)?
         .rem_scalar(3.0)?
         .reshape(shape.to_vec())?
-        .to_dtype(dtype)?;
-    match twist % 4 {
+        .to_dtype(dtype)?
+        .to_device(device)?;
+    match twist % 5 {
         1 if base.rank() >= 2 => base.transpose(0, 1),
         2 if base.rank() >= 1 => {
             let len = base.dims()[0];
@@ -56,7 +82,7 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
     let e = args[1];
     let u = |i: usize| args[i].unsigned_abs();
     let shape: Vec<usize> = args[2..].iter().map(|v| v.unsigned_abs() % 5).collect();
-    match op % 40 {
+    match op % 46 {
         0 => a.add(b).map(drop),
         1 => a.sub(b).map(drop),
         2 => a.mul(b).map(drop),
@@ -113,7 +139,15 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
                 padding: (u(1) % 3, u(0) % 3),
             })
             .map(drop),
-        _ => a.split(u(0), d).map(drop),
+        39 => a.split(u(0), d).map(drop),
+        // The ergonomic front end: views by PyTorch-style index, select,
+        // negative narrow starts, scalars of other types, chained results.
+        40 => a.i((d, ..)).map(drop),
+        41 => a.i((.., e..d, oxmera::tensor::NewAxis)).map(drop),
+        42 => a.select(d, e).map(drop),
+        43 => a.narrow(d, e, u(2)).map(drop),
+        44 => (a * e).add(b).map(drop),
+        _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }
 
@@ -133,14 +167,18 @@ proptest! {
         b_dtype in 0usize..8,
         twist in any::<u8>(),
         b_like_a in any::<bool>(),
+        device in 0usize..3,
+        b_elsewhere in any::<bool>(),
         args in prop::collection::vec(-3isize..4, 6),
     ) {
+        let devices = devices();
+        let (a_dev, b_dev) = (devices[device], devices[(device + usize::from(b_elsewhere)) % 3]);
         let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
-            let a = tensor(&a_shape, DTYPES[a_dtype], twist)?;
+            let a = tensor(&a_shape, DTYPES[a_dtype], twist, a_dev)?;
             // Half the time b matches a, so calls get past the first
             // check and reach the deeper ones.
             let (b_shape, b_dtype) = if b_like_a { (&a_shape, a_dtype) } else { (&b_shape, b_dtype) };
-            let b = tensor(b_shape, DTYPES[b_dtype], twist / 4)?;
+            let b = tensor(b_shape, DTYPES[b_dtype], twist / 5, b_dev)?;
             call(op, &a, &b, &args)
         }));
         match outcome {
@@ -152,8 +190,8 @@ proptest! {
             }
             Err(_) => prop_assert!(
                 false,
-                "op {} panicked on {:?} {:?} / {:?} {:?}, args {:?}",
-                op % 40, a_shape, DTYPES[a_dtype], b_shape, DTYPES[b_dtype], args
+                "op {} panicked on {:?} {:?} on {} / {:?} {:?} on {}, twist {}, args {:?}",
+                op % 46, a_shape, DTYPES[a_dtype], a_dev, b_shape, DTYPES[b_dtype], b_dev, twist, args
             ),
         }
     }
