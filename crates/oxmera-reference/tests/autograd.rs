@@ -826,3 +826,47 @@ mod generated {
         }
     }
 }
+
+#[test]
+fn clamps_gradient_at_its_bounds_is_pytorchs() {
+    // PyTorch's clamp_backward: the subgradient 1 where min <= x <= max
+    // (bounds included), 0 where the input was clamped, chosen by a mask
+    // (`where`), so an infinite incoming gradient stays out of clamped
+    // elements instead of becoming 0·∞ = NaN.
+    let x = leaf(&[-1.0, -0.5, 0.0, 0.7, 1.0, f64::NAN], &[6]);
+    x.clamp(Some(-0.5), Some(0.7))
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(grad(&x)[..5], [0.0, 1.0, 1.0, 1.0, 0.0]);
+    assert_eq!(grad(&x)[5], 0.0, "NaN input: outside every bound");
+
+    // min == max: only x equal to it passes.
+    let x = leaf(&[0.2, 0.3, 0.4], &[3]);
+    x.clamp(Some(0.3), Some(0.3))
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(grad(&x), [0.0, 1.0, 0.0]);
+
+    // min > max: every element becomes max, none passes a gradient.
+    let x = leaf(&[0.0, 5.0], &[2]);
+    x.clamp(Some(2.0), Some(1.0))
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(grad(&x), [0.0, 0.0]);
+
+    // An infinite gradient from above: clamped elements get exactly 0.
+    let x = leaf(&[-3.0, 0.0], &[2]);
+    let y = x.clamp(Some(-1.0), None).unwrap();
+    let inf = Tensor::from_vec(vec![f64::INFINITY; 2], [2], Device::Reference).unwrap();
+    y.backward_with(&inf).unwrap();
+    assert_eq!(grad(&x), [0.0, f64::INFINITY]);
+}

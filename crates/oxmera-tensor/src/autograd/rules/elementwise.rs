@@ -89,8 +89,11 @@ fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor>
         }
         Softplus => g.mul(&x.sigmoid()?),
         Erf => g.mul(&x.square()?.neg()?.exp()?.mul_scalar(FRAC_2_SQRT_PI)?),
-        // The gradient passes where min <= x <= max (bounds included, as in
-        // PyTorch) and is zero where the input was clamped.
+        // The gradient passes where min <= x <= max (bounds included: the
+        // subgradient 1 there, as PyTorch's clamp_backward chooses) and is
+        // exactly zero where the input was clamped — selected, not
+        // multiplied by 0, so an infinite incoming gradient gives 0 there
+        // rather than 0·∞ = NaN (PyTorch selects too).
         Clamp { min, max } => {
             let mut inside = x.eq(x)?; // all true, except at NaN
             if let Some(lo) = min {
@@ -99,7 +102,7 @@ fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor>
             if let Some(hi) = max {
                 inside = inside.logical_and(&x.le_scalar(hi)?)?;
             }
-            g.mul(&indicator(&inside, dt)?)
+            Tensor::where_(&inside, g, &g.zeros_like()?)
         }
         // p · x^(p-1); p = 0 is constant, so its gradient is 0 even at x = 0.
         Powf(0.0) => g.zeros_like(),
