@@ -828,7 +828,7 @@ mod generated {
 }
 
 #[test]
-fn clamps_gradient_at_its_bounds_is_pytorchs() {
+fn clamp_and_relu_gradients_at_their_kinks_are_pytorchs() {
     // PyTorch's clamp_backward: the subgradient 1 where min <= x <= max
     // (bounds included), 0 where the input was clamped, chosen by a mask
     // (`where`), so an infinite incoming gradient stays out of clamped
@@ -869,4 +869,10 @@ fn clamps_gradient_at_its_bounds_is_pytorchs() {
     let inf = Tensor::from_vec(vec![f64::INFINITY; 2], [2], Device::Reference).unwrap();
     y.backward_with(&inf).unwrap();
     assert_eq!(grad(&x), [0.0, f64::INFINITY]);
+
+    // relu, the same way: 0 where x <= 0 whatever arrives from above.
+    let x = leaf(&[-1.0, 0.0, 2.0], &[3]);
+    let inf = Tensor::from_vec(vec![f64::INFINITY; 3], [3], Device::Reference).unwrap();
+    x.relu().unwrap().backward_with(&inf).unwrap();
+    assert_eq!(grad(&x), [0.0, 0.0, f64::INFINITY]);
 }

@@ -44,8 +44,10 @@ fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor>
         Cos => g.mul(&x.sin()?.neg()?),
         Tanh => g.mul(&y.mul(y)?.rsub_scalar(1.0)?),
         Sigmoid => g.mul(&y.mul(&y.rsub_scalar(1.0)?)?),
-        // relu'(0) = 0, as in PyTorch.
-        Relu => g.mul(&indicator(&x.gt_scalar(0.0)?, dt)?),
+        // relu'(0) = 0, as in PyTorch; selected rather than multiplied by
+        // 0, so an infinite incoming gradient gives 0 where x <= 0 (PyTorch's
+        // threshold_backward selects too).
+        Relu => Tensor::where_(&x.gt_scalar(0.0)?, g, &g.zeros_like()?),
         LeakyRelu(slope) => {
             let pos = indicator(&x.gt_scalar(0.0)?, dt)?;
             // pos + slope · (1 - pos)
