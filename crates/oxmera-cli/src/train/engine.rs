@@ -213,7 +213,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             eprintln!("{warning}");
             warned_stuck = true;
         }
-        watch.epoch(&row, step, &net.named_parameters())?;
+        watch.epoch(&row, step, net.as_ref())?;
         metrics.push(row);
         save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
         if args.keep_epochs > 0 {

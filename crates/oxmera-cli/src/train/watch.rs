@@ -13,13 +13,14 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use oxmera::tensor::no_grad;
-use oxmera_nn::Param;
+use oxmera_nn::{Module, Param};
 use oxmera_tensorboard::SummaryWriter;
 
 use super::error::TrainError;
 use super::report::EpochMetrics;
 
-/// One logged training step.
+/// One logged training step (a line of the stream, as it is serialized).
+#[derive(serde::Serialize)]
 pub struct StepRecord {
     /// The optimizer step just taken (1-based, continuing across resumes).
     pub step: u64,
@@ -109,17 +110,7 @@ impl Watch {
                 )
                 .map_err(io_error(&path))?;
         }
-        let line = format!(
-            "{{\"kind\":\"step\",\"step\":{},\"epoch\":{},\"loss\":{},\"accuracy\":{},\"lr\":{},\"grad_norm\":{},\"seconds\":{}}}",
-            r.step,
-            r.epoch,
-            json_number(r.loss),
-            json_number(r.accuracy),
-            json_number(r.lr),
-            json_number(r.grad_norm),
-            json_number(r.seconds)
-        );
-        self.line(&line)
+        self.line("step", None, r)
     }
 
     /// Writes an epoch's figures (at the step the epoch ended on) and, to
@@ -128,7 +119,7 @@ impl Watch {
         &mut self,
         row: &EpochMetrics,
         step: u64,
-        params: &[(String, Param)],
+        net: &dyn Module,
     ) -> Result<(), TrainError> {
         if let Some(board) = &mut self.board {
             let path = board.path().to_path_buf();
@@ -143,40 +134,42 @@ impl Watch {
                     step,
                 )
                 .map_err(io_error(&path))?;
-            for (name, param) in params {
+            // The parameters are listed only when TensorBoard is written to.
+            for (name, param) in net.named_parameters() {
                 let values = param.tensor().to_f64_vec()?;
                 board
                     .add_histogram(&format!("params/{name}"), &values, step)
                     .map_err(io_error(&path))?;
             }
         }
-        let line = format!(
-            "{{\"kind\":\"epoch\",\"step\":{step},\"epoch\":{},\"loss\":{},\"train_accuracy\":{},\"test_accuracy\":{},\"seconds\":{}}}",
-            row.epoch,
-            json_number(row.loss),
-            json_number(row.train_accuracy),
-            json_number(row.test_accuracy),
-            json_number(row.seconds)
-        );
-        self.line(&line)
+        self.line("epoch", Some(step), row)
     }
 
-    fn line(&mut self, line: &str) -> Result<(), TrainError> {
+    /// Appends `{"kind": KIND, ["step": STEP,] ...record's fields}` to the
+    /// stream (serde_json writes a non-finite number as `null`, which JSON
+    /// lacks).
+    fn line(
+        &mut self,
+        kind: &str,
+        step: Option<u64>,
+        record: &impl serde::Serialize,
+    ) -> Result<(), TrainError> {
+        #[derive(serde::Serialize)]
+        struct Line<'a, T> {
+            kind: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            step: Option<u64>,
+            #[serde(flatten)]
+            record: &'a T,
+        }
         if let Some((file, path)) = &mut self.stream {
-            writeln!(file, "{line}")
+            serde_json::to_string(&Line { kind, step, record })
+                .map_err(std::io::Error::other)
+                .and_then(|line| writeln!(file, "{line}"))
                 .and_then(|()| file.flush())
                 .map_err(io_error(path))?;
         }
         Ok(())
-    }
-}
-
-/// A JSON number, or `null` for NaN and infinities (which JSON lacks).
-fn json_number(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
     }
 }
 
@@ -199,8 +192,23 @@ mod tests {
 
     #[test]
     fn numbers_json_cannot_hold_become_null() {
-        assert_eq!(json_number(0.5), "0.5");
-        assert_eq!(json_number(f64::NAN), "null");
-        assert_eq!(json_number(f64::INFINITY), "null");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.jsonl");
+        let mut watch = Watch::open(None, Some(&path), 1).unwrap();
+        let record = StepRecord {
+            step: 1,
+            epoch: 1,
+            loss: f64::NAN,
+            accuracy: 0.5,
+            lr: f64::INFINITY,
+            grad_norm: 0.0,
+            seconds: 0.25,
+        };
+        watch.step(&record).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "{\"kind\":\"step\",\"step\":1,\"epoch\":1,\"loss\":null,\"accuracy\":0.5,\"lr\":null,\"grad_norm\":0.0,\"seconds\":0.25}\n"
+        );
     }
 }
