@@ -258,10 +258,25 @@ pub fn render_list(ladder: &Ladder, paint: Paint) -> String {
     out
 }
 
-/// At most this many failures are shown in full.
-const SHOWN_FAILURES: usize = 6;
+/// The terminal a red check is laid out for: a classic 80×24. The layout
+/// never depends on the real terminal's size, so two runs on the same code
+/// print the same bytes wherever they run.
+const SCREEN_COLUMNS: usize = 80;
+/// See [`SCREEN_COLUMNS`].
+const SCREEN_ROWS: usize = 24;
+/// Rows left to the lines printed around a check's report: `Checking …`,
+/// the note that a rung is locked, and the shell's next prompt.
+const ROWS_AROUND: usize = 3;
+/// Lines of a failure's message shown before the rest is cut.
+const MESSAGE_LINES: usize = 3;
+/// Rows one line of a message may take before it is cut.
+const LINE_ROWS: usize = 2;
 
-/// The result of a check, for a learner.
+/// The result of a check, for a learner. A red report fits an 80×24
+/// terminal with the lines around it: failures are shown, first by name,
+/// while they fit, each cut to a few lines with a visible mark; a
+/// property's minimal input is never cut away; the rest are named on one
+/// line.
 pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> String {
     let mut out = String::new();
     let id = &report.id;
@@ -286,24 +301,11 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
         }
         Outcome::Red { passed, failures } => {
             let total = passed + failures.len();
-            out.push_str(&format!(
+            let header = format!(
                 "{} {id}: {passed} of {total} tests pass.\n\n",
                 paint.red("✗")
-            ));
-            for f in failures.iter().take(SHOWN_FAILURES) {
-                out.push_str(&render_failure(ladder, f, paint));
-            }
-            if failures.len() > SHOWN_FAILURES {
-                let rest: Vec<&str> = failures[SHOWN_FAILURES..]
-                    .iter()
-                    .map(|f| f.test.as_str())
-                    .collect();
-                out.push_str(&format!(
-                    "  … and {} more: {}\n\n",
-                    rest.len(),
-                    rest.join(", ")
-                ));
-            }
+            );
+            let mut footer = String::new();
             let todo = failures.iter().filter(|f| f.hit_todo()).count();
             if todo > 0 {
                 let work = ladder
@@ -311,15 +313,42 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
                     .rung(id)
                     .map(|r| ladder.show(&ladder.work_file(r)))
                     .unwrap_or_default();
-                out.push_str(&format!(
-                    "{todo} of them stop at a todo!(): fill in the TODO({id}) bodies in {}.\n",
+                footer.push_str(&format!(
+                    "{todo} stop at a todo!(): fill in the TODO({id}) bodies in {}.\n",
                     work.display()
                 ));
             }
-            out.push_str(&format!(
+            footer.push_str(&format!(
                 "Stuck? {}\n",
                 paint.cyan(&format!("oxmera ladder hint {id}"))
             ));
+            // One row for the line naming the failures not shown.
+            let budget = (SCREEN_ROWS - ROWS_AROUND)
+                .saturating_sub(rows(&header) + rows(&footer) + 1)
+                .max(1);
+            let mut body = String::new();
+            let mut shown = 0;
+            for f in failures {
+                let mut block = render_failure(ladder, f, MESSAGE_LINES, paint);
+                if shown == 0 && rows(&block) > budget {
+                    block = render_failure(ladder, f, 1, paint);
+                }
+                if shown > 0 && rows(&body) + rows(&block) > budget {
+                    break;
+                }
+                body.push_str(&block);
+                shown += 1;
+            }
+            out.push_str(&header);
+            out.push_str(&body);
+            if shown < failures.len() {
+                let names: Vec<&str> = failures[shown..].iter().map(|f| f.test.as_str()).collect();
+                // A visible cut mark, naming what was cut while it fits.
+                let line = format!("  [… {} more cut: {}", names.len(), names.join(", "));
+                out.push_str(&cut_to_columns(&line, SCREEN_COLUMNS - 1));
+                out.push_str("]\n\n");
+            }
+            out.push_str(&footer);
         }
         Outcome::BuildFailed { errors } => {
             out.push_str(&format!(
@@ -337,7 +366,48 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
     out
 }
 
-fn render_failure(ladder: &Ladder, f: &Failure, paint: Paint) -> String {
+/// The rows `text` takes on a [`SCREEN_COLUMNS`]-wide terminal, each line
+/// wrapped (escape codes take no room).
+fn rows(text: &str) -> usize {
+    text.lines()
+        .map(|l| visible_width(l).div_ceil(SCREEN_COLUMNS).max(1))
+        .sum()
+}
+
+/// Characters that show, escape sequences (`ESC [ … letter`) left out.
+fn visible_width(line: &str) -> usize {
+    let mut width = 0;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            width += 1;
+        }
+    }
+    width
+}
+
+/// `line` cut to `columns` characters, ending in `…` when it was cut.
+/// For plain text only (the lines it is given carry no colour).
+fn cut_to_columns(line: &str, columns: usize) -> String {
+    if line.chars().count() <= columns {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(columns - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// One failure: its name (the law), where it stopped, at most `lines`
+/// lines of its message with a mark where the rest was cut, and a
+/// property's minimal input on one line, which is never cut away.
+fn render_failure(ladder: &Ladder, f: &Failure, lines: usize, paint: Paint) -> String {
+    let indent = "      ";
     let mut out = format!("  {} {}", paint.red("✗"), paint.bold(&f.test));
     if let Some(at) = &f.location {
         // cargo reports paths inside the exercises workspace; show them
@@ -347,11 +417,24 @@ fn render_failure(ladder: &Ladder, f: &Failure, paint: Paint) -> String {
         } else {
             format!("{}/{at}", ladder.show(ladder.root()).display())
         };
-        out.push_str(&paint.dim(&format!("  ({at})")));
+        // On a line of its own: a long test name and path would wrap.
+        out.push_str(&format!("\n{indent}{}", paint.dim(&format!("at {at}"))));
     }
     out.push('\n');
-    for line in f.message.lines().take(12) {
-        out.push_str(&format!("      {line}\n"));
+    let columns = LINE_ROWS * SCREEN_COLUMNS - indent.len();
+    let message: Vec<&str> = f.message.lines().collect();
+    for line in message.iter().take(lines) {
+        out.push_str(&format!("{indent}{}\n", cut_to_columns(line, columns)));
+    }
+    if message.len() > lines {
+        out.push_str(&format!(
+            "{indent}{}\n",
+            paint.dim(&format!("[… {} more lines cut]", message.len() - lines))
+        ));
+    }
+    if let Some(input) = &f.input {
+        let line = format!("minimal failing input: {input}");
+        out.push_str(&format!("{indent}{}\n", cut_to_columns(&line, columns)));
     }
     out.push('\n');
     out

@@ -121,6 +121,7 @@ mod tests {
                     test: s.to_string(),
                     location: None,
                     message: "boom".into(),
+                    input: None,
                 })
                 .collect(),
             ran: true,

@@ -76,6 +76,7 @@ fn list(binary: &TestBinary) -> Result<std::result::Result<Vec<String>, Failure>
                 "listing the tests again by their exact names gave {got:?}, not {want:?}: \
                  the test list could not be read, so no result of this binary is trusted"
             ),
+            input: None,
         }));
     }
     Ok(Ok(names))
@@ -104,6 +105,7 @@ fn list_with(
                 "its test list has a line that is not `NAME: test`: {line:?}; \
                  libtest's list format may have changed"
             ),
+            input: None,
         }),
     )
 }
@@ -120,6 +122,14 @@ where
         .stdin(Stdio::null())
         // Keep panic messages to the message itself.
         .env("RUST_BACKTRACE", "0");
+    // proptest reads its defaults from `PROPTEST_*` variables (the seed,
+    // the case count, verbosity, persistence): a spec's output must not
+    // depend on what the learner's shell happens to export.
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PROPTEST_") {
+            cmd.env_remove(key);
+        }
+    }
     if let Some(dir) = &binary.package_dir {
         cmd.current_dir(dir).env("CARGO_MANIFEST_DIR", dir);
     }

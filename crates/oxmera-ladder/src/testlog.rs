@@ -58,8 +58,13 @@ pub struct Failure {
     /// to the rung's workspace), when std's panic message said.
     pub location: Option<String>,
     /// The panic message, with proptest's counters and std's backtrace note
-    /// removed; for a property, it includes the minimal failing input.
+    /// removed; for a property, proptest's `Test failed: …` reason (the
+    /// minimal input is in [`Failure::input`]).
     pub message: String,
+    /// For a property test, the minimal failing input proptest shrank to,
+    /// on one line (`dims = [2, 3], split = 1`): proptest prints it
+    /// pretty, one value a line, which a short terminal would cut.
+    pub input: Option<String>,
 }
 
 impl Failure {
@@ -235,7 +240,7 @@ pub fn parse_test_list(stdout: &str) -> Result<Vec<String>, String> {
 /// The failure record of `test`, which ran in a process of its own, ended
 /// with `status` and wrote `stderr`.
 pub fn failure_from_stderr(test: &str, status: ExitStatus, stderr: &str) -> Failure {
-    let (location, message) = tidy(stderr);
+    let (location, message, input) = tidy(stderr);
     // No panic, or nothing said: the process died (a stack overflow, an
     // abort) or exited on its own. Say so, with the last lines it wrote.
     let message = if location.is_none() && (status.code().is_none() || message.is_empty()) {
@@ -251,12 +256,13 @@ pub fn failure_from_stderr(test: &str, status: ExitStatus, stderr: &str) -> Fail
         test: test.to_string(),
         location,
         message,
+        input,
     }
 }
 
-/// Splits a failing test's stderr into its first panic's location and a
-/// message without noise.
-fn tidy(stderr: &str) -> (Option<String>, String) {
+/// Splits a failing test's stderr into its first panic's location, a
+/// message without noise, and a property's minimal input on one line.
+fn tidy(stderr: &str) -> (Option<String>, String, Option<String>) {
     let mut location = None;
     let mut kept = Vec::new();
     for line in stderr.lines() {
@@ -283,13 +289,47 @@ fn tidy(stderr: &str) -> (Option<String>, String) {
     if let Some(start) = kept.iter().rposition(|l| l.starts_with("Test failed: ")) {
         kept.drain(..start);
     }
+    // What follows proptest's "minimal failing input: " is the input,
+    // pretty-printed over as many lines as it has values.
+    let mut input = None;
+    if let Some(start) = kept.iter().rposition(|l| l.starts_with(MINIMAL_INPUT)) {
+        let pretty: Vec<&str> = kept.drain(start..).collect();
+        let first = &pretty[0][MINIMAL_INPUT.len()..];
+        let rest = pretty[1..].iter().copied();
+        input = Some(one_line(std::iter::once(first).chain(rest)));
+    }
     while kept.first().is_some_and(|l| l.is_empty()) {
         kept.remove(0);
     }
     while kept.last().is_some_and(|l| l.is_empty()) {
         kept.pop();
     }
-    (location, kept.join("\n"))
+    (location, kept.join("\n"), input)
+}
+
+/// How proptest introduces the input it shrank to.
+const MINIMAL_INPUT: &str = "minimal failing input: ";
+
+/// Joins the lines of a pretty-printed (`{:#?}`) value into the compact
+/// form `{:?}` would have given: `(\n    [\n        1,\n    ],\n)` becomes
+/// `([1])`, and `S {\n    a: 1,\n}` becomes `S { a: 1 }`. Debug output escapes newlines inside strings, so every line
+/// break in it is layout.
+pub fn one_line<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for piece in lines.into_iter().map(str::trim).filter(|l| !l.is_empty()) {
+        let closes = piece.starts_with([']', ')', '}']);
+        if closes && out.ends_with(',') {
+            // A pretty trailing comma before a closing bracket.
+            out.pop();
+        }
+        // `{:?}` pads braces (`S { a: 1 }`) but not brackets or parens.
+        let tight = (closes && !piece.starts_with('}')) || out.ends_with(['[', '(']);
+        if !out.is_empty() && !tight {
+            out.push(' ');
+        }
+        out.push_str(piece);
+    }
+    out
 }
 
 /// The location in std's panic header, `thread 'NAME' panicked at
@@ -422,9 +462,46 @@ minimal failing input: dims = []
         assert_eq!(f.location.as_deref(), Some("a1/src/lib.rs:39:5"));
         assert_eq!(
             f.message,
-            "Test failed: not yet implemented: A1: index_of([], 0).\nminimal failing input: dims = []"
+            "Test failed: not yet implemented: A1: index_of([], 0)."
         );
+        assert_eq!(f.input.as_deref(), Some("dims = []"));
         assert!(f.hit_todo());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pretty_minimal_input_comes_out_on_one_line() {
+        // What A3's property printed: one value a line, 10 lines.
+        let stderr = "thread 'p' panicked at a3/src/lib.rs:127:9:
+not yet implemented: A3: permute [1] by [0]
+thread 'p' panicked at a3/tests/spec.rs:151:1:
+Test failed: not yet implemented: A3: permute [1] by [0].
+minimal failing input: (dims, perm) = (
+    [
+        1,
+        2,
+    ],
+    [
+        0,
+    ],
+), split = 0, s = S {
+    a: 1,
+    b: \"x\\ny\",
+}
+\tsuccesses: 0
+";
+        let f = failure_from_stderr("p", exit(101), stderr);
+        assert_eq!(
+            f.message,
+            "Test failed: not yet implemented: A3: permute [1] by [0]."
+        );
+        assert_eq!(
+            f.input.as_deref(),
+            Some("(dims, perm) = ([1, 2], [0]), split = 0, s = S { a: 1, b: \"x\\ny\" }")
+        );
+        // A plain panic has no input.
+        let f = failure_from_stderr("q", exit(101), "thread 'q' panicked at x.rs:1:1:\nboom\n");
+        assert_eq!((f.message.as_str(), f.input), ("boom", None));
     }
 
     #[cfg(unix)]

@@ -3,11 +3,16 @@
 
 use a4::{Array, MatmulError, matmul};
 use proptest::prelude::*;
+use proptest::test_runner::{RngAlgorithm, RngSeed};
 
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 48,
         failure_persistence: None,
+        // The same cases every run, so two checks of the same code print
+        // the same bytes: a fixed seed for a named generator.
+        rng_algorithm: RngAlgorithm::ChaCha,
+        rng_seed: RngSeed::Fixed(0xA4),
         ..ProptestConfig::default()
     }
 }
@@ -154,8 +159,8 @@ proptest! {
     #[test]
     fn the_identity_is_neutral(a in (1usize..5, 1usize..5).prop_flat_map(|(m, k)| array(vec![m, k]))) {
         let (m, k) = (a.dims[0], a.dims[1]);
-        prop_assert_eq!(matmul(&a, &eye(k)), Ok(a.clone()));
-        prop_assert_eq!(matmul(&eye(m), &a), Ok(a.clone()));
+        prop_assert_eq!(matmul(&a, &eye(k)), Ok(a.clone()), "a @ eye({}), a = {:?}", k, a);
+        prop_assert_eq!(matmul(&eye(m), &a), Ok(a.clone()), "eye({}) @ a, a = {:?}", m, a);
     }
 
     #[test]
@@ -164,7 +169,7 @@ proptest! {
             .prop_flat_map(|(m, k, n)| (array(vec![m, k]), array(vec![k, n])))
     ) {
         let ab = matmul(&a, &b).unwrap();
-        prop_assert_eq!(Ok(transpose(&ab)), matmul(&transpose(&b), &transpose(&a)));
+        prop_assert_eq!(Ok(transpose(&ab)), matmul(&transpose(&b), &transpose(&a)), "(a @ b)ᵀ against bᵀ @ aᵀ, a = {:?}, b = {:?}", a, b);
     }
 
     #[test]
@@ -174,7 +179,7 @@ proptest! {
     ) {
         let left = matmul(&matmul(&a, &b).unwrap(), &c);
         let right = matmul(&a, &matmul(&b, &c).unwrap());
-        prop_assert_eq!(left, right);
+        prop_assert_eq!(left, right, "(a @ b) @ c against a @ (b @ c), a = {:?}, b = {:?}, c = {:?}", a, b, c);
     }
 
     #[test]
@@ -184,7 +189,7 @@ proptest! {
     ) {
         let left = matmul(&a, &add(&b, &c)).unwrap();
         let right = add(&matmul(&a, &b).unwrap(), &matmul(&a, &c).unwrap());
-        prop_assert_eq!(left, right);
+        prop_assert_eq!(left, right, "a @ (b + c) against a @ b + a @ c, a = {:?}, b = {:?}, c = {:?}", a, b, c);
     }
 
     #[test]
@@ -193,7 +198,7 @@ proptest! {
             .prop_flat_map(|(batch, m, k, n)| (array(vec![batch, m, k]), array(vec![batch, k, n])))
     ) {
         let ab = matmul(&a, &b).unwrap();
-        prop_assert_eq!(&ab.dims, &vec![a.dims[0], a.dims[1], b.dims[2]]);
+        prop_assert_eq!(&ab.dims, &vec![a.dims[0], a.dims[1], b.dims[2]], "dims of {:?} @ {:?}", a.dims, b.dims);
         for i in 0..a.dims[0] {
             prop_assert_eq!(Ok(batch(&ab, i)), matmul(&batch(&a, i), &batch(&b, i)), "batch {}", i);
         }

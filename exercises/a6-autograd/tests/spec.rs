@@ -9,13 +9,15 @@ use std::collections::{HashMap, HashSet};
 
 use a6::{Var, topo_order};
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
+use proptest::test_runner::{RngAlgorithm, RngSeed};
 
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 64,
         failure_persistence: None,
-        // The same cases every run, so two checks of the same code agree.
+        // The same cases every run, so two checks of the same code print
+        // the same bytes: a fixed seed for a named generator.
+        rng_algorithm: RngAlgorithm::ChaCha,
         rng_seed: RngSeed::Fixed(0xA6),
         ..ProptestConfig::default()
     }
