@@ -138,6 +138,27 @@ pub(crate) fn all_unary() -> Vec<UnaryOp> {
         },
         Powf(0.0),
         Not,
+        Expm1,
+        Log2,
+        Log10,
+        Exp2,
+        Tan,
+        Atan,
+        Asin,
+        Acos,
+        Sinh,
+        Cosh,
+        Trunc,
+        Elu(1.0),
+        Selu,
+        Mish,
+        Hardtanh {
+            min: -1.0,
+            max: 1.0,
+        },
+        Hardsigmoid,
+        Hardswish,
+        Logsigmoid,
     ];
     // Exhaustive on purpose: a new variant fails to compile here until it
     // is added to the list above (and so to the coverage test).
@@ -169,7 +190,25 @@ pub(crate) fn all_unary() -> Vec<UnaryOp> {
             | Round
             | Clamp { .. }
             | Powf(_)
-            | Not => {}
+            | Not
+            | Expm1
+            | Log2
+            | Log10
+            | Exp2
+            | Tan
+            | Atan
+            | Asin
+            | Acos
+            | Sinh
+            | Cosh
+            | Trunc
+            | Elu(_)
+            | Selu
+            | Mish
+            | Hardtanh { .. }
+            | Hardsigmoid
+            | Hardswish
+            | Logsigmoid => {}
         }
     }
     ops
@@ -178,10 +217,13 @@ pub(crate) fn all_unary() -> Vec<UnaryOp> {
 /// Every binary op.
 pub(crate) fn all_binary() -> Vec<BinaryOp> {
     use BinaryOp::*;
-    let ops = vec![Add, Sub, Mul, Div, Pow, Maximum, Minimum, Rem, And, Or, Xor];
+    let ops = vec![
+        Add, Sub, Mul, Div, Pow, Maximum, Minimum, Rem, And, Or, Xor, Atan2, Fmod, Hypot,
+    ];
     for op in &ops {
         match op {
-            Add | Sub | Mul | Div | Pow | Maximum | Minimum | Rem | And | Or | Xor => {}
+            Add | Sub | Mul | Div | Pow | Maximum | Minimum | Rem | And | Or | Xor | Atan2
+            | Fmod | Hypot => {}
         }
     }
     ops
@@ -279,6 +321,7 @@ pub(crate) struct Params {
     pub keepdim: Option<bool>,
     pub correction: Option<f64>,
     pub slope: Option<f64>,
+    pub alpha: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
     pub exponent: Option<f64>,
@@ -309,6 +352,7 @@ impl Params {
         note(self.keepdim.is_some(), "keepdim");
         note(self.correction.is_some(), "correction");
         note(self.slope.is_some(), "slope");
+        note(self.alpha.is_some(), "alpha");
         note(self.min.is_some(), "min");
         note(self.max.is_some(), "max");
         note(self.exponent.is_some(), "exponent");
@@ -369,6 +413,12 @@ impl Op {
                     max: p.max.take(),
                 },
                 UnaryOp::Powf(_) => UnaryOp::Powf(required(p.exponent.take(), name, "exponent")?),
+                // PyTorch's defaults: alpha 1; bounds -1 and 1.
+                UnaryOp::Elu(_) => UnaryOp::Elu(p.alpha.take().unwrap_or(1.0)),
+                UnaryOp::Hardtanh { .. } => UnaryOp::Hardtanh {
+                    min: p.min.take().unwrap_or(-1.0),
+                    max: p.max.take().unwrap_or(1.0),
+                },
                 other => other,
             };
             return Ok(Op::Unary(u));
@@ -618,6 +668,24 @@ fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
         Clamp { min, max } => x.clamp(min, max),
         Powf(p) => x.powf(p),
         Not => x.logical_not(),
+        Expm1 => x.expm1(),
+        Log2 => x.log2(),
+        Log10 => x.log10(),
+        Exp2 => x.exp2(),
+        Tan => x.tan(),
+        Atan => x.atan(),
+        Asin => x.asin(),
+        Acos => x.acos(),
+        Sinh => x.sinh(),
+        Cosh => x.cosh(),
+        Trunc => x.trunc(),
+        Elu(alpha) => x.elu(alpha),
+        Selu => x.selu(),
+        Mish => x.mish(),
+        Hardtanh { min, max } => x.hardtanh(min, max),
+        Hardsigmoid => x.hardsigmoid(),
+        Hardswish => x.hardswish(),
+        Logsigmoid => x.logsigmoid(),
     }
 }
 
@@ -635,6 +703,9 @@ fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         And => a.logical_and(b),
         Or => a.logical_or(b),
         Xor => a.logical_xor(b),
+        Atan2 => a.atan2(b),
+        Fmod => a.fmod(b),
+        Hypot => a.hypot(b),
     }
 }
 

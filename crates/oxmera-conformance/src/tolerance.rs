@@ -218,6 +218,15 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.
         | Op::Binary(oxmera_tensor::BinaryOp::Maximum | oxmera_tensor::BinaryOp::Minimum) => moved,
+        // atan2 and hypot: one library function each, accurate to a few
+        // ulps of the computing precision relative to the result (hypot's
+        // condition number is at most 1; atan2's relative one is bounded
+        // away from its zeros, which it meets only at exact zeros of the
+        // input), then one rounding into the output dtype. fmod falls to
+        // the exact row below.
+        Op::Binary(oxmera_tensor::BinaryOp::Atan2 | oxmera_tensor::BinaryOp::Hypot) => {
+            Tolerance::new(1.0, 4.0, Want)
+        }
         // Selections and exact functions: the value is one of the inputs
         // (max, min, clamp, relu, max pooling), an integer (floor, ceil,
         // round, sign), or the single correctly rounded result of one
@@ -225,7 +234,19 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // div, sqrt, recip = 1/x, square = x·x, rem = an exact fmod plus
         // at most one addition of the divisor). The sign of a zero is
         // left free: `max(-0, +0)`-style ties may pick either.
-        Op::Unary(Sign | Floor | Ceil | Round | Relu | Clamp { .. } | Sqrt | Recip | Square)
+        Op::Unary(
+            Sign
+            | Floor
+            | Ceil
+            | Round
+            | Trunc
+            | Relu
+            | Clamp { .. }
+            | Hardtanh { .. }
+            | Sqrt
+            | Recip
+            | Square,
+        )
         | Op::Binary(_)
         | Op::Compare(_)
         | Op::MaxPool2d(_)
@@ -254,6 +275,29 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Unary(Exp | Log | Log1p | Tanh | Sigmoid | Erf | Silu | Softplus) => {
             Tolerance::new(1.0, 4.0, Want)
         }
+        // The same for the rest of the library functions: the input is
+        // exact, so a few ulps of the computing precision relative to the
+        // result (tan included: the corpus keeps its arguments off the
+        // poles, where any one ulp of reduction error would be amplified),
+        // then one rounding into the output dtype. logsigmoid is
+        // -softplus(-x).
+        Op::Unary(
+            Expm1 | Log2 | Log10 | Exp2 | Tan | Atan | Asin | Acos | Sinh | Cosh | Logsigmoid,
+        ) => Tolerance::new(1.0, 4.0, Want),
+        // alpha·expm1(x) (and SELU's scale): expm1's few ulps, then up to
+        // two products with a rounded constant, every step relative.
+        Op::Unary(Elu(_) | Selu) => Tolerance::new(1.0, 6.0, Want),
+        // x·tanh(softplus(x)): softplus's 4 ulps pass through tanh with a
+        // relative condition s·tanh'(s)/tanh(s) <= 1, tanh adds its own
+        // 4 and the product 1; then one rounding into the output.
+        Op::Unary(Mish) => Tolerance::new(1.0, 10.0, Want),
+        // x/6 + 1/2 cancels near x = -3: the division's rounding is
+        // relative to |x|/6 and the addition's to the result, so the error
+        // is within ε·(|x| + |want|).
+        Op::Unary(Hardsigmoid) => Tolerance::new(1.0, 2.0, WantPlusInput),
+        // x·(x + 3)/6: x is exact, so each of the three roundings is
+        // relative to its own (same-signed) factor of the result.
+        Op::Unary(Hardswish) => Tolerance::new(1.0, 3.0, Want),
         Op::Unary(Sin | Cos) => Tolerance::new(1.0, 4.0, WantPlusOne),
         Op::Unary(GeluErf | GeluTanh) => Tolerance::new(1.0, 4.0, WantPlusInput),
         Op::Unary(Powf(_)) => pow_tolerance(),
@@ -420,7 +464,36 @@ pub fn backward_roundings(op: &Op) -> f64 {
     use UnaryOp::*;
     use oxmera_tensor::BinaryOp as B;
     match op {
-        Op::Unary(Neg | Abs | Sign | Floor | Ceil | Round | Relu | Clamp { .. } | Not) => 0.0,
+        Op::Unary(
+            Neg
+            | Abs
+            | Sign
+            | Floor
+            | Ceil
+            | Round
+            | Trunc
+            | Relu
+            | Clamp { .. }
+            | Hardtanh { .. }
+            | Not,
+        ) => 0.0,
+        // g/6
+        Op::Unary(Hardsigmoid) => 1.0,
+        // g·e^x; g·cosh x; g·sinh x; g·σ(-x)
+        Op::Unary(Expm1 | Sinh | Cosh | Logsigmoid) => 2.0,
+        // g/(x·ln b) and g·y·ln 2 with the rounded constant; g·(1 + y²);
+        // g/(1 + x²); g·(x/3 + 1/2)
+        Op::Unary(Log2 | Log10 | Exp2 | Tan | Atan | Hardswish) => 3.0,
+        // g·alpha·e^x with the rounded constant
+        Op::Unary(Elu(_) | Selu) => 4.0,
+        // ±g·rsqrt(1 - x²)
+        Op::Unary(Asin | Acos) => 5.0,
+        // g·(t + x·σ·(1 - t²)), t = tanh(softplus(x))
+        Op::Unary(Mish) => 9.0,
+        // g·trunc(a/b); g·a/out and g·b/out
+        Op::Binary(B::Fmod | B::Hypot) => 2.0,
+        // g·b/(a² + b²) and g·a/(a² + b²)
+        Op::Binary(B::Atan2) => 5.0,
         // g·y, g/x, g·2x
         Op::Unary(Exp | Log | Square) => 1.0,
         // g/(x+1); g/(2y); -g·y²; g·cos x; g·sin x; g·σ(x)
@@ -483,8 +556,8 @@ fn reuses_output(op: &Op) -> bool {
     use oxmera_tensor::BinaryOp as B;
     matches!(
         op,
-        Op::Unary(Exp | Sqrt | Rsqrt | Recip | Tanh | Sigmoid)
-            | Op::Binary(B::Div | B::Pow)
+        Op::Unary(Exp | Sqrt | Rsqrt | Recip | Tanh | Sigmoid | Exp2 | Tan)
+            | Op::Binary(B::Div | B::Pow | B::Hypot)
             | Op::Reduce {
                 op: ReduceOp::Prod | ReduceOp::Std { .. } | ReduceOp::LogSumExp,
                 ..

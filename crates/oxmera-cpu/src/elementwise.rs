@@ -12,7 +12,10 @@
 use half::{bf16, f16};
 use oxmera_core::{DType, Result};
 use oxmera_reference::Reference;
-use oxmera_reference::scalar::{clamp, gelu_tanh, rem, sigmoid, silu, softplus};
+use oxmera_reference::scalar::{
+    clamp, elu, gelu_tanh, hardsigmoid, hardswish, logsigmoid, mish, rem, selu, sigmoid, silu,
+    softplus,
+};
 use oxmera_tensor::{Backend, BinaryOp, CmpOp, Element, Storage, Tensor, UnaryOp};
 
 use crate::strided::{map1, map1_runs, map2, map3};
@@ -46,6 +49,7 @@ macro_rules! exact_unary {
             Floor => map1(buf, l, |v: $t| v.floor()),
             Ceil => map1(buf, l, |v: $t| v.ceil()),
             Round => map1(buf, l, |v: $t| v.round_ties_even()),
+            Trunc => map1(buf, l, |v: $t| v.trunc()),
             Sign => map1(buf, l, |v: $t| {
                 if v > 0.0 {
                     1.0
@@ -65,6 +69,9 @@ macro_rules! exact_unary {
                 },
             ),
             Clamp { min, max } => map1(buf, l, move |v: $t| clamp(v as f64, min, max) as $t),
+            Hardtanh { min, max } => map1(buf, l, move |v: $t| {
+                clamp(v as f64, Some(min), Some(max)) as $t
+            }),
             _ => return Ok(None),
         })
     }};
@@ -82,6 +89,9 @@ fn unary_f32(op: UnaryOp, x: &Tensor) -> Result<Option<Vec<f32>>> {
     if let Some(e) = powf_op(op) {
         return Ok(Some(map1(buf, l, |v: f32| (v as f64).powf(e) as f32)));
     }
+    if let UnaryOp::Elu(alpha) = op {
+        return Ok(Some(map1(buf, l, |v: f32| elu(v as f64, alpha) as f32)));
+    }
     Ok(exact_unary!(f32, op, buf, l))
 }
 
@@ -95,6 +105,9 @@ fn unary_f64(op: UnaryOp, x: &Tensor) -> Result<Option<Vec<f64>>> {
     }
     if let Some(e) = powf_op(op) {
         return Ok(Some(map1(buf, l, |v: f64| v.powf(e))));
+    }
+    if let UnaryOp::Elu(alpha) = op {
+        return Ok(Some(map1(buf, l, |v: f64| elu(v, alpha))));
     }
     Ok(exact_unary!(f64, op, buf, l))
 }
@@ -114,6 +127,21 @@ fn transcendental(op: UnaryOp) -> Option<fn(f64) -> f64> {
         Silu => silu,
         GeluTanh => gelu_tanh,
         Softplus => softplus,
+        Expm1 => f64::exp_m1,
+        Log2 => f64::log2,
+        Log10 => f64::log10,
+        Exp2 => f64::exp2,
+        Tan => f64::tan,
+        Atan => f64::atan,
+        Asin => f64::asin,
+        Acos => f64::acos,
+        Sinh => f64::sinh,
+        Cosh => f64::cosh,
+        Selu => selu,
+        Mish => mish,
+        Hardsigmoid => hardsigmoid,
+        Hardswish => hardswish,
+        Logsigmoid => logsigmoid,
         _ => return None,
     })
 }
@@ -205,6 +233,10 @@ fn binary_float<T: Float>(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Option
         }),
         Pow => map2(a, b, |x: T, y: T| T::from_f64(x.to_f64().powf(y.to_f64()))),
         Rem => map2(a, b, |x: T, y: T| T::from_f64(rem(x.to_f64(), y.to_f64()))),
+        // fmod is exact, so computing it in f64 and rounding back is too.
+        Fmod => map2(a, b, |x: T, y: T| T::from_f64(x.to_f64() % y.to_f64())),
+        Atan2 => map2(a, b, |x: T, y: T| T::from_f64(x.to_f64().atan2(y.to_f64()))),
+        Hypot => map2(a, b, |x: T, y: T| T::from_f64(x.to_f64().hypot(y.to_f64()))),
         And | Or | Xor => return Ok(None),
     }))
 }

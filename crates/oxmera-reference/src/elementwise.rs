@@ -14,7 +14,7 @@
 mod erf;
 
 use oxmera_core::{DType, Error, Result};
-use oxmera_tensor::{BinaryOp, CmpOp, Storage, Tensor, UnaryOp};
+use oxmera_tensor::{BinaryOp, CmpOp, SELU_ALPHA, SELU_SCALE, Storage, Tensor, UnaryOp};
 
 use crate::read;
 
@@ -139,7 +139,71 @@ fn float_unary(op: UnaryOp) -> Option<Box<dyn Fn(f64) -> f64>> {
         Clamp { min, max } => Box::new(move |x| clamp_f64(x, min, max)),
         Powf(exponent) => Box::new(move |x: f64| x.powf(exponent)),
         Not => return None,
+        Expm1 => Box::new(f64::exp_m1),
+        Log2 => Box::new(f64::log2),
+        Log10 => Box::new(f64::log10),
+        Exp2 => Box::new(f64::exp2),
+        Tan => Box::new(f64::tan),
+        Atan => Box::new(f64::atan),
+        Asin => Box::new(f64::asin),
+        Acos => Box::new(f64::acos),
+        Sinh => Box::new(f64::sinh),
+        Cosh => Box::new(f64::cosh),
+        Trunc => Box::new(f64::trunc),
+        Elu(alpha) => Box::new(move |x| elu(x, alpha)),
+        Selu => Box::new(selu),
+        Mish => Box::new(mish),
+        Hardtanh { min, max } => Box::new(move |x| clamp_f64(x, Some(min), Some(max))),
+        Hardsigmoid => Box::new(hardsigmoid),
+        Hardswish => Box::new(hardswish),
+        Logsigmoid => Box::new(logsigmoid),
     })
+}
+
+/// `x` for `x > 0`, else `alpha · (e^x - 1)` through `expm1` (exact near
+/// 0; `-alpha` at `-inf`).
+pub fn elu(x: f64, alpha: f64) -> f64 {
+    if x > 0.0 { x } else { alpha * x.exp_m1() }
+}
+
+/// `SCALE · elu(x, ALPHA)`.
+pub fn selu(x: f64) -> f64 {
+    SELU_SCALE * elu(x, SELU_ALPHA)
+}
+
+/// `x · tanh(softplus(x))`, with the limit 0 at `x = -inf`.
+pub fn mish(x: f64) -> f64 {
+    times_gate(x, softplus(x).tanh())
+}
+
+/// 0 at and below -3, 1 at and above 3, `x/6 + 1/2` between; NaN kept.
+pub fn hardsigmoid(x: f64) -> f64 {
+    if x <= -3.0 {
+        0.0
+    } else if x >= 3.0 {
+        1.0
+    } else {
+        x / 6.0 + 0.5
+    }
+}
+
+/// 0 at and below -3 (the limit at `-inf` too, where PyTorch's
+/// `x · relu6(x + 3) / 6` gives `-inf · 0 = NaN`), `x` at and above 3,
+/// `x (x + 3) / 6` between; NaN kept.
+pub fn hardswish(x: f64) -> f64 {
+    if x <= -3.0 {
+        0.0
+    } else if x >= 3.0 {
+        x
+    } else {
+        x * (x + 3.0) / 6.0
+    }
+}
+
+/// `ln σ(x) = -softplus(-x)`: no overflow, and the tail `-e^-x` kept for
+/// large `x`.
+pub fn logsigmoid(x: f64) -> f64 {
+    -softplus(-x)
 }
 
 /// -1, 0 or 1; both zeros give +0 and NaN gives NaN.
@@ -254,6 +318,10 @@ fn float_binary(op: BinaryOp) -> Option<fn(f64, f64) -> f64> {
         Maximum => maximum_f64,
         Minimum => minimum_f64,
         Rem => rem_f64,
+        // Rust's `%` on floats is C's fmod: exact, the dividend's sign.
+        Fmod => |a, b| a % b,
+        Atan2 => f64::atan2,
+        Hypot => f64::hypot,
         And | Or | Xor => return None,
     })
 }
@@ -327,7 +395,7 @@ fn int_unary(op: UnaryOp, dtype: DType) -> Option<Box<dyn Fn(i64) -> i64>> {
         Sign => Box::new(i64::signum),
         Square => Box::new(|x: i64| x.wrapping_mul(x)),
         Relu => Box::new(|x: i64| x.max(0)),
-        Floor | Ceil | Round => Box::new(|x| x),
+        Floor | Ceil | Round | Trunc => Box::new(|x| x),
         Clamp { min, max } => {
             let (lo, hi) = int_bounds(dtype, min, max);
             Box::new(move |x: i64| x.max(lo).min(hi))
@@ -376,7 +444,8 @@ fn int_binary(op: BinaryOp, dtype: DType) -> Option<fn(i64, i64) -> i64> {
         Maximum => |a, b| a.max(b),
         Minimum => |a, b| a.min(b),
         Rem => floor_rem,
-        And | Or | Xor => return None,
+        Fmod => trunc_rem,
+        And | Or | Xor | Atan2 | Hypot => return None,
     })
 }
 
@@ -406,6 +475,12 @@ fn floor_rem(a: i64, b: i64) -> i64 {
     } else {
         r
     }
+}
+
+/// The remainder with the dividend's sign (C's `%`); `a fmod 0 == a` as
+/// for [`floor_rem`], and `MIN fmod -1 == 0` (wrapping).
+fn trunc_rem(a: i64, b: i64) -> i64 {
+    if b == 0 { a } else { a.wrapping_rem(b) }
 }
 
 /// `base^exp`, wrapping; a negative exponent gives the exact value

@@ -38,7 +38,8 @@ mod reduce;
 /// the reference to the last bit by construction.
 pub mod scalar {
     pub use crate::elementwise::{
-        clamp_f64 as clamp, gelu_tanh, rem_f64 as rem, sigmoid, silu, softplus,
+        clamp_f64 as clamp, elu, gelu_tanh, hardsigmoid, hardswish, logsigmoid, mish,
+        rem_f64 as rem, selu, sigmoid, silu, softplus,
     };
 }
 

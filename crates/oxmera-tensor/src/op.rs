@@ -49,6 +49,45 @@ pub enum UnaryOp {
     Powf(f64),
     /// Logical not (bool only).
     Not,
+    /// `e^x - 1`, accurate for tiny `x`.
+    Expm1,
+    /// The base-2 logarithm.
+    Log2,
+    /// The base-10 logarithm.
+    Log10,
+    /// `2^x`.
+    Exp2,
+    /// The tangent (radians).
+    Tan,
+    /// The inverse tangent, in `[-π/2, π/2]`.
+    Atan,
+    /// The inverse sine, in `[-π/2, π/2]`; NaN outside `[-1, 1]`.
+    Asin,
+    /// The inverse cosine, in `[0, π]`; NaN outside `[-1, 1]`.
+    Acos,
+    /// The hyperbolic sine.
+    Sinh,
+    /// The hyperbolic cosine.
+    Cosh,
+    /// Rounding toward zero.
+    Trunc,
+    /// `x` for positive `x`, else `alpha * (e^x - 1)`.
+    Elu(f64),
+    /// `SCALE * elu(x, ALPHA)` with the self-normalizing constants.
+    Selu,
+    /// `x * tanh(softplus(x))`.
+    Mish,
+    /// `min(max(x, min), max)`, with a gradient of 0 at the bounds.
+    Hardtanh {
+        min: f64,
+        max: f64,
+    },
+    /// `min(max(x / 6 + 1/2, 0), 1)`.
+    Hardsigmoid,
+    /// `x * hardsigmoid(x)`.
+    Hardswish,
+    /// `ln(sigmoid(x)) = -softplus(-x)`.
+    Logsigmoid,
 }
 
 impl UnaryOp {
@@ -83,9 +122,32 @@ impl UnaryOp {
             Clamp { .. } => "clamp",
             Powf(_) => "powf",
             Not => "logical_not",
+            Expm1 => "expm1",
+            Log2 => "log2",
+            Log10 => "log10",
+            Exp2 => "exp2",
+            Tan => "tan",
+            Atan => "atan",
+            Asin => "asin",
+            Acos => "acos",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Trunc => "trunc",
+            Elu(_) => "elu",
+            Selu => "selu",
+            Mish => "mish",
+            Hardtanh { .. } => "hardtanh",
+            Hardsigmoid => "hardsigmoid",
+            Hardswish => "hardswish",
+            Logsigmoid => "logsigmoid",
         }
     }
 }
+
+/// SELU's `alpha` (Klambauer et al., 2017, to PyTorch's precision).
+pub const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
+/// SELU's `scale` (Klambauer et al., 2017, to PyTorch's precision).
+pub const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
 
 /// Elementwise operations of two operands of one dtype, giving that dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,6 +167,12 @@ pub enum BinaryOp {
     Or,
     /// Logical exclusive or (bool only).
     Xor,
+    /// The angle of the point `(b, a)`: `atan2(a, b)`, in `[-π, π]` (floats only).
+    Atan2,
+    /// The remainder with the **dividend's** sign (C's `fmod`, Rust's `%`).
+    Fmod,
+    /// `sqrt(a² + b²)` without intermediate overflow (floats only).
+    Hypot,
 }
 
 impl BinaryOp {
@@ -123,6 +191,9 @@ impl BinaryOp {
             And => "logical_and",
             Or => "logical_or",
             Xor => "logical_xor",
+            Atan2 => "atan2",
+            Fmod => "fmod",
+            Hypot => "hypot",
         }
     }
 }

@@ -128,6 +128,13 @@ impl Tensor {
     /// The checks every binary op makes of its dtype: logical ops take
     /// bool, arithmetic ones refuse it.
     fn binary_dtype_suits(op: BinaryOp, dtype: DType) -> Result<()> {
+        if matches!(op, BinaryOp::Atan2 | BinaryOp::Hypot) && !dtype.is_float() {
+            return Err(Error::UnsupportedDType {
+                op: op.name(),
+                dtype,
+                hint: super::unary::FLOAT_ONLY_HINT,
+            });
+        }
         let logical = matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor);
         if logical == dtype.is_bool() {
             return Ok(());
@@ -145,7 +152,7 @@ impl Tensor {
 
     /// The one path every arithmetic and logical binary op takes to a
     /// backend. Output: the broadcast shape, the operands' dtype.
-    fn binary_op(&self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
+    pub(super) fn binary_op(&self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
         let name = op.name();
         same_device(name, self, other)?;
         same_dtype(name, self, other)?;
@@ -163,7 +170,12 @@ impl Tensor {
     /// forms. The value reaches the backend as a number, never as an
     /// uploaded tensor; only when a gradient is recorded is it made a
     /// rank-0 tensor (by the device's fill service) for the rule to use.
-    fn binary_scalar_op(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Tensor> {
+    pub(super) fn binary_scalar_op(
+        &self,
+        op: BinaryOp,
+        value: Scalar,
+        scalar_first: bool,
+    ) -> Result<Tensor> {
         let name = op.name();
         let value = value.to_f64(name)?;
         Tensor::binary_dtype_suits(op, self.dtype())?;

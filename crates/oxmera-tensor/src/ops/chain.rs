@@ -168,6 +168,42 @@ chain_methods! {
     fn leaky_relu(slope: f64);
     /// [`Tensor::clamp`].
     fn clamp(min: Option<f64>, max: Option<f64>);
+    /// [`Tensor::expm1`].
+    fn expm1();
+    /// [`Tensor::log2`].
+    fn log2();
+    /// [`Tensor::log10`].
+    fn log10();
+    /// [`Tensor::exp2`].
+    fn exp2();
+    /// [`Tensor::tan`].
+    fn tan();
+    /// [`Tensor::atan`].
+    fn atan();
+    /// [`Tensor::asin`].
+    fn asin();
+    /// [`Tensor::acos`].
+    fn acos();
+    /// [`Tensor::sinh`].
+    fn sinh();
+    /// [`Tensor::cosh`].
+    fn cosh();
+    /// [`Tensor::trunc`].
+    fn trunc();
+    /// [`Tensor::elu`].
+    fn elu(alpha: f64);
+    /// [`Tensor::selu`].
+    fn selu();
+    /// [`Tensor::mish`].
+    fn mish();
+    /// [`Tensor::hardtanh`].
+    fn hardtanh(min: f64, max: f64);
+    /// [`Tensor::hardsigmoid`].
+    fn hardsigmoid();
+    /// [`Tensor::hardswish`].
+    fn hardswish();
+    /// [`Tensor::logsigmoid`].
+    fn logsigmoid();
     /// [`Tensor::add_scalar`].
     fn add_scalar(value: impl Into<Scalar>);
     /// [`Tensor::sub_scalar`].
@@ -196,6 +232,14 @@ chain_methods! {
     fn matmul(other: &Tensor);
     /// [`Tensor::pow`].
     fn pow(other: &Tensor);
+    /// [`Tensor::atan2`].
+    fn atan2(other: &Tensor);
+    /// [`Tensor::fmod`].
+    fn fmod(other: &Tensor);
+    /// [`Tensor::hypot`].
+    fn hypot(other: &Tensor);
+    /// [`Tensor::remainder`].
+    fn remainder(other: &Tensor);
     /// [`Tensor::maximum`].
     fn maximum(other: &Tensor);
     /// [`Tensor::minimum`].

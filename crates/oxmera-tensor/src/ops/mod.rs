@@ -1,10 +1,12 @@
 //! Operation front ends: validation, shape logic and dispatch, one module
 //! per family. Each public method is an inherent method of [`crate::Tensor`].
 
+mod activation;
 mod binary;
 pub mod chain;
 mod conv;
 mod index;
+mod math;
 mod matmul;
 mod operators;
 mod reduce;

@@ -8,13 +8,14 @@
 //!
 //! - **Float-only** (`exp`, `log`, `log1p`, `sqrt`, `rsqrt`, `recip`, `sin`,
 //!   `cos`, `tanh`, `sigmoid`, `leaky_relu`, `gelu`, `gelu_tanh`, `silu`,
-//!   `softplus`, `erf`, `powf`): integer and bool inputs are
+//!   `softplus`, `erf`, `powf`, and the math and activation ops of
+//!   `math.rs` and `activation.rs`): integer and bool inputs are
 //!   [`Error::UnsupportedDType`] with the hint "cast to a float dtype
 //!   first". oxmera never promotes silently.
 //! - **Numeric** (`abs`, `sign`, `square`, `relu`, `floor`, `ceil`,
-//!   `round`, `clamp`): floats and integers. Integer arithmetic wraps
+//!   `round`, `trunc`, `clamp`): floats and integers. Integer arithmetic wraps
 //!   (two's complement): `abs(i32::MIN) == i32::MIN`, `square` overflows
-//!   modulo 2^bits. `floor`, `ceil` and `round` of an integer are the
+//!   modulo 2^bits. `floor`, `ceil`, `round` and `trunc` of an integer are the
 //!   identity. bool is not a number: cast it first.
 //! - **Signed** (`neg`): floats, `i32`, `i64`. `u8` has no negative values,
 //!   so `neg` of `u8` is an error rather than a silent `256 - x`.
@@ -49,10 +50,14 @@ fn domain(op: UnaryOp) -> Domain {
     use UnaryOp::*;
     match op {
         Neg => Domain::Signed,
-        Abs | Sign | Square | Relu | Floor | Ceil | Round | Clamp { .. } => Domain::Numeric,
+        Abs | Sign | Square | Relu | Floor | Ceil | Round | Trunc | Clamp { .. } => Domain::Numeric,
         Not => Domain::Bool,
         Exp | Log | Log1p | Sqrt | Rsqrt | Recip | Sin | Cos | Tanh | Sigmoid | LeakyRelu(_)
         | GeluErf | GeluTanh | Silu | Softplus | Erf | Powf(_) => Domain::Floats,
+        Expm1 | Log2 | Log10 | Exp2 | Tan | Atan | Asin | Acos | Sinh | Cosh => Domain::Floats,
+        Elu(_) | Selu | Mish | Hardtanh { .. } | Hardsigmoid | Hardswish | Logsigmoid => {
+            Domain::Floats
+        }
     }
 }
 
@@ -88,6 +93,25 @@ fn check_params(op: UnaryOp) -> Result<()> {
             "slope",
             format!("must be finite, got {slope}"),
         )),
+        UnaryOp::Elu(alpha) if !alpha.is_finite() => Err(Error::invalid(
+            op.name(),
+            "alpha",
+            format!("must be finite, got {alpha}"),
+        )),
+        UnaryOp::Hardtanh { min, max } => {
+            if min.is_nan() || max.is_nan() {
+                let which = if min.is_nan() { "min" } else { "max" };
+                return Err(Error::invalid(op.name(), which, "must not be NaN"));
+            }
+            if min > max {
+                return Err(Error::invalid(
+                    op.name(),
+                    "min",
+                    format!("must not exceed max, got min {min} > max {max}"),
+                ));
+            }
+            Ok(())
+        }
         UnaryOp::Clamp { min, max } => {
             for (name, bound) in [("min", min), ("max", max)] {
                 if bound.is_some_and(f64::is_nan) {
@@ -103,7 +127,7 @@ fn check_params(op: UnaryOp) -> Result<()> {
 impl Tensor {
     /// The one path every unary op takes to a backend: validation, then
     /// dispatch. The result has this tensor's shape and dtype.
-    fn unary_op(&self, op: UnaryOp) -> Result<Tensor> {
+    pub(super) fn unary_op(&self, op: UnaryOp) -> Result<Tensor> {
         check_domain(op, self.dtype())?;
         check_params(op)?;
         let storage = self.backend()?.unary(op, self)?;

@@ -1,7 +1,7 @@
 //! Rules of the elementwise ops: unary, binary (with broadcasting), casts
 //! and `where`.
 
-use std::f64::consts::{FRAC_2_SQRT_PI, PI, SQRT_2};
+use std::f64::consts::{FRAC_2_SQRT_PI, LN_2, LN_10, PI, SQRT_2};
 
 use oxmera_core::{DType, Result};
 
@@ -110,6 +110,22 @@ fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor>
         Powf(0.0) => g.zeros_like(),
         Powf(p) => g.mul(&x.powf(p - 1.0)?.mul_scalar(p)?),
         Not => unreachable!("bool outputs are never recorded"),
+        Trunc => g.zeros_like(),
+        // e^x rather than PyTorch's y + 1, which cancels where y ≈ -1.
+        Expm1 => g.mul(&x.exp()?),
+        Log2 => g.div(&x.mul_scalar(LN_2)?),
+        Log10 => g.div(&x.mul_scalar(LN_10)?),
+        Exp2 => g.mul(&y.mul_scalar(LN_2)?),
+        Tan => g.mul(&y.square()?.add_scalar(1.0)?),
+        Atan => g.div(&x.square()?.add_scalar(1.0)?),
+        // ±1/√(1 - x²): infinite at x = ±1, NaN beyond (as PyTorch).
+        Asin => g.mul(&x.square()?.rsub_scalar(1.0)?.rsqrt()?),
+        Acos => g.mul(&x.square()?.rsub_scalar(1.0)?.rsqrt()?.neg()?),
+        Sinh => g.mul(&x.cosh()?),
+        Cosh => g.mul(&x.sinh()?),
+        Elu(_) | Selu | Mish | Hardtanh { .. } | Hardsigmoid | Hardswish | Logsigmoid => {
+            super::activation::unary_grad(op, x, y, g)
+        }
     }
 }
 
@@ -172,6 +188,16 @@ fn binary_grads(
         }
         // rem(a, b) = a - floor(a / b)·b (the sign follows the divisor).
         Rem => (g.clone(), g.mul(&a.div(b)?.floor()?)?.neg()?),
+        // fmod(a, b) = a - trunc(a / b)·b (the sign follows the dividend).
+        Fmod => (g.clone(), g.mul(&a.div(b)?.trunc()?)?.neg()?),
+        // d/da = b / (a² + b²), d/db = -a / (a² + b²); NaN at (0, 0), as
+        // PyTorch.
+        Atan2 => {
+            let r = a.square()?.add(&b.square()?)?;
+            (g.mul(b)?.div(&r)?, g.mul(a)?.div(&r)?.neg()?)
+        }
+        // a / out and b / out; NaN at (0, 0), as PyTorch.
+        Hypot => (g.mul(a)?.div(out)?, g.mul(b)?.div(out)?),
         And | Or | Xor => unreachable!("bool outputs are never recorded"),
     })
 }

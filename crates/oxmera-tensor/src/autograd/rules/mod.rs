@@ -9,6 +9,7 @@
 //! Where an op is not differentiable at a point, the choice is documented
 //! beside its rule (for example `relu` at 0, ties of `max`).
 
+mod activation;
 mod elementwise;
 mod reduce;
 mod structural;
