@@ -140,10 +140,11 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
             for v in &verdicts {
                 if v.ok() {
                     println!(
-                        "{} {}  {} tests: the skeleton fails every one, the solution passes every one{}",
+                        "{} {}  {} tests: the skeleton fails every one, the solution passes every one, each of {} wrong solutions fails{}",
                         paint.green("✓"),
                         v.id,
                         v.tests,
+                        v.caught.len(),
                         if no_lint {
                             ""
                         } else {
@@ -161,6 +162,18 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
                             }
                         }
                     }
+                }
+                // Each named wrong solution, and the tests that caught it.
+                for c in &v.caught {
+                    println!(
+                        "    {} wrong/{}.rs fails {} of {}: {}",
+                        paint.green("caught"),
+                        c.wrong.name,
+                        c.failed.len(),
+                        c.tests,
+                        c.failed.join(", ")
+                    );
+                    println!("      {}", paint.dim(&c.wrong.misconception));
                 }
             }
             if failed == 0 {

@@ -156,6 +156,12 @@ impl Ladder {
         self.rung_dir(rung).join("solution").join("lib.rs")
     }
 
+    /// The folder of the rung's named wrong solutions: `wrong/`, one
+    /// `NAME.rs` per misconception (see [`crate::verify::wrong_solutions`]).
+    pub fn wrong_dir(&self, rung: &Rung) -> PathBuf {
+        self.rung_dir(rung).join("wrong")
+    }
+
     /// The rung's hints: `hints.md`.
     pub fn hints_file(&self, rung: &Rung) -> PathBuf {
         self.rung_dir(rung).join("hints.md")

@@ -16,8 +16,8 @@
 //!   status, with the failures made into readable records ([`testlog`]
 //!   says why no libtest report is read);
 //! - [`hints`], [`reset`] and [`watch`]: the rest of the learner's loop;
-//! - [`verify`]: the author's check, that every skeleton fails its spec and
-//!   every solution passes it.
+//! - [`verify`]: the author's check, that every skeleton fails its spec,
+//!   every solution passes it, and every named wrong solution fails it.
 //!
 //! What it must never know about: tensors or backends. A rung's spec and
 //! solution may use any oxmera crate, but the ladder only runs `cargo` on

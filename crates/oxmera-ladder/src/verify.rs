@@ -9,6 +9,13 @@
 //! `src/lib.rs` must still be the skeleton, so what a fresh clone hands out
 //! is what was verified.
 //!
+//! Every rung also keeps at least [`MIN_WRONG_SOLUTIONS`] named wrong
+//! solutions beside its spec (`wrong/NAME.rs`, each embodying one
+//! misconception, said in its first `//!` line). Each is run against the
+//! spec like the solution, and must fail it: a wrong solution that passes
+//! shows a hole in the spec, which a learner's wrong code would slip
+//! through.
+//!
 //! The learner's files are never touched: the copies live under the shared
 //! target directory (`<target>/verify/<hash>/{skeleton,solution}`), at a
 //! stable place so that repeated runs reuse every compiled dependency.
@@ -78,6 +85,30 @@ pub enum Problem {
         /// The file.
         path: PathBuf,
     },
+    /// Fewer than [`MIN_WRONG_SOLUTIONS`] named wrong solutions in the
+    /// rung's `wrong/` folder.
+    TooFewWrongSolutions {
+        /// The folder.
+        dir: PathBuf,
+        /// How many it holds.
+        found: usize,
+    },
+    /// A named wrong solution passes the whole spec: the spec cannot tell
+    /// that misconception from a right answer.
+    WrongSolutionPasses {
+        /// Its file.
+        path: PathBuf,
+        /// The misconception it embodies.
+        misconception: String,
+    },
+    /// A named wrong solution does not compile with the spec (it should
+    /// be wrong in behaviour, not in its types).
+    WrongSolutionDoesNotBuild {
+        /// Its file.
+        path: PathBuf,
+        /// The compiler's errors.
+        errors: String,
+    },
     /// Clippy warnings (denied) in the skeleton or solution build.
     Clippy {
         /// `"skeleton"` or `"solution"`.
@@ -113,6 +144,20 @@ impl Problem {
                     .join(", ")
             ),
             Problem::Unformatted { path } => format!("rustfmt would change {}", path.display()),
+            Problem::TooFewWrongSolutions { dir, found } => format!(
+                "{} holds {found} named wrong solution(s); a rung needs at least {MIN_WRONG_SOLUTIONS}",
+                dir.display()
+            ),
+            Problem::WrongSolutionPasses {
+                path,
+                misconception,
+            } => format!(
+                "the wrong solution {} passes every test ({misconception}): the spec has a hole",
+                path.display()
+            ),
+            Problem::WrongSolutionDoesNotBuild { path, .. } => {
+                format!("the wrong solution {} does not compile", path.display())
+            }
             Problem::Clippy { variant, .. } => format!("clippy warnings in the {variant}"),
         }
     }
@@ -120,9 +165,9 @@ impl Problem {
     /// The details behind the summary (compiler output, failures), if any.
     pub fn details(&self) -> Option<String> {
         match self {
-            Problem::SkeletonDoesNotBuild { errors } | Problem::SolutionDoesNotBuild { errors } => {
-                Some(errors.clone())
-            }
+            Problem::SkeletonDoesNotBuild { errors }
+            | Problem::SolutionDoesNotBuild { errors }
+            | Problem::WrongSolutionDoesNotBuild { errors, .. } => Some(errors.clone()),
             Problem::SolutionFails { failures } => Some(
                 failures
                     .iter()
@@ -145,6 +190,66 @@ pub struct RungVerdict {
     pub tests: usize,
     /// Everything wrong; empty when the rung passes.
     pub problems: Vec<Problem>,
+    /// The named wrong solutions the spec caught, in file-name order.
+    pub caught: Vec<Caught>,
+}
+
+/// A named wrong solution, kept beside a rung's spec in `wrong/NAME.rs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrongSolution {
+    /// Its name: the file's stem (`off_by_one_strides`).
+    pub name: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// The misconception it embodies: the first line of its `//!` comment.
+    pub misconception: String,
+}
+
+/// A wrong solution the spec caught, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caught {
+    /// The wrong solution.
+    pub wrong: WrongSolution,
+    /// The tests it fails, sorted.
+    pub failed: Vec<String>,
+    /// How many tests ran.
+    pub tests: usize,
+}
+
+/// A rung needs at least this many named wrong solutions.
+pub const MIN_WRONG_SOLUTIONS: usize = 3;
+
+/// The named wrong solutions of `rung`, sorted by name (none when it has
+/// no `wrong/` folder).
+pub fn wrong_solutions(ladder: &Ladder, rung: &Rung) -> Result<Vec<WrongSolution>> {
+    let dir = ladder.wrong_dir(rung);
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| Error::io("read", &dir, e))? {
+        let path = entry.map_err(|e| Error::io("read", &dir, e))?.path();
+        if path.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
+        let misconception = text
+            .lines()
+            .find_map(|l| l.strip_prefix("//!"))
+            .map(|l| l.trim().to_string())
+            .unwrap_or_default();
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        found.push(WrongSolution {
+            name,
+            path,
+            misconception,
+        });
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
 }
 
 impl RungVerdict {
@@ -158,13 +263,26 @@ impl RungVerdict {
 enum Variant {
     Skeleton,
     Solution,
+    /// Each rung's `n`-th wrong solution (by name), in one workspace.
+    Wrong(usize),
 }
 
 impl Variant {
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Variant::Skeleton => "skeleton",
-            Variant::Solution => "solution",
+            Variant::Skeleton => "skeleton".into(),
+            Variant::Solution => "solution".into(),
+            Variant::Wrong(n) => format!("wrong{n}"),
+        }
+    }
+
+    /// The clippy verdict's name; wrong solutions are not linted (they
+    /// are wrong on purpose, and short).
+    fn linted(self) -> Option<&'static str> {
+        match self {
+            Variant::Skeleton => Some("skeleton"),
+            Variant::Solution => Some("solution"),
+            Variant::Wrong(_) => None,
         }
     }
 }
@@ -199,6 +317,7 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
             id: r.id.clone(),
             tests: 0,
             problems: files_problems(ladder, r),
+            caught: Vec::new(),
         })
         .collect();
     // Only rungs whose files are all there go on to be built.
@@ -214,24 +333,56 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
         .map(|(i, r)| (i, *r))
         .collect();
 
+    let wrongs: Vec<Vec<WrongSolution>> = complete
+        .iter()
+        .map(|(_, r)| wrong_solutions(ladder, r))
+        .collect::<Result<_>>()?;
+    let most_wrong = wrongs.iter().map(Vec::len).max().unwrap_or(0);
+    let mut variants = vec![Variant::Skeleton, Variant::Solution];
+    variants.extend((0..most_wrong).map(Variant::Wrong));
+
     let work_root = work_root(ladder, cargo);
-    for variant in [Variant::Skeleton, Variant::Solution] {
+    for variant in variants {
         let dir = work_root.join(variant.name());
-        let chosen: Vec<&Rung> = complete.iter().map(|(_, r)| *r).collect();
-        let packages = scratch_workspace(ladder, &chosen, variant, &dir)?;
+        // The rungs this variant has a file for, that file, and which
+        // wrong solution it is.
+        let chosen: Vec<(usize, &Rung, PathBuf, Option<&WrongSolution>)> = complete
+            .iter()
+            .zip(&wrongs)
+            .filter_map(|((i, rung), wrong)| {
+                Some(match variant {
+                    Variant::Skeleton => (*i, *rung, ladder.skeleton_file(rung), None),
+                    Variant::Solution => (*i, *rung, ladder.solution_file(rung), None),
+                    Variant::Wrong(n) => {
+                        let w = wrong.get(n)?;
+                        (*i, *rung, w.path.clone(), Some(w))
+                    }
+                })
+            })
+            .collect();
+        let files: Vec<(&Rung, &Path)> = chosen
+            .iter()
+            .map(|(_, r, f, _)| (*r, f.as_path()))
+            .collect();
+        let packages = scratch_workspace(ladder, &files, variant, &dir)?;
         let manifest = dir.join("Cargo.toml");
-        for ((i, rung), (package, has_feature)) in complete.iter().zip(&packages) {
-            // A rung's solution may need optional dependencies (oxmera's
-            // crates) behind a `solution` feature.
-            let features: &[&str] = if variant == Variant::Solution && *has_feature {
+        for ((i, rung, _, wrong), (package, has_feature)) in chosen.iter().zip(&packages) {
+            // A rung's solution (and a wrong one, which may wrap oxmera
+            // too) may need optional dependencies (oxmera's crates)
+            // behind a `solution` feature.
+            let features: &[&str] = if variant != Variant::Skeleton && *has_feature {
                 &[SOLUTION_FEATURE]
             } else {
                 &[]
             };
             let run = cargo.test_spec(&manifest, package, features)?;
             let verdict = &mut verdicts[*i];
+            if let Some(wrong) = wrong {
+                judge_wrong(ladder, wrong, run, verdict);
+                continue;
+            }
             judge(variant, run, verdict);
-            if options.lint {
+            if let (true, Some(linted)) = (options.lint, variant.linted()) {
                 let mut cmd = cargo.command("clippy", &manifest);
                 cmd.args(["--package", package, "--all-targets"]);
                 if !features.is_empty() {
@@ -247,10 +398,10 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
                         .error_text(&String::from_utf8_lossy(&out.stderr))
                         .replace(
                             &format!("{}/src/lib.rs", rung_dir.display()),
-                            &format!("{}/{}/lib.rs", rung_dir.display(), variant.name()),
+                            &format!("{}/{linted}/lib.rs", rung_dir.display()),
                         );
                     verdict.problems.push(Problem::Clippy {
-                        variant: variant.name(),
+                        variant: linted,
                         output: text,
                     });
                 }
@@ -263,6 +414,30 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
         }
     }
     Ok(verdicts)
+}
+
+/// A wrong solution must fail the spec: at least one test red, none of
+/// them stopped by a build error.
+fn judge_wrong(ladder: &Ladder, wrong: &WrongSolution, run: SpecRun, verdict: &mut RungVerdict) {
+    let path = ladder.show(&wrong.path);
+    match run {
+        SpecRun::BuildFailed { errors } => verdict
+            .problems
+            .push(Problem::WrongSolutionDoesNotBuild { path, errors }),
+        // No test at all is reported once, from the solution run.
+        SpecRun::Ran(log) if log.failed.is_empty() && log.passed.is_empty() => {}
+        SpecRun::Ran(log) if log.failed.is_empty() => {
+            verdict.problems.push(Problem::WrongSolutionPasses {
+                path,
+                misconception: wrong.misconception.clone(),
+            })
+        }
+        SpecRun::Ran(log) => verdict.caught.push(Caught {
+            wrong: wrong.clone(),
+            tests: log.passed.len() + log.failed.len(),
+            failed: log.failed.into_iter().map(|f| f.test).collect(),
+        }),
+    }
 }
 
 fn judge(variant: Variant, run: SpecRun, verdict: &mut RungVerdict) {
@@ -290,6 +465,7 @@ fn judge(variant: Variant, run: SpecRun, verdict: &mut RungVerdict) {
                 verdict.problems.push(Problem::SolutionFails { failures });
             }
         },
+        (Variant::Wrong(_), _) => unreachable!("wrong solutions are judged by judge_wrong"),
     }
 }
 
@@ -310,6 +486,13 @@ fn files_problems(ladder: &Ladder, rung: &Rung) -> Vec<Problem> {
                 path: ladder.show(&path),
             });
         }
+    }
+    let found = wrong_solutions(ladder, rung).map_or(0, |w| w.len());
+    if found < MIN_WRONG_SOLUTIONS {
+        problems.push(Problem::TooFewWrongSolutions {
+            dir: ladder.show(&ladder.wrong_dir(rung)),
+            found,
+        });
     }
     if problems.is_empty() {
         let work = std::fs::read(ladder.work_file(rung)).ok();
@@ -336,12 +519,12 @@ fn work_root(ladder: &Ladder, cargo: &Cargo) -> PathBuf {
 /// The cargo feature a rung's solution build turns on, when the rung has it.
 pub const SOLUTION_FEATURE: &str = "solution";
 
-/// Writes a copy of the exercises workspace holding `rungs`, each with the
-/// variant's file as `src/lib.rs`, and returns their package names and
-/// whether each has a [`SOLUTION_FEATURE`].
+/// Writes a copy of the exercises workspace holding `rungs`, each with its
+/// file (the variant's) as `src/lib.rs`, and returns their package names
+/// and whether each has a [`SOLUTION_FEATURE`].
 fn scratch_workspace(
     ladder: &Ladder,
-    rungs: &[&Rung],
+    rungs: &[(&Rung, &Path)],
     variant: Variant,
     dir: &Path,
 ) -> Result<Vec<(String, bool)>> {
@@ -362,7 +545,7 @@ fn scratch_workspace(
     let mut ws = read_toml(&ws_path)?;
     let members: Vec<toml::Value> = rungs
         .iter()
-        .map(|r| toml::Value::String(rung_folder(r)))
+        .map(|(r, _)| toml::Value::String(rung_folder(r)))
         .collect();
     if let Some(toml::Value::Table(w)) = ws.get_mut("workspace") {
         w.insert("members".into(), toml::Value::Array(members));
@@ -379,7 +562,7 @@ fn scratch_workspace(
     }
 
     let mut packages = Vec::new();
-    for rung in rungs {
+    for (rung, chosen) in rungs {
         let src = ladder.rung_dir(rung);
         let dst = dir.join(rung_folder(rung));
         let mut manifest = read_toml(&src.join("Cargo.toml"))?;
@@ -395,11 +578,7 @@ fn scratch_workspace(
         std::fs::create_dir_all(dst.join("src")).map_err(|e| Error::io("create", &dst, e))?;
         write_toml(&dst.join("Cargo.toml"), &manifest)?;
         copy_tree(&src.join("tests"), &dst.join("tests"))?;
-        let chosen = match variant {
-            Variant::Skeleton => ladder.skeleton_file(rung),
-            Variant::Solution => ladder.solution_file(rung),
-        };
-        copy(&chosen, &dst.join("src").join("lib.rs"))?;
+        copy(chosen, &dst.join("src").join("lib.rs"))?;
         let has_feature = manifest
             .get("features")
             .and_then(|f| f.get(SOLUTION_FEATURE))
@@ -499,6 +678,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 /// place (`--check` changes nothing).
 fn format_problems(ladder: &Ladder, rung: &Rung) -> Result<Vec<Problem>> {
     let mut files = vec![ladder.skeleton_file(rung), ladder.solution_file(rung)];
+    files.extend(wrong_solutions(ladder, rung)?.into_iter().map(|w| w.path));
     let tests = ladder.rung_dir(rung).join("tests");
     let mut specs: Vec<PathBuf> = std::fs::read_dir(&tests)
         .map_err(|e| Error::io("read", &tests, e))?

@@ -12,6 +12,20 @@ const SKELETON: &str = "//! Fixture rung.\n\n/// Doubles `x`.\npub fn double(x: 
 const SOLUTION: &str =
     "//! Fixture rung, solved.\n\n/// Doubles `x`.\npub fn double(x: u32) -> u32 {\n    x * 2\n}\n";
 const SPEC: &str = "//! Spec of the fixture.\n\n#[test]\nfn two_doubled_is_four() {\n    assert_eq!(f1::double(2), 4);\n}\n\n#[test]\nfn doubling_is_adding_to_itself() {\n    for x in 0..10 {\n        assert_eq!(f1::double(x), x + x, \"x = {x}\");\n    }\n}\n";
+/// The fixture's named wrong solutions: (name, body of `double`). The
+/// last two pass `two_doubled_is_four` and are caught by the other test.
+const WRONG: [(&str, &str, &str); 3] = [
+    ("adds_one", "Adds one instead of doubling.", "x + 1"),
+    ("adds_two", "Adds two: right at 2 only.", "x + 2"),
+    ("squares", "Squares: right at 0 and 2 only.", "x * x"),
+];
+
+fn wrong_solution(misconception: &str, body: &str) -> String {
+    format!(
+        "//! {misconception}\n\n/// Doubles `x`.\npub fn double(x: u32) -> u32 {{\n    {body}\n}}\n"
+    )
+}
+
 const HINTS: &str = "# Hints\n\n## First\nMultiply.\n\n## Second\nBy two.\n";
 
 struct Fixture {
@@ -24,7 +38,7 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let exercises = dir.path().join("exercises");
         let rung = exercises.join("f1");
-        for sub in ["src", "skeleton", "solution", "tests"] {
+        for sub in ["src", "skeleton", "solution", "tests", "wrong"] {
             std::fs::create_dir_all(rung.join(sub)).unwrap();
         }
         write(
@@ -45,6 +59,12 @@ impl Fixture {
         write(&rung.join("skeleton/lib.rs"), SKELETON);
         write(&rung.join("solution/lib.rs"), SOLUTION);
         write(&rung.join("tests/spec.rs"), SPEC);
+        for (name, misconception, body) in WRONG {
+            write(
+                &rung.join(format!("wrong/{name}.rs")),
+                &wrong_solution(misconception, body),
+            );
+        }
         Fixture {
             _dir: dir,
             exercises,
@@ -86,6 +106,43 @@ fn a_sound_rung_passes_the_authors_check() {
     assert_eq!(verdicts[0].problems, vec![], "{verdicts:?}");
     assert_eq!(verdicts[0].tests, 2);
     assert!(verdicts[0].ok());
+    // Each named wrong solution ran, and failed the tests it should.
+    let caught: Vec<(&str, &str, Vec<&str>, usize)> = verdicts[0]
+        .caught
+        .iter()
+        .map(|c| {
+            let failed = c.failed.iter().map(String::as_str).collect();
+            (
+                c.wrong.name.as_str(),
+                c.wrong.misconception.as_str(),
+                failed,
+                c.tests,
+            )
+        })
+        .collect();
+    assert_eq!(
+        caught,
+        vec![
+            (
+                "adds_one",
+                "Adds one instead of doubling.",
+                vec!["doubling_is_adding_to_itself", "two_doubled_is_four"],
+                2
+            ),
+            (
+                "adds_two",
+                "Adds two: right at 2 only.",
+                vec!["doubling_is_adding_to_itself"],
+                2
+            ),
+            (
+                "squares",
+                "Squares: right at 0 and 2 only.",
+                vec!["doubling_is_adding_to_itself"],
+                2
+            ),
+        ]
+    );
     // The learner's files are untouched.
     assert_eq!(
         std::fs::read_to_string(f.rung_file("src/lib.rs")).unwrap(),
@@ -116,10 +173,24 @@ fn a_spec_that_never_calls_the_skeleton_is_all_vacuous() {
     );
     let p = problems(&f, false);
     assert_eq!(
-        p,
-        vec![Problem::VacuousSpec {
+        p[0],
+        Problem::VacuousSpec {
             passed: vec!["nothing".into()]
-        }]
+        }
+    );
+    // Such a spec lets every wrong solution through, and each is named.
+    let passing: Vec<&Path> = p[1..]
+        .iter()
+        .filter_map(|p| match p {
+            Problem::WrongSolutionPasses { path, .. } => Some(path.as_path()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(p.len(), 4, "{p:?}");
+    assert_eq!(
+        passing,
+        ["adds_one", "adds_two", "squares"]
+            .map(|n| Path::new("exercises/f1/wrong").join(format!("{n}.rs")))
     );
 }
 
@@ -144,6 +215,51 @@ fn a_broken_solution_fails_the_check() {
         failures[1].message.contains("left: 6"),
         "{}",
         failures[1].message
+    );
+}
+
+#[test]
+fn a_wrong_solution_that_passes_fails_the_check() {
+    let f = Fixture::new();
+    // "Wrong", but right: the spec cannot catch it, and says so.
+    write(
+        &f.rung_file("wrong/shifts.rs"),
+        &wrong_solution("Shifts left by one.", "x << 1"),
+    );
+    // One that does not compile is a problem too.
+    write(
+        &f.rung_file("wrong/typo.rs"),
+        &wrong_solution("Does not compile.", "x * \"2\""),
+    );
+    let p = problems(&f, false);
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert_eq!(
+        p[0],
+        Problem::WrongSolutionPasses {
+            path: PathBuf::from("exercises/f1/wrong/shifts.rs"),
+            misconception: "Shifts left by one.".into()
+        }
+    );
+    assert!(
+        matches!(&p[1], Problem::WrongSolutionDoesNotBuild { path, errors }
+            if path.ends_with("wrong/typo.rs") && errors.contains("error[E0277]")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn fewer_than_three_wrong_solutions_fail_the_check() {
+    let f = Fixture::new();
+    std::fs::remove_file(f.rung_file("wrong/squares.rs")).unwrap();
+    // A file that is not Rust does not count.
+    write(&f.rung_file("wrong/notes.md"), "# not a solution\n");
+    let p = problems(&f, false);
+    assert_eq!(
+        p,
+        vec![Problem::TooFewWrongSolutions {
+            dir: PathBuf::from("exercises/f1/wrong"),
+            found: 2
+        }]
     );
 }
 
