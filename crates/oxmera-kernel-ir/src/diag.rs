@@ -29,33 +29,31 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
     // possible one depends on data the analysis cannot see.
     let severity = if f.confirmed { "error" } else { "warning" };
     let _ = writeln!(out, "{severity}[{}]: {}", f.rule.code(), f.message);
-    let sp = k.span(f.span);
-    let gutter = sp.line.max(sp.end_line).to_string().len().max(2);
+    let chain = k.call_chain(f.span);
+    // Inside a helper the finding is reported at the kernel's own call, the
+    // place the caller can see (a divergent branch around the call, say),
+    // and shown a second time where it happens inside the helper.
+    let primary = chain.last().map_or(f.span, |c| c.call);
+    let lines = [k.span(primary), k.span(f.span)];
+    let widest = lines
+        .iter()
+        .map(|s| s.line.max(s.end_line))
+        .max()
+        .unwrap_or(0);
+    let gutter = widest.to_string().len().max(2);
     let pad = " ".repeat(gutter);
-    if sp.line > 0 {
-        let _ = writeln!(out, "{pad}--> {}:{}:{}", k.source.file, sp.line, sp.column);
-        let _ = writeln!(out, "{pad} |");
-        let text = k
-            .source
-            .line(sp.line)
-            .unwrap_or_else(|| k.snippet(f.span).to_string());
-        let _ = writeln!(out, "{:>gutter$} | {}", sp.line, text.trim_end());
-        let start = sp.column.max(1) as usize - 1;
-        let end = if sp.end_line == sp.line && sp.end_column > sp.column {
-            sp.end_column as usize - 1
-        } else {
-            text.trim_end().len().max(start + 1)
-        };
-        let _ = writeln!(
-            out,
-            "{pad} | {}{} {}",
-            " ".repeat(start),
-            "^".repeat(end - start),
-            f.label
-        );
-        let _ = writeln!(out, "{pad} |");
+    if chain.is_empty() {
+        location(&mut out, k, f.span, &f.label, gutter);
     } else {
-        let _ = writeln!(out, "{pad}--> kernel `{}`: `{}`", k.name, k.snippet(f.span));
+        let path: Vec<String> = chain.iter().map(|c| format!("`{}`", c.helper)).collect();
+        let label = format!(
+            "in this call: {} (inside {})",
+            f.label,
+            path.join(" called by ")
+        );
+        location(&mut out, k, primary, &label, gutter);
+        let _ = writeln!(out, "{pad} = note: inside helper {}:", path[0]);
+        location(&mut out, k, f.span, &f.label, gutter);
     }
     let _ = writeln!(out, "{pad} = note: at launch {}", where_(f));
     if !f.confirmed {
@@ -99,6 +97,54 @@ pub fn render(k: &Kernel, f: &Finding) -> String {
     out
 }
 
+/// One source location, as rustc prints it: the `-->` line, the source
+/// line and carets under the span with `label`; a span with no position
+/// shows its snippet. The simulator's reports print theirs with it too.
+pub fn location(out: &mut String, k: &Kernel, span: u32, label: &str, gutter: usize) {
+    let pad = " ".repeat(gutter);
+    let sp = k.span(span);
+    if sp.line == 0 {
+        let _ = writeln!(out, "{pad}--> kernel `{}`: `{}`", k.name, k.snippet(span));
+        return;
+    }
+    let _ = writeln!(out, "{pad}--> {}:{}:{}", k.source.file, sp.line, sp.column);
+    let _ = writeln!(out, "{pad} |");
+    let text = k
+        .source
+        .line(sp.line)
+        .unwrap_or_else(|| k.snippet(span).to_string());
+    let _ = writeln!(out, "{:>gutter$} | {}", sp.line, text.trim_end());
+    let start = sp.column.max(1) as usize - 1;
+    let end = if sp.end_line == sp.line && sp.end_column > sp.column {
+        sp.end_column as usize - 1
+    } else {
+        text.trim_end().len().max(start + 1)
+    };
+    let carets = format!("{}{} {label}", " ".repeat(start), "^".repeat(end - start));
+    let _ = writeln!(out, "{pad} | {}", carets.trim_end());
+    let _ = writeln!(out, "{pad} |");
+}
+
+/// The helper calls a span lies inside, as notes naming each call's line
+/// and text, innermost first; nothing for a span of the kernel's own body.
+pub fn call_notes(out: &mut String, k: &Kernel, span: u32, gutter: usize) {
+    let pad = " ".repeat(gutter);
+    for c in k.call_chain(span) {
+        let line = k.span(c.call).line;
+        let at = if line > 0 {
+            format!(" at line {line}")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{pad} = note: inside the helper `{}`, from the call `{}`{at}",
+            c.helper,
+            k.snippet(c.call)
+        );
+    }
+}
+
 /// A compact, location-free form for `compile_error!`: rustc already points
 /// at the span, so only the reasoning and the lane map are added.
 pub fn render_compact(k: &Kernel, f: &Finding) -> String {
@@ -108,6 +154,20 @@ pub fn render_compact(k: &Kernel, f: &Finding) -> String {
         f.message,
         where_(f)
     );
+    for c in k.call_chain(f.span) {
+        let s = k.span(c.call);
+        let at = if s.line > 0 {
+            format!(" at line {}", s.line)
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            out,
+            "\n  note: inside the helper `{}`, from the call `{}`{at}",
+            c.helper,
+            k.snippet(c.call)
+        );
+    }
     for s in &f.notes {
         let _ = write!(out, "\n  note: {}", s.text);
     }
@@ -121,6 +181,5 @@ pub fn render_compact(k: &Kernel, f: &Finding) -> String {
         }
     }
     let _ = write!(out, "\n  help: {}", f.help);
-    let _ = k;
     out
 }

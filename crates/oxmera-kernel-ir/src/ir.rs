@@ -848,6 +848,24 @@ pub struct Kernel {
     pub snippets: Vec<String>,
     /// The kernel body's text.
     pub source: SourceText,
+    /// The helper calls inlined into the body, each with the span ids its
+    /// body received; empty for a kernel that calls no helper.
+    pub inlined: Vec<InlinedCall>,
+}
+
+/// One call of a helper function, inlined where it stands: the statements
+/// and expressions lowered from the helper's body carry span ids in
+/// `spans`, and `call` is the call expression in the caller (the kernel or
+/// an outer helper), so a finding inside a helper can name both places.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlinedCall {
+    /// The helper's name.
+    pub helper: String,
+    /// The call expression.
+    pub call: SpanId,
+    /// The span ids created while lowering this call's copy of the helper:
+    /// `spans.start..spans.end` (nested calls lie inside).
+    pub spans: std::ops::Range<SpanId>,
 }
 
 impl Kernel {
@@ -897,6 +915,23 @@ impl Kernel {
                 }
             }
         }
+    }
+    /// The helper calls a span lies inside, innermost first: empty for a
+    /// span of the kernel's own body.
+    pub fn call_chain(&self, span: SpanId) -> Vec<&InlinedCall> {
+        let mut chain: Vec<&InlinedCall> = self
+            .inlined
+            .iter()
+            .filter(|c| c.spans.contains(&span))
+            .collect();
+        // Nested calls lie inside their caller's range: the narrowest first.
+        chain.sort_by_key(|c| c.spans.end - c.spans.start);
+        chain
+    }
+    /// The outermost call a span lies inside: the place in the kernel's own
+    /// body that a finding inside a helper is reported at.
+    pub fn outermost_call(&self, span: SpanId) -> Option<&InlinedCall> {
+        self.call_chain(span).last().copied()
     }
     /// Finds a parameter by name.
     pub fn param_index(&self, name: &str) -> Option<ParamId> {

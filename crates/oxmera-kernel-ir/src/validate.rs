@@ -32,6 +32,20 @@ pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
             ));
         }
     }
+    for c in &k.inlined {
+        // Ranges index the span table; a kernel built by hand may have an
+        // empty table, where only an empty range is consistent.
+        let table = k.snippets.len().max(k.spans.len()) as SpanId;
+        if c.spans.start > c.spans.end || c.spans.end > table || c.call >= table.max(1) {
+            return Err(v.err(
+                0,
+                format!(
+                    "the inlined call of `{}` names spans outside the table",
+                    c.helper
+                ),
+            ));
+        }
+    }
     v.block(&k.body, 0)
 }
 
@@ -304,6 +318,7 @@ mod tests {
             spans: Vec::new(),
             snippets: Vec::new(),
             source: SourceText::default(),
+            inlined: Vec::new(),
         }
     }
 

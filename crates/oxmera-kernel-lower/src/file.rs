@@ -4,9 +4,12 @@
 //! reads one function: every `fn` carrying the attribute (`#[kernel]`,
 //! `#[kernel(block = [..])]` or a path ending in `kernel`, at the top level
 //! or inside inline modules) is lowered by the same code, with the same
-//! options, and refused with the same messages. Nothing is compiled: the
-//! file need not belong to a crate, and other items in it (imports, helper
-//! functions, tests) are skipped.
+//! options, and refused with the same messages. `#[helper]` functions are
+//! seen by the kernels of the same scope — the file's top level, or one
+//! inline module — as a `#[kernels] mod` lets its kernels see its helpers
+//! (the file is a module). Nothing is compiled: the file need not belong to
+//! a crate, and other items in it (imports, plain functions, tests) are
+//! skipped.
 //!
 //! The spans come from proc-macro2's own parser, which knows lines and
 //! columns, so findings, simulator witnesses and lowering errors point into
@@ -17,6 +20,7 @@ use std::path::Path;
 
 use oxmera_kernel_ir::ir::{Kernel, SourceSpan, SourceText};
 
+use crate::lower::Helpers;
 use crate::options::parse_attr;
 
 /// The kernels of one source file, lowered and validated.
@@ -195,11 +199,18 @@ pub fn lower_source(path: &str, text: &str) -> Result<KernelFile, FileError> {
     let parsed = syn::parse_file(text).map_err(|e| fail(located(e)))?;
     let mut found = Vec::new();
     let mut plain = Vec::new();
-    collect(&parsed.items, &mut found, &mut plain);
-    let mut kernels = Vec::new();
+    let mut scopes = Vec::new();
     let mut errors = Vec::new();
-    for (f, attr) in found {
-        match lower_one(f, attr, path, text) {
+    collect(
+        &parsed.items,
+        &mut found,
+        &mut plain,
+        &mut scopes,
+        &mut |e| errors.extend(located(e)),
+    );
+    let mut kernels = Vec::new();
+    for (f, attr, scope) in found {
+        match lower_one(f, attr, &scopes[scope], path, text) {
             Ok(k) => kernels.push(k),
             Err(e) => errors.extend(located(e)),
         }
@@ -214,30 +225,46 @@ pub fn lower_source(path: &str, text: &str) -> Result<KernelFile, FileError> {
     })
 }
 
-/// The functions marked `#[kernel]` (with their attribute) and the names of
-/// the others, from `items` and the inline modules among them.
+/// A function marked `#[kernel]`, its attribute and the index of its
+/// scope's helpers.
+type Found<'a> = (&'a syn::ItemFn, &'a syn::Attribute, usize);
+
+/// The attribute on `f` whose path ends in `name`.
+fn marked<'a>(f: &'a syn::ItemFn, name: &str) -> Option<&'a syn::Attribute> {
+    f.attrs
+        .iter()
+        .find(|a| a.path().segments.last().is_some_and(|s| s.ident == name))
+}
+
+/// The functions marked `#[kernel]` (with their attribute and scope), the
+/// helpers of each scope and the names of the other functions, from
+/// `items` and the inline modules among them; a bad helper is reported to
+/// `error`.
 fn collect<'a>(
     items: &'a [syn::Item],
-    kernels: &mut Vec<(&'a syn::ItemFn, &'a syn::Attribute)>,
+    kernels: &mut Vec<Found<'a>>,
     plain: &mut Vec<String>,
+    scopes: &mut Vec<Helpers>,
+    error: &mut dyn FnMut(syn::Error),
 ) {
+    let scope = scopes.len();
+    scopes.push(Helpers::new());
     for item in items {
         match item {
             syn::Item::Fn(f) => {
-                let marked = f.attrs.iter().find(|a| {
-                    a.path()
-                        .segments
-                        .last()
-                        .is_some_and(|s| s.ident == "kernel")
-                });
-                match marked {
-                    Some(a) => kernels.push((f, a)),
-                    None => plain.push(f.sig.ident.to_string()),
+                if let Some(a) = marked(f, "kernel") {
+                    kernels.push((f, a, scope));
+                } else if marked(f, "helper").is_some() {
+                    if let Err(e) = scopes[scope].add(f) {
+                        error(e);
+                    }
+                } else {
+                    plain.push(f.sig.ident.to_string());
                 }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, inner)) = &m.content {
-                    collect(inner, kernels, plain);
+                    collect(inner, kernels, plain, scopes, error);
                 }
             }
             _ => {}
@@ -248,6 +275,7 @@ fn collect<'a>(
 fn lower_one(
     f: &syn::ItemFn,
     attr: &syn::Attribute,
+    helpers: &Helpers,
     path: &str,
     text: &str,
 ) -> syn::Result<Kernel> {
@@ -262,7 +290,7 @@ fn lower_one(
         }
     };
     let options = parse_attr(tokens)?;
-    let lowered = crate::lower::lower(f, options.launch)?;
+    let lowered = crate::lower::lower_with(f, options.launch, helpers)?;
     let mut kernel = lowered.kernel;
     oxmera_kernel_ir::validate::validate(&kernel)
         .map_err(|e| syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}")))?;

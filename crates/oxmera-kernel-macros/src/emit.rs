@@ -377,6 +377,11 @@ pub fn kernel_fn(
     let body = block(&k.body);
     let span_items = spans.iter().map(span_info);
     let snippets = k.snippets.iter().map(|x| s(x));
+    let inlined = k.inlined.iter().map(|c| {
+        let (h, call) = (s(&c.helper), u32l(c.call));
+        let (a, b) = (u32l(c.spans.start), u32l(c.spans.end));
+        quote!(#ir::InlinedCall { helper: #h, call: #call, spans: #a..#b })
+    });
     let text = s(body_text.as_deref().unwrap_or(""));
     let bline = quote_spanned!(body_span=> line!());
     let bcol = quote_spanned!(body_span=> column!());
@@ -414,6 +419,7 @@ pub fn kernel_fn(
                         first_column: #bcol,
                         text: #text,
                     },
+                    inlined: ::std::vec![#(#inlined),*],
                 };
                 k.refresh_snippets();
                 k

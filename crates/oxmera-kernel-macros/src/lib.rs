@@ -23,7 +23,7 @@ mod emit;
 use oxmera_kernel_ir::analysis::{CheckOptions, check};
 use oxmera_kernel_ir::diag::render_compact;
 use oxmera_kernel_ir::ir::LaunchSpace;
-use oxmera_kernel_lower::lower::{Lowered, lower};
+use oxmera_kernel_lower::lower::{Helpers, Lowered, lower_with};
 use oxmera_kernel_lower::options::{declared_launches, parse_attr};
 use proc_macro::TokenStream;
 
@@ -31,24 +31,118 @@ use proc_macro::TokenStream;
 /// docs/kernels.md for the language.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    match expand(attr.into(), item.into()) {
+    let f = match syn::parse2::<syn::ItemFn>(item.into()) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match expand(attr.into(), f, &Helpers::new(), None) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
     }
 }
 
-fn expand(
+/// Marks a helper function that kernels call; it is seen only by the
+/// kernels of the same `#[kernels] mod`, which inlines it at every call.
+/// Used anywhere else it is an error that says so.
+#[proc_macro_attribute]
+pub fn helper(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    let span = syn::parse::<syn::ItemFn>(item)
+        .map(|f| f.sig.ident.span())
+        .unwrap_or_else(|_| proc_macro2::Span::call_site());
+    syn::Error::new(
+        span,
+        "a `#[helper]` is seen only by the kernels of its module; put it and the kernels that \
+         call it in one `#[kernels] mod name { .. }`",
+    )
+    .to_compile_error()
+    .into()
+}
+
+/// Marks an inline module whose `#[kernel]` functions may call its
+/// `#[helper]` functions. Each kernel is lowered with every helper of the
+/// module (inlined at its calls); the helpers themselves leave no item
+/// behind, and the module's other items pass through unchanged. The
+/// diagnostics' source text is the module's, so a finding inside a helper
+/// shows the helper's lines.
+#[proc_macro_attribute]
+pub fn kernels(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match expand_module(attr.into(), item.into()) {
+        Ok(ts) => ts.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand_module(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> syn::Result<proc_macro2::TokenStream> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new_spanned(
+            attr,
+            "`#[kernels]` takes no options; give them to each `#[kernel(..)]`",
+        ));
+    }
+    let mut m: syn::ItemMod = syn::parse2(item)?;
+    let Some((brace, items)) = m.content.take() else {
+        return Err(syn::Error::new_spanned(
+            &m,
+            "`#[kernels]` needs an inline module: `#[kernels] mod name { .. }`",
+        ));
+    };
+    let is =
+        |a: &syn::Attribute, name: &str| a.path().segments.last().is_some_and(|s| s.ident == name);
+    let mut helpers = Helpers::new();
+    for item in &items {
+        if let syn::Item::Fn(f) = item {
+            if f.attrs.iter().any(|a| is(a, "helper")) {
+                helpers.add(f)?;
+            }
+        }
+    }
+    let module_span = brace.span.join();
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            syn::Item::Fn(mut f) if f.attrs.iter().any(|a| is(a, "kernel")) => {
+                let at = f.attrs.iter().position(|a| is(a, "kernel")).expect("found");
+                let attr = f.attrs.remove(at);
+                let options = match attr.meta {
+                    syn::Meta::Path(_) => proc_macro2::TokenStream::new(),
+                    syn::Meta::List(list) => list.tokens,
+                    syn::Meta::NameValue(nv) => {
+                        return Err(syn::Error::new_spanned(
+                            nv,
+                            "write `#[kernel]` or `#[kernel(block = [..])]`",
+                        ));
+                    }
+                };
+                let kernel = expand(options, f, &helpers, Some(module_span))?;
+                out.push(syn::Item::Verbatim(kernel));
+            }
+            // The helpers live on inside the kernels that call them.
+            syn::Item::Fn(f) if f.attrs.iter().any(|a| is(a, "helper")) => {}
+            other => out.push(other),
+        }
+    }
+    m.content = Some((brace, out));
+    Ok(quote::quote!(#m))
+}
+
+/// Lowers, validates and gates one kernel; `source` is the span whose text
+/// the diagnostics show (the module's, for a kernel among helpers).
+fn expand(
+    attr: proc_macro2::TokenStream,
+    f: syn::ItemFn,
+    helpers: &Helpers,
+    source: Option<proc_macro2::Span>,
+) -> syn::Result<proc_macro2::TokenStream> {
     let options = parse_attr(attr)?;
     let space = options.launch;
-    let f: syn::ItemFn = syn::parse2(item)?;
-    let lowered = lower(&f, space.clone())?;
+    let lowered = lower_with(&f, space.clone(), helpers)?;
     oxmera_kernel_ir::validate::validate(&lowered.kernel)
         .map_err(|e| syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}")))?;
     gate(&lowered, &space)?;
-    let body_span = f.block.brace_token.span.join();
+    let body_span = source.unwrap_or_else(|| f.block.brace_token.span.join());
     let attrs: Vec<syn::Attribute> = f.attrs.clone();
     Ok(emit::kernel_fn(
         options.crate_name.as_ref(),
@@ -89,13 +183,25 @@ fn gate(l: &Lowered, space: &LaunchSpace) -> syn::Result<()> {
                 continue;
             }
         };
-        for f in findings.iter().filter(|f| f.confirmed) {
-            let sp = l
-                .spans
-                .get(f.span as usize)
+        let at = |id: u32| {
+            l.spans
+                .get(id as usize)
                 .map(|s| s.first)
-                .unwrap_or_else(proc_macro2::Span::call_site);
-            add(syn::Error::new(sp, render_compact(&l.kernel, f)));
+                .unwrap_or_else(proc_macro2::Span::call_site)
+        };
+        for f in findings.iter().filter(|f| f.confirmed) {
+            // Inside a helper: reported at the kernel's call, and again at
+            // the construct inside the helper.
+            match l.kernel.outermost_call(f.span) {
+                Some(call) => {
+                    add(syn::Error::new(at(call.call), render_compact(&l.kernel, f)));
+                    add(syn::Error::new(
+                        at(f.span),
+                        format!("[{}] ... here, inside the helper", f.rule.code()),
+                    ));
+                }
+                None => add(syn::Error::new(at(f.span), render_compact(&l.kernel, f))),
+            }
         }
     }
     match errors {

@@ -63,7 +63,7 @@ pub use gate::gate;
 pub use oxmera_kernel_ir::{
     analysis, diag, eval, explain, ir, launch, limits, pretty, target, validate,
 };
-pub use oxmera_kernel_macros::kernel;
+pub use oxmera_kernel_macros::{helper, kernel, kernels};
 
 pub mod corpus;
 pub mod emit;

@@ -98,30 +98,21 @@ impl Lowering {
         })
     }
 
+    /// A builtin or helper call.
     pub(super) fn call(
         &mut self,
         c: &syn::ExprCall,
         hint: Option<Scalar>,
         span: SpanId,
     ) -> syn::Result<Expr> {
-        let syn::Expr::Path(p) = &*c.func else {
+        let syn::Expr::Path(_) = &*c.func else {
             return Err(err(
                 &c.func,
-                "only builtins can be called",
+                "only builtins and helpers can be called by name",
                 "see docs/kernels.md for the builtins",
             ));
         };
-        let name = p
-            .path
-            .get_ident()
-            .map(|i| i.to_string())
-            .unwrap_or_else(|| {
-                p.path
-                    .segments
-                    .last()
-                    .map(|s| s.ident.to_string())
-                    .unwrap_or_default()
-            });
+        let name = call_name(c);
         let args: Vec<&syn::Expr> = c.args.iter().collect();
         let arity = |n: usize| -> syn::Result<()> {
             if args.len() != n {
@@ -230,6 +221,7 @@ impl Lowering {
                 None
             };
             let value = self.expect(args[args.len() - 1], elem)?;
+            self.atomics += 1;
             return Ok(Expr {
                 kind: ExprKind::Atomic {
                     op,
@@ -253,11 +245,36 @@ impl Lowering {
                 "shared arrays are declared with `let`",
                 "write `let s = shared::<f32>(N);`",
             )),
-            _ => Err(err(
-                c,
-                &format!("unknown function `{name}`"),
-                "kernels call builtins only; see docs/kernels.md",
-            )),
+            _ => {
+                if let Some(f) = self.helper(&name) {
+                    return self.inline_call(c, &f, span)?.ok_or_else(|| {
+                        err(
+                            c,
+                            &format!("the helper `{name}` returns nothing"),
+                            &format!("call it as a statement: `{name}(..);`"),
+                        )
+                    });
+                }
+                Err(err(
+                    c,
+                    &format!("unknown function `{name}`"),
+                    "kernels call builtins and `#[helper]` functions beside them (in one \
+                     `#[kernels] mod`, or one file for `oxmera kernel`); see docs/kernels.md",
+                ))
+            }
         }
+    }
+}
+
+/// The called function's name: the path's last segment.
+pub(super) fn call_name(c: &syn::ExprCall) -> String {
+    match &*c.func {
+        syn::Expr::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
     }
 }

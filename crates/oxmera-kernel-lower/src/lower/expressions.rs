@@ -72,7 +72,11 @@ impl Lowering {
                 let (lhs, rhs) = if matches!(op, BinOp::And | BinOp::Or) {
                     (
                         self.expect(&b.left, Scalar::Bool)?,
-                        self.expect(&b.right, Scalar::Bool)?,
+                        self.unhoistable(
+                            "the right side of `&&`/`||` is evaluated only when the left \
+                             does not decide",
+                            |l| l.expect(&b.right, Scalar::Bool),
+                        )?,
                     )
                 } else if matches!(op, BinOp::Shl | BinOp::Shr) {
                     let lhs = self.expr(&b.left, hint)?;
@@ -302,7 +306,7 @@ impl Lowering {
                 ty: v.ty(),
                 span,
             }),
-            Some(Binding::Param(..)) | Some(Binding::Shared(_)) => Err(err(
+            Some(Binding::Param(..)) | Some(Binding::Shared(..)) => Err(err(
                 p,
                 &format!("`{name}` is a buffer"),
                 &format!("read an element with `{name}[i]`"),

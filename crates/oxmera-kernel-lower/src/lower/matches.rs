@@ -150,7 +150,10 @@ impl Lowering {
                 if let Some(name) = &binds {
                     l.bind(name.clone(), Binding::Local(local));
                 }
-                l.expect(g, Scalar::Bool)
+                l.unhoistable(
+                    "a `match` guard is evaluated only when its pattern matches",
+                    |l| l.expect(g, Scalar::Bool),
+                )
             })?),
         };
         let cond = match (pattern, guard) {
@@ -241,11 +244,9 @@ impl Lowering {
                 match &*arm.body {
                     syn::Expr::Block(b) if b.label.is_none() => l.value_block(&b.block, ty),
                     e => {
-                        let value = l.expr(e, ty)?;
-                        Ok(ValueIf::Value {
-                            stmts: Vec::new(),
-                            value,
-                        })
+                        // Calls in the arm's value run only in this arm.
+                        let (stmts, value) = l.capture(|l| l.expr(e, ty))?;
+                        Ok(ValueIf::Value { stmts, value })
                     }
                 }
             })?;

@@ -21,6 +21,7 @@
 //! [`expressions`] (operators, names, casts, indexing), [`calls`] (the
 //! builtins: thread indices, math, shuffles, votes, atomics), [`values`]
 //! (`if` as a value and `const` items, lowered to statements and literals),
+//! [`helpers`] (calls of `#[helper]` functions, inlined),
 //! [`matches`] (`match` on integers, lowered to `if` chains) and [`types`]
 //! (Rust type names and literals). Every construct records a span
 //! ([`crate::span`]) so analysis findings and simulator witnesses point back
@@ -28,6 +29,7 @@
 
 mod calls;
 mod expressions;
+mod helpers;
 mod matches;
 mod statements;
 mod types;
@@ -41,6 +43,8 @@ use quote::ToTokens;
 
 use crate::span::{SpanInfo, err, first_last, token_text};
 use types::{const_int, param_kind, scalar_type};
+
+pub use helpers::Helpers;
 
 /// The result of lowering.
 pub struct Lowered {
@@ -59,8 +63,9 @@ enum Binding {
     Param(ParamId, ParamKind),
     /// A const generic (specialization constant).
     Spec(SpecId),
-    /// A `shared::<T>(N)` array.
-    Shared(SharedId),
+    /// A `shared::<T>(N)` array, writable or (passed to a helper as
+    /// `&[T]`) read-only.
+    Shared(SharedId, bool),
     /// A `const` item inside the kernel: a name for a literal.
     Const(Value),
 }
@@ -73,11 +78,35 @@ struct Lowering {
     spans: Vec<SpanInfo>,
     scopes: Vec<HashMap<String, Binding>>,
     loops: usize,
+    /// The helpers this kernel may call.
+    helpers: Helpers,
+    /// Statements of inlined helper calls, waiting to be placed before the
+    /// statement whose expressions called them.
+    pending: Vec<Stmt>,
+    /// Why a call cannot be placed before the current statement, while
+    /// lowering a place evaluated conditionally or repeatedly.
+    no_hoist: Option<&'static str>,
+    /// The helpers being inlined, outermost first (to refuse recursion).
+    inlining: Vec<String>,
+    /// The address of the call standing in statement position, if any
+    /// (see [`Lowering::at_statement`]).
+    statement_call: usize,
+    /// Atomics lowered so far, and how many had been when the current
+    /// statement (or branch) began: a call placed before its statement
+    /// must not pass an atomic the source evaluates first.
+    atomics: usize,
+    atomics_before: usize,
 }
 
 /// Lowers one function of the kernel subset, with the launch space its
 /// attribute declared.
 pub fn lower(f: &syn::ItemFn, launch: LaunchSpace) -> syn::Result<Lowered> {
+    lower_with(f, launch, &Helpers::new())
+}
+
+/// Lowers one kernel that may call the given helper functions (see
+/// [`helpers`]).
+pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> syn::Result<Lowered> {
     let sig = &f.sig;
     if let Some(a) = &sig.asyncness {
         return Err(err(a, "kernels cannot be async", "remove `async`"));
@@ -122,10 +151,18 @@ pub fn lower(f: &syn::ItemFn, launch: LaunchSpace) -> syn::Result<Lowered> {
             spans: Vec::new(),
             snippets: Vec::new(),
             source: SourceText::default(),
+            inlined: Vec::new(),
         },
         spans: Vec::new(),
         scopes: vec![HashMap::new()],
         loops: 0,
+        helpers: helpers.clone(),
+        pending: Vec::new(),
+        no_hoist: None,
+        inlining: Vec::new(),
+        statement_call: 0,
+        atomics: 0,
+        atomics_before: 0,
     };
     // Span 0 is the kernel's name: kernel-level findings point at it.
     l.span(&sig.ident);

@@ -29,7 +29,7 @@ impl Lowering {
 
     pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>) -> syn::Result<()> {
         match s {
-            syn::Stmt::Local(local) => self.let_stmt(local, out),
+            syn::Stmt::Local(local) => self.flushing(out, |l, out| l.let_stmt(local, out)),
             syn::Stmt::Item(syn::Item::Const(c)) => self.const_item(c),
             syn::Stmt::Item(i) => Err(err(
                 i,
@@ -76,7 +76,14 @@ impl Lowering {
         }
         let name = pi.ident.to_string();
         if let Some(sh) = self.shared_decl(&init.expr, &name)? {
-            self.bind(name, Binding::Shared(sh));
+            if let Some(h) = self.inlining.last() {
+                return Err(err(
+                    &init.expr,
+                    &format!("a shared array declared inside the helper `{h}`"),
+                    "declare it in the kernel and pass it to the helper as `&mut [T]`",
+                ));
+            }
+            self.bind(name, Binding::Shared(sh, true));
             return Ok(());
         }
         let hint = match ann {
@@ -103,6 +110,7 @@ impl Lowering {
             out.extend(value.assign_to(id));
             return Ok(());
         }
+        self.at_statement(&init.expr);
         let value = self.expr(&init.expr, hint)?;
         if let Some(h) = hint {
             if h != value.ty {
@@ -196,7 +204,13 @@ impl Lowering {
         })
     }
 
+    /// An expression statement, with the helper calls its expressions make
+    /// placed before it.
     pub(super) fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        self.flushing(out, |l, out| l.expr_stmt_here(e, out))
+    }
+
+    fn expr_stmt_here(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> syn::Result<()> {
         let span = self.span(e);
         let kind = match e {
             syn::Expr::Assign(a) if as_branching(&a.right).is_some() => {
@@ -229,7 +243,10 @@ impl Lowering {
                         "use `while cond { .. }`",
                     ));
                 }
-                let cond = self.expect(&w.cond, Scalar::Bool)?;
+                let cond = self.unhoistable(
+                    "a `while` condition is evaluated before every iteration",
+                    |l| l.expect(&w.cond, Scalar::Bool),
+                )?;
                 self.loops += 1;
                 let body = self.body(&w.body);
                 self.loops -= 1;
@@ -280,6 +297,13 @@ impl Lowering {
                 StmtKind::Continue
             }
             syn::Expr::Return(r) => {
+                if let Some(h) = self.inlining.last() {
+                    return Err(err(
+                        r,
+                        &format!("`return` inside the helper `{h}` is not supported yet"),
+                        "end the helper with its value (an `if` as a value can choose it)",
+                    ));
+                }
                 if let Some(v) = &r.expr {
                     return Err(err(
                         v,
@@ -306,6 +330,14 @@ impl Lowering {
                     ));
                 }
                 StmtKind::Barrier
+            }
+            syn::Expr::Call(c) if self.helper(&super::calls::call_name(c)).is_some() => {
+                // A helper called for its effect: its statements are the
+                // statement, and a value it returns is dropped.
+                self.at_statement(e);
+                let f = self.helper(&super::calls::call_name(c)).expect("checked");
+                self.inline_call(c, &f, span)?;
+                return Ok(());
             }
             syn::Expr::Call(_) | syn::Expr::MethodCall(_) => StmtKind::Eval(self.expr(e, None)?),
             syn::Expr::Paren(p) => return self.expr_stmt(&p.expr, out),
@@ -347,7 +379,10 @@ impl Lowering {
                 ty,
                 span,
             }),
-            None => l.expect(right, ty),
+            None => {
+                l.at_statement(right);
+                l.expect(right, ty)
+            }
         };
         match left {
             syn::Expr::Path(p) => {
@@ -492,7 +527,14 @@ impl Lowering {
                 }
                 Ok((Mem::Global(id), elem))
             }
-            Some(Binding::Shared(id)) => {
+            Some(Binding::Shared(id, writable)) => {
+                if write && !writable {
+                    return Err(err(
+                        p,
+                        &format!("`{name}` is a read-only shared array here"),
+                        &format!("declare the helper's parameter as `{name}: &mut [..]`"),
+                    ));
+                }
                 Ok((Mem::Shared(id), self.kernel.shared[id as usize].elem))
             }
             _ => Err(err(p, &format!("`{name}` is not a buffer"), hint)),
@@ -526,9 +568,11 @@ impl Lowering {
             Some((_, e)) => match &**e {
                 syn::Expr::Block(b) => self.body(&b.block)?,
                 syn::Expr::If(inner) => {
+                    // Calls in the `else if` condition stay in the `else`.
                     let span = self.span(inner);
-                    let kind = self.if_stmt(inner)?;
-                    vec![Stmt { kind, span }]
+                    let (mut stmts, kind) = self.capture(|l| l.if_stmt(inner))?;
+                    stmts.push(Stmt { kind, span });
+                    stmts
                 }
                 other => return Err(err(other, "unsupported else branch", "write `else { .. }`")),
             },

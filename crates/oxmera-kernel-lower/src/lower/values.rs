@@ -154,7 +154,10 @@ impl Lowering {
             ));
         }
         let span = self.span(i);
-        let cond = self.expect(&i.cond, Scalar::Bool)?;
+        // Calls in the condition run before it, inside this branch of an
+        // enclosing `if` (an `else if`'s condition is not evaluated when an
+        // earlier one holds).
+        let (before, cond) = self.capture(|l| l.expect(&i.cond, Scalar::Bool))?;
         let then = self.value_block(&i.then_branch, hint)?;
         let ty = then.ty();
         let otherwise = match &i.else_branch {
@@ -182,7 +185,7 @@ impl Lowering {
             ));
         }
         Ok(ValueIf::Branch {
-            stmts: Vec::new(),
+            stmts: before,
             cond,
             then: Box::new(then),
             otherwise: Box::new(otherwise),
@@ -209,7 +212,8 @@ impl Lowering {
             if let Some(inner) = as_branching(tail) {
                 return Ok(l.branching_value(inner, hint)?.after(stmts));
             }
-            let value = l.expr(tail, hint)?;
+            let (hoisted, value) = l.capture(|l| l.expr(tail, hint))?;
+            stmts.extend(hoisted);
             if let Some(h) = hint.filter(|h| *h != value.ty) {
                 return Err(err(
                     tail,

@@ -2,11 +2,13 @@
 //! and their expected verdicts (`corpus/expected.toml`), so that every rule
 //! of the analysis and every report of the simulator is shown to fire.
 
+mod helpers;
 mod kernels;
 mod page;
 
 pub use page::ptx_page;
 
+pub use helpers::helper_calls::*;
 pub use kernels::*;
 
 use crate::ir::{Dim3, Value};
@@ -143,6 +145,26 @@ pub fn entries() -> Vec<Entry> {
         ),
         e("endless_loop", "a loop that never ends", endless_loop),
         e("div_by_zero", "integer division by zero", div_by_zero),
+        e(
+            "helper_barrier_guarded",
+            "a helper's barrier called under `thread_idx_x() < 32`",
+            helper_barrier_guarded,
+        ),
+        e(
+            "helper_barrier_after_return",
+            "odd lanes return; the rest reach a barrier two helpers deep",
+            helper_barrier_after_return,
+        ),
+        e(
+            "helper_barrier_every_thread",
+            "every thread calls the staging helper (clean)",
+            helper_barrier_every_thread,
+        ),
+        e(
+            "helper_barrier_uniform_guard",
+            "the call's guard is block-uniform (clean)",
+            helper_barrier_uniform_guard,
+        ),
     ]
 }
 

@@ -182,26 +182,10 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
     let gutter = sp.line.to_string().len().max(2);
     let pad = " ".repeat(gutter);
     if sp.line > 0 {
-        let _ = writeln!(out, "{pad}--> {}:{}:{}", k.source.file, sp.line, sp.column);
-        let _ = writeln!(out, "{pad} |");
-        let text = k
-            .source
-            .line(sp.line)
-            .unwrap_or_else(|| k.snippet(r.span).to_string());
-        let _ = writeln!(out, "{:>gutter$} | {}", sp.line, text.trim_end());
-        let start = sp.column.max(1) as usize - 1;
-        let end = if sp.end_line == sp.line && sp.end_column > sp.column {
-            sp.end_column as usize - 1
-        } else {
-            text.trim_end().len().max(start + 1)
-        };
-        let _ = writeln!(
-            out,
-            "{pad} | {}{}",
-            " ".repeat(start),
-            "^".repeat(end - start)
-        );
+        crate::diag::location(&mut out, k, r.span, "", gutter);
     }
+    // A witness inside a helper names the calls that led there.
+    crate::diag::call_notes(&mut out, k, r.span, gutter);
     // The generic target's reports read as they did before targets existed.
     let on = if r.target == Target::generic() {
         String::new()
