@@ -25,6 +25,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("binary.toml", include_str!("../corpus/binary.toml")),
     ("math.toml", include_str!("../corpus/math.toml")),
     ("activation.toml", include_str!("../corpus/activation.toml")),
+    ("mask.toml", include_str!("../corpus/mask.toml")),
     ("compare.toml", include_str!("../corpus/compare.toml")),
     ("reduce.toml", include_str!("../corpus/reduce.toml")),
     ("softmax.toml", include_str!("../corpus/softmax.toml")),
@@ -214,6 +215,9 @@ struct RawCase {
     kernel: Option<[usize; 2]>,
     normalized_dims: Option<usize>,
     eps: Option<f64>,
+    nan: Option<f64>,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
 }
 
 /// An input as written.
@@ -272,6 +276,9 @@ impl RawCase {
             kernel: self.kernel,
             normalized_dims: self.normalized_dims,
             eps: self.eps,
+            nan: self.nan,
+            posinf: self.posinf,
+            neginf: self.neginf,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -33,6 +33,7 @@
 //! the same corpus and the same bounds serve the CPU backend, a GPU
 //! backend, or a deliberately broken one in a test.
 
+mod composite;
 mod corpus;
 mod error;
 mod layout;
@@ -48,6 +49,7 @@ use oxmera_reference as _;
 
 use oxmera_core::Device;
 
+pub use composite::Composite;
 pub use corpus::{Case, Corpus, InputSpec};
 pub use error::CorpusError;
 pub use layout::LayoutClass;

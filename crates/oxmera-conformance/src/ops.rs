@@ -9,6 +9,8 @@
 //! friends), so the report speaks the vocabulary of the `Backend` trait.
 
 use oxmera_core::{DType, Result};
+
+use crate::composite::Composite;
 use oxmera_tensor::{
     BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, ScatterMode, Tensor, UnaryOp,
 };
@@ -102,6 +104,8 @@ pub enum Op {
     Cast(DType),
     /// A contiguous copy.
     Contiguous,
+    /// An op built from other ops in the tensor layer (no backend method).
+    Composite(Composite),
 }
 
 /// Every unary op, with placeholder parameters (for names and coverage).
@@ -336,6 +340,9 @@ pub(crate) struct Params {
     pub kernel: Option<[usize; 2]>,
     pub normalized_dims: Option<usize>,
     pub eps: Option<f64>,
+    pub nan: Option<f64>,
+    pub posinf: Option<f64>,
+    pub neginf: Option<f64>,
 }
 
 impl Params {
@@ -367,6 +374,9 @@ impl Params {
         note(self.kernel.is_some(), "kernel");
         note(self.normalized_dims.is_some(), "normalized_dims");
         note(self.eps.is_some(), "eps");
+        note(self.nan.is_some(), "nan");
+        note(self.posinf.is_some(), "posinf");
+        note(self.neginf.is_some(), "neginf");
         left
     }
 }
@@ -458,6 +468,9 @@ impl Op {
                 dims,
                 keepdim,
             });
+        }
+        if let Some(c) = Composite::parse(name, p) {
+            return Ok(Op::Composite(c));
         }
         let dim = |p: &mut Params| required(p.dim.take(), name, "dim").map(|d| d as isize);
         Ok(match name {
@@ -553,6 +566,7 @@ impl Op {
             Op::AvgPool2d(_) => "avg_pool2d",
             Op::Cast(_) => "cast",
             Op::Contiguous => "contiguous",
+            Op::Composite(c) => c.name(),
         }
     }
 
@@ -575,6 +589,7 @@ impl Op {
             Op::Where | Op::Scatter { .. } => (3, 3),
             Op::Conv2d(_) => (2, 3),
             Op::Cat { .. } => (1, usize::MAX),
+            Op::Composite(c) => c.arity(),
         }
     }
 
@@ -589,6 +604,7 @@ impl Op {
                 op,
                 ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any
             ),
+            Op::Composite(c) => c.differentiable(),
             _ => true,
         }
     }
@@ -634,6 +650,7 @@ impl Op {
             Op::AvgPool2d(params) => x[0].avg_pool2d(*params),
             Op::Cast(dtype) => x[0].to_dtype(*dtype),
             Op::Contiguous => x[0].contiguous(),
+            Op::Composite(c) => c.apply(x),
         }
     }
 }

@@ -215,6 +215,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             ..
         }
         | Op::Unary(Neg | Abs)
+        // Composites that select input values or given constants.
+        | Op::Composite(_)
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.
         | Op::Binary(oxmera_tensor::BinaryOp::Maximum | oxmera_tensor::BinaryOp::Minimum) => moved,
@@ -545,6 +547,7 @@ pub fn backward_roundings(op: &Op) -> f64 {
         | Op::IndexSelect { .. }
         | Op::Gather { .. }
         | Op::Scatter { .. }
+        | Op::Composite(_)
         | Op::Compare(_) => 0.0,
     }
 }

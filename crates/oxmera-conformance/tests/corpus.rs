@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use oxmera_conformance::{Corpus, LayoutClass, backend_op_names, run_corpus};
+use oxmera_conformance::{Composite, Corpus, LayoutClass, backend_op_names, run_corpus};
 use oxmera_core::{DType, Device};
 
 #[test]
@@ -15,6 +15,11 @@ fn the_corpus_parses_and_covers_every_backend_op() {
         .filter(|op| !covered.contains(op))
         .collect();
     assert!(missing.is_empty(), "ops without a case: {missing:?}");
+    let missing: Vec<_> = Composite::names()
+        .into_iter()
+        .filter(|op| !covered.contains(op))
+        .collect();
+    assert!(missing.is_empty(), "composites without a case: {missing:?}");
 
     // The backward kernels of the trait are reached through gradient runs.
     for op in ["conv2d", "max_pool2d", "avg_pool2d"] {

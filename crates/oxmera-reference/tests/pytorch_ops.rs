@@ -315,6 +315,53 @@ fn activation_gradients_at_the_kinks_follow_pytorch() {
     assert_eq!(x.grad().unwrap().to_f64_vec().unwrap(), vec![0.0, 0.0]);
 }
 
+// ---- masks ----
+
+#[test]
+fn masks_and_nan_to_num_by_hand() {
+    let x = f64s(&[1.0, NAN, INF, -INF, -0.0, f64::MAX]);
+    let bools = |t: Tensor| t.to_vec::<bool>().unwrap();
+    assert_eq!(
+        bools(x.isnan().unwrap()),
+        [false, true, false, false, false, false]
+    );
+    assert_eq!(
+        bools(x.isinf().unwrap()),
+        [false, false, true, true, false, false]
+    );
+    assert_eq!(
+        bools(x.isfinite().unwrap()),
+        [true, false, false, false, true, true]
+    );
+    let y = x.nan_to_num(0.0, None, None).unwrap().to_f64_vec().unwrap();
+    assert_eq!(y, vec![1.0, 0.0, f64::MAX, f64::MIN, -0.0, f64::MAX]);
+    // f16's extremes are ±65504; bf16's about ±3.39e38.
+    let h = t(&[INF, -INF], &[2], DType::F16)
+        .nan_to_num(0.0, None, None)
+        .unwrap();
+    assert_eq!(h.to_f64_vec().unwrap(), vec![65504.0, -65504.0]);
+    let b = t(&[INF], &[1], DType::BF16)
+        .nan_to_num(0.0, None, None)
+        .unwrap();
+    assert_eq!(b.to_f64_vec().unwrap(), vec![3.3895313892515355e38]);
+    // Integers hold neither NaN nor infinity.
+    let i = Tensor::from_vec(vec![i64::MAX, -3], [2], Device::Reference).unwrap();
+    assert_eq!(bools(i.isnan().unwrap()), [false, false]);
+    assert_eq!(bools(i.isinf().unwrap()), [false, false]);
+    assert_eq!(bools(i.isfinite().unwrap()), [true, true]);
+    let same = i.nan_to_num(0.0, None, None).unwrap();
+    assert_eq!(same.to_vec::<i64>().unwrap(), vec![i64::MAX, -3]);
+    // The gradient passes where the value was kept, 0 where replaced.
+    assert_eq!(
+        grad_of(&[2.0, NAN, INF, -INF], |x| x.nan_to_num(
+            1.0,
+            Some(5.0),
+            None
+        )),
+        vec![1.0, 0.0, 0.0, 0.0]
+    );
+}
+
 // ---- finite differences ----
 
 const XS: [f64; 6] = [-1.7, -0.6, 0.35, 0.8, 1.3, 1.9];
@@ -361,4 +408,9 @@ fn gradcheck_activations() {
     check("hardsigmoid", |x| x[0].hardsigmoid(), &[(&WIDE, s)]);
     check("hardswish", |x| x[0].hardswish(), &[(&WIDE, s)]);
     check("logsigmoid", |x| x[0].logsigmoid(), &[(&WIDE, s)]);
+    check(
+        "nan_to_num",
+        |x| x[0].nan_to_num(0.0, None, None),
+        &[(&WIDE, s)],
+    );
 }

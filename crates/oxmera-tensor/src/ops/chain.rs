@@ -204,6 +204,14 @@ chain_methods! {
     fn hardswish();
     /// [`Tensor::logsigmoid`].
     fn logsigmoid();
+    /// [`Tensor::isnan`].
+    fn isnan();
+    /// [`Tensor::isinf`].
+    fn isinf();
+    /// [`Tensor::isfinite`].
+    fn isfinite();
+    /// [`Tensor::nan_to_num`].
+    fn nan_to_num(nan: f64, posinf: Option<f64>, neginf: Option<f64>);
     /// [`Tensor::add_scalar`].
     fn add_scalar(value: impl Into<Scalar>);
     /// [`Tensor::sub_scalar`].

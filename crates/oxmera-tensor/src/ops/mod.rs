@@ -6,6 +6,7 @@ mod binary;
 pub mod chain;
 mod conv;
 mod index;
+mod mask;
 mod math;
 mod matmul;
 mod operators;
