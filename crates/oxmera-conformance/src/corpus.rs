@@ -26,6 +26,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("math.toml", include_str!("../corpus/math.toml")),
     ("activation.toml", include_str!("../corpus/activation.toml")),
     ("mask.toml", include_str!("../corpus/mask.toml")),
+    ("scan.toml", include_str!("../corpus/scan.toml")),
     ("compare.toml", include_str!("../corpus/compare.toml")),
     ("reduce.toml", include_str!("../corpus/reduce.toml")),
     ("softmax.toml", include_str!("../corpus/softmax.toml")),

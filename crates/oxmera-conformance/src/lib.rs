@@ -33,6 +33,7 @@
 //! the same corpus and the same bounds serve the CPU backend, a GPU
 //! backend, or a deliberately broken one in a test.
 
+mod apply;
 mod composite;
 mod corpus;
 mod error;

@@ -69,6 +69,9 @@ pub enum Scale {
     AbsMean,
     /// `Σx² / max(n - correction, 1)` (var).
     Moment2,
+    /// `Σ_{j<=i} |x_j|` along the scanned dim: the running sum of the
+    /// magnitudes (cumsum).
+    AbsCumSum,
     /// `max|x|` over the reduced elements plus `|want|` (logsumexp).
     Lse,
     /// `|want| · (s + 4 + |x - max|)` per element, `s` the [`summation`]
@@ -143,7 +146,7 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
                 })
                 .product(),
         },
-        Op::Softmax { dim, .. } => {
+        Op::Softmax { dim, .. } | Op::Scan { dim, .. } => {
             let d = if *dim < 0 {
                 *dim + x.rank() as isize
             } else {
@@ -300,6 +303,22 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // x·(x + 3)/6: x is exact, so each of the three roundings is
         // relative to its own (same-signed) factor of the result.
         Op::Unary(Hardswish) => Tolerance::new(1.0, 3.0, Want),
+        // A running sum in order: element i meets i additions, each
+        // rounding relative to a partial sum bounded by Σ_{j<=i}|x_j|, so
+        // |error| <= n·ε_acc·Σ_{j<=i}|x_j| (γ_n), then one rounding into the
+        // output dtype. A parallel scan's tree of partial sums is within
+        // the same bound.
+        Op::Scan {
+            op: oxmera_tensor::ScanOp::Sum,
+            ..
+        } => Tolerance::new(1.0, n, AbsCumSum),
+        // A running product: element i meets i multiplications, each a
+        // relative rounding, so n·ε_acc·|want| (away from underflow), then
+        // one rounding into the output dtype.
+        Op::Scan {
+            op: oxmera_tensor::ScanOp::Prod,
+            ..
+        } => Tolerance::new(1.0, n, Want),
         Op::Unary(Sin | Cos) => Tolerance::new(1.0, 4.0, WantPlusOne),
         Op::Unary(GeluErf | GeluTanh) => Tolerance::new(1.0, 4.0, WantPlusInput),
         Op::Unary(Powf(_)) => pow_tolerance(),
@@ -532,6 +551,17 @@ pub fn backward_roundings(op: &Op) -> f64 {
             ReduceOp::LogSumExp => 2.0,
             ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => 0.0,
         },
+        // cumsum: the reversed running sum of g (its accumulation bounded
+        // separately, as a matmul's); cumprod: g·y, that sum, ÷x, or at a
+        // slice's first zero a running product and g times it
+        Op::Scan {
+            op: oxmera_tensor::ScanOp::Sum,
+            ..
+        } => 1.0,
+        Op::Scan {
+            op: oxmera_tensor::ScanOp::Prod,
+            ..
+        } => 4.0,
         // y·(g - Σ g·y), or g - exp(y)·Σ g
         Op::Softmax { .. } => 4.0,
         // var (4, as its own rule counts), + eps, rsqrt (2), mean(g),
@@ -567,6 +597,10 @@ fn reuses_output(op: &Op) -> bool {
             }
             | Op::Softmax { .. }
             | Op::LayerNorm { .. }
+            | Op::Scan {
+                op: oxmera_tensor::ScanOp::Prod,
+                ..
+            }
     )
 }
 
@@ -745,6 +779,12 @@ fn scale_inner(
                 .abs()?
                 .scatter_add(*dim, &inputs[1].detach(), &wide(&inputs[2])?.abs()?)?
                 .to_f64_vec()?
+        }
+        Scale::AbsCumSum => {
+            let Op::Scan { dim, .. } = op else {
+                unreachable!("the running-sum scale belongs to cumsum")
+            };
+            wide(&inputs[0])?.abs()?.cumsum(*dim)?.to_f64_vec()?
         }
         Scale::AbsSum | Scale::AbsMean | Scale::Moment2 | Scale::Lse => {
             let x = wide(&inputs[0])?;

@@ -66,7 +66,8 @@
 //! computed by the reference backend (both keep their data in host memory,
 //! so delegating costs no conversion) and re-labelled as `cpu` storage:
 //!
-//! - `cat`, `pad`, `flip`, `triangle`;
+//! - `cat`, `pad`, `flip`, `triangle`, and the scans `cumsum` and
+//!   `cumprod` (sequential in `f64`, as the reference defines them);
 //! - `erf` and exact-`erf` GELU (the reference owns the `erf` evaluation);
 //! - reductions `prod`, `all`, `any`, and every reduction, elementwise op,
 //!   softmax and layer normalization on `f16`, `bf16` and integer dtypes
@@ -87,7 +88,7 @@ use std::sync::Arc;
 
 use oxmera_core::{DType, Device, Result};
 use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, Provider, ReduceOp,
+    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, Provider, ReduceOp, ScanOp,
     ScatterMode, Storage, Tensor, UnaryOp,
 };
 
@@ -202,6 +203,10 @@ impl Backend for Cpu {
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
         matmul::matmul(a, b)
+    }
+
+    fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.scan(op, x, dim, out_dtype))
     }
 
     fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use oxmera_core::{DType, Device, Result};
 use oxmera_tensor::{
-    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, Provider, ReduceOp,
+    Backend, BinaryOp, CmpOp, Conv2dParams, HostBuffer, Pool2dParams, Provider, ReduceOp, ScanOp,
     ScatterMode, Storage, Tensor, UnaryOp,
 };
 
@@ -116,6 +116,10 @@ impl Backend for Reference {
         out_dtype: DType,
     ) -> Result<Storage> {
         reduce::reduce(op, x, dims, out_dtype)
+    }
+
+    fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
+        reduce::scan(op, x, dim, out_dtype)
     }
 
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {

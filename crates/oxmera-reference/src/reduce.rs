@@ -9,7 +9,7 @@
 //! `i64`, wrapping.
 
 use oxmera_core::{DType, Result, Shape};
-use oxmera_tensor::{ReduceOp, Storage, Tensor, keepdim_shape};
+use oxmera_tensor::{ReduceOp, ScanOp, Storage, Tensor, keepdim_shape};
 
 use crate::read;
 
@@ -46,6 +46,42 @@ pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
         }
     }
     Ok(read::store_f64(x.dtype(), out))
+}
+
+/// The inclusive scan of each slice of `x` along `dim`, into `out`:
+/// floats folded in `f64` in order, each prefix rounded once; integers and
+/// bool in `i64`, wrapping on store.
+pub(crate) fn scan(op: ScanOp, x: &Tensor, dim: usize, out: DType) -> Result<Storage> {
+    let groups = groups(x.shape(), &[dim]);
+    if read::is_float(x) {
+        let xs = read::f64s(x)?;
+        let mut ys = vec![0.0; xs.len()];
+        for group in groups {
+            let mut acc = if op == ScanOp::Sum { 0.0 } else { 1.0 };
+            for i in group {
+                acc = match op {
+                    ScanOp::Sum => acc + xs[i],
+                    ScanOp::Prod => acc * xs[i],
+                };
+                ys[i] = acc;
+            }
+        }
+        Ok(read::store_f64(out, ys))
+    } else {
+        let xs = read::i64s(x)?;
+        let mut ys = vec![0; xs.len()];
+        for group in groups {
+            let mut acc: i64 = if op == ScanOp::Sum { 0 } else { 1 };
+            for i in group {
+                acc = match op {
+                    ScanOp::Sum => acc.wrapping_add(xs[i]),
+                    ScanOp::Prod => acc.wrapping_mul(xs[i]),
+                };
+                ys[i] = acc;
+            }
+        }
+        Ok(read::store_i64(out, ys))
+    }
 }
 
 /// Layer normalization of each slice of `x` over its last `dims` dims:

@@ -362,6 +362,106 @@ fn masks_and_nan_to_num_by_hand() {
     );
 }
 
+// ---- scans ----
+
+#[test]
+fn scans_by_hand() {
+    // [[1, 2, 3],
+    //  [4, 5, 6]]
+    let x = t(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], DType::F32);
+    assert_close(
+        &x.cumsum(1).unwrap(),
+        &[1.0, 3.0, 6.0, 4.0, 9.0, 15.0],
+        &[2, 3],
+        0.0,
+    );
+    assert_close(
+        &x.cumsum(-2).unwrap(),
+        &[1.0, 2.0, 3.0, 5.0, 7.0, 9.0],
+        &[2, 3],
+        0.0,
+    );
+    assert_close(
+        &x.cumprod(-1).unwrap(),
+        &[1.0, 2.0, 6.0, 4.0, 20.0, 120.0],
+        &[2, 3],
+        0.0,
+    );
+    // Every layout gives the same scan.
+    for (layout, v) in variants(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], DType::F64) {
+        let got = v.cumsum(0).unwrap().to_f64_vec().unwrap();
+        assert_eq!(got, vec![1.0, 2.0, 3.0, 5.0, 7.0, 9.0], "{layout}");
+    }
+    // NaN and infinities propagate forward along the slice.
+    let y = f64s(&[1.0, NAN, 2.0])
+        .cumsum(0)
+        .unwrap()
+        .to_f64_vec()
+        .unwrap();
+    assert!(y[0] == 1.0 && y[1].is_nan() && y[2].is_nan());
+    let y = f64s(&[INF, -INF]).cumsum(0).unwrap().to_f64_vec().unwrap();
+    assert!(y[0] == INF && y[1].is_nan());
+    // Integers and bool give i64, wrapping.
+    let i = Tensor::from_vec(vec![i32::MAX, 1, 2], [3], Device::Reference).unwrap();
+    let s = i.cumsum(0).unwrap();
+    assert_eq!(s.dtype(), DType::I64);
+    assert_eq!(
+        s.to_vec::<i64>().unwrap(),
+        vec![2147483647, 2147483648, 2147483650]
+    );
+    let u = Tensor::from_vec(vec![200u8, 2, 3], [3], Device::Reference).unwrap();
+    assert_eq!(
+        u.cumprod(0).unwrap().to_vec::<i64>().unwrap(),
+        vec![200, 400, 1200]
+    );
+    // A scalar is a slice of one; an empty dim gives an empty result.
+    let s = Tensor::scalar(2.5f32, Device::Reference).unwrap();
+    assert_eq!(s.cumsum(-1).unwrap().dims(), &[] as &[usize]);
+    assert_eq!(s.cumprod(0).unwrap().item().unwrap(), 2.5);
+    let e = Tensor::zeros([2, 0], DType::F32, Device::Reference).unwrap();
+    assert_eq!(e.cumsum(1).unwrap().dims(), &[2, 0]);
+}
+
+#[test]
+fn scan_errors_are_typed() {
+    let x = f64s(&[1.0, 2.0]);
+    for r in [x.cumsum(1), x.cumsum(-2), x.cumprod(5)] {
+        assert!(
+            matches!(r, Err(Error::DimOutOfRange { rank: 1, .. })),
+            "{r:?}"
+        );
+    }
+    let s = Tensor::scalar(1.0f64, Device::Reference).unwrap();
+    assert!(matches!(s.cumsum(1), Err(Error::DimOutOfRange { .. })));
+}
+
+#[test]
+fn scan_gradients_by_hand() {
+    // d/dx_i Σ_j cumsum(x)_j = (number of j >= i) = n - i.
+    assert_eq!(
+        grad_of(&[5.0, -1.0, 2.0, 0.5], |x| x.cumsum(0)),
+        vec![4.0, 3.0, 2.0, 1.0]
+    );
+    // cumprod of [2, 3, 4] = [2, 6, 24]; Σ: d/dx0 = 1 + 3 + 12 = 16,
+    // d/dx1 = 2 + 8 = 10, d/dx2 = 6.
+    assert_eq!(
+        grad_of(&[2.0, 3.0, 4.0], |x| x.cumprod(0)),
+        vec![16.0, 10.0, 6.0]
+    );
+    // With zeros: [2, 0, 3, 0] gives [2, 0, 0, 0]; d/dx0 = 1 (only y0 is
+    // non-zero), d/dx1 = 2 + 2·3 + 2·3·0 = 8 (the first zero left out),
+    // d/dx2 = 0 and d/dx3 = 0 (their products contain x1 = 0).
+    assert_eq!(
+        grad_of(&[2.0, 0.0, 3.0, 0.0], |x| x.cumprod(0)),
+        vec![1.0, 8.0, 0.0, 0.0]
+    );
+    // A zero in the first place.
+    assert_eq!(
+        grad_of(&[0.0, 5.0, 2.0], |x| x.cumprod(0)),
+        vec![1.0 + 5.0 + 10.0, 0.0, 0.0]
+    );
+}
+
 // ---- finite differences ----
 
 const XS: [f64; 6] = [-1.7, -0.6, 0.35, 0.8, 1.3, 1.9];

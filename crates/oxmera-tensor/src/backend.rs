@@ -46,8 +46,8 @@ use oxmera_core::{DType, Device, Result};
 
 use crate::fallback::{self, Host};
 use crate::{
-    BinaryOp, CmpOp, Conv2dParams, Generator, HostBuffer, Pool2dParams, ReduceOp, ScatterMode,
-    Storage, Tensor, UnaryOp,
+    BinaryOp, CmpOp, Conv2dParams, Generator, HostBuffer, Pool2dParams, ReduceOp, ScanOp,
+    ScatterMode, Storage, Tensor, UnaryOp,
 };
 
 /// How a backend computes an op on a dtype: its answer to
@@ -317,6 +317,16 @@ pub trait Backend: Send + Sync + fmt::Debug {
         let host = Host::begin(self, op.name(), x.dtype())?;
         let x = host.tensor_of(x)?;
         host.finish(host.reference().reduce(op, &x, dims, out_dtype)?)
+    }
+
+    /// The inclusive scan `op` along `dim` (`cumsum`, `cumprod`): shape of
+    /// `x`, dtype `out_dtype` (`x`'s for floats, `i64` for integers and
+    /// bool, wrapping), as the front end's docs say. Floats are
+    /// accumulated in at least the computing precision, in order.
+    fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
+        let host = Host::begin(self, op.name(), x.dtype())?;
+        let x = host.tensor_of(x)?;
+        host.finish(host.reference().scan(op, &x, dim, out_dtype)?)
     }
 
     /// Softmax (or log-softmax when `log`) along `dim` (shape of `x`).

@@ -44,8 +44,8 @@ pub use data::TensorData;
 pub use element::Element;
 pub use indexing::{Ellipsis, IndexItem, Indexer, NewAxis};
 pub use op::{
-    BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, SELU_ALPHA, SELU_SCALE, ScatterMode,
-    UnaryOp, keepdim_shape, window_input_index, window_output_size,
+    BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, SELU_ALPHA, SELU_SCALE, ScanOp,
+    ScatterMode, UnaryOp, keepdim_shape, window_input_index, window_output_size,
 };
 pub use ops::chain::{Operand, TensorResultExt};
 pub use random::{Generator, philox4x32_10};

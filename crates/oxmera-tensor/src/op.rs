@@ -275,6 +275,25 @@ impl ReduceOp {
     }
 }
 
+/// Inclusive scans along one dim (`cumsum`, `cumprod`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    /// Running sums: element `i` is the sum of elements `0..=i`.
+    Sum,
+    /// Running products: element `i` is the product of elements `0..=i`.
+    Prod,
+}
+
+impl ScanOp {
+    /// The public name of the op (`"cumsum"`, `"cumprod"`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScanOp::Sum => "cumsum",
+            ScanOp::Prod => "cumprod",
+        }
+    }
+}
+
 /// How `scatter` combines a source value with what is already there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScatterMode {

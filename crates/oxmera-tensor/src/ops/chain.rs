@@ -204,6 +204,10 @@ chain_methods! {
     fn hardswish();
     /// [`Tensor::logsigmoid`].
     fn logsigmoid();
+    /// [`Tensor::cumsum`].
+    fn cumsum(dim: isize);
+    /// [`Tensor::cumprod`].
+    fn cumprod(dim: isize);
     /// [`Tensor::isnan`].
     fn isnan();
     /// [`Tensor::isinf`].

@@ -5,6 +5,7 @@ mod activation;
 mod binary;
 pub mod chain;
 mod conv;
+mod cumulative;
 mod index;
 mod mask;
 mod math;

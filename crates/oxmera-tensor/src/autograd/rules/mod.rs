@@ -10,10 +10,12 @@
 //! beside its rule (for example `relu` at 0, ties of `max`).
 
 mod activation;
+mod cumulative;
 mod elementwise;
 mod reduce;
 mod structural;
 
+pub(crate) use cumulative::scan;
 pub(crate) use elementwise::{binary, cast, unary, where_cond};
 pub(crate) use reduce::{layer_norm, matmul, reduce, softmax};
 pub(crate) use structural::{

@@ -1,0 +1,43 @@
+//! Rules of the scans `cumsum` and `cumprod`.
+
+use oxmera_core::Result;
+
+use crate::autograd::record_unary;
+use crate::{ScanOp, Tensor};
+
+/// Records a scan along `dim` with output `y`.
+pub(crate) fn scan(op: ScanOp, x: &Tensor, dim: usize, y: Tensor) -> Tensor {
+    let (xd, yd) = (x.detach(), y.detach());
+    record_unary(y, op.name(), x, move |g| match op {
+        ScanOp::Sum => reverse_cumsum(g, dim),
+        ScanOp::Prod => cumprod_grad(&xd, &yd, g, dim),
+    })
+}
+
+/// `Σ_{j >= i} t_j` along `dim`: the adjoint of a running sum.
+fn reverse_cumsum(t: &Tensor, dim: usize) -> Result<Tensor> {
+    let d = [dim as isize];
+    t.flip(&d)?.cumsum(dim as isize)?.flip(&d)
+}
+
+/// `∂L/∂x_i = Σ_{j >= i} g_j · Π_{k <= j, k != i} x_k` for `y = cumprod(x)`.
+///
+/// Before the first zero of a slice, `Π_{k<=j, k≠i} x_k = y_j / x_i` with
+/// `x_i ≠ 0`, so the sum is `reverse_cumsum(g·y)_i / x_i`. At the first
+/// zero `z` the products leave out `x_z` itself: they are the running
+/// products of `x` with `x_z` replaced by 1, and the sum is their reverse
+/// running sum against `g` at `z`. After it every product includes `x_z = 0`,
+/// so the gradient is 0 there (selected, never a `0/0`).
+fn cumprod_grad(x: &Tensor, y: &Tensor, g: &Tensor, dim: usize) -> Result<Tensor> {
+    let dt = x.dtype();
+    let zero = x.eq_scalar(0.0)?;
+    // How many zeros up to and including each position of its slice.
+    let zeros_so_far = zero.to_dtype(dt)?.cumsum(dim as isize)?;
+    let before_first = zeros_so_far.eq_scalar(0.0)?;
+    let at_first = zero.logical_and(&zeros_so_far.eq_scalar(1.0)?)?;
+    let plain = reverse_cumsum(&g.mul(y)?, dim)?.div(x)?;
+    let skipped = x.masked_fill(&at_first, 1.0)?.cumprod(dim as isize)?;
+    let at_zero = reverse_cumsum(&g.mul(&skipped)?, dim)?;
+    let rest = Tensor::where_(&at_first, &at_zero, &g.zeros_like()?)?;
+    Tensor::where_(&before_first, &plain, &rest)
+}
