@@ -21,6 +21,11 @@ use crate::style::{Paint, pad, wrap};
 
 /// Arguments of `oxmera ladder`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "For authors: `oxmera ladder verify [--no-lint]` checks that every \
+skeleton fails its spec, every solution passes it and every named wrong \
+solution fails it (docs/ladder.md, \"The author's check\")."
+)]
 pub struct LadderArgs {
     #[command(subcommand)]
     command: Option<LadderCommand>,
@@ -30,15 +35,18 @@ pub struct LadderArgs {
 enum LadderCommand {
     /// Your progress and every rung's status (the default).
     List,
-    /// Build and run a rung's spec against your code; green records it done.
+    /// Build and run a rung's spec against your code; green records it
+    /// done, red takes a done rung back.
     Check {
-        /// The rung, e.g. A1.
-        id: String,
+        /// The rung, e.g. A1 (default: the current rung).
+        id: Option<String>,
     },
-    /// Reveal the next hint of a rung, one at a time.
+    /// Reveal the next hint of a rung, one at a time, or hint N.
     Hint {
-        /// The rung, e.g. A1.
-        id: String,
+        /// The rung, e.g. A1 (default: the current rung).
+        id: Option<String>,
+        /// Jump to this hint (from 1) instead of the next one.
+        number: Option<usize>,
     },
     /// Re-check the current rung whenever its files change.
     Watch,
@@ -51,7 +59,9 @@ enum LadderCommand {
         yes: bool,
     },
     /// The author's check: every skeleton fails its spec, every solution
-    /// passes it, all of them fmt- and clippy-clean.
+    /// passes it, every named wrong solution fails it, all of them fmt-
+    /// and clippy-clean. Hidden from the learner's list (see after_help).
+    #[command(hide = true)]
     Verify {
         /// Skip rustfmt and clippy (faster; CI runs them).
         #[arg(long)]
@@ -96,6 +106,7 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
         LadderCommand::Check { id } => {
+            let id = rung_or_current(&ladder, id)?;
             let rung = ladder.manifest.built_rung(&id)?.clone();
             if ladder.state(&rung.id) == Some(RungState::Locked) {
                 println!(
@@ -112,8 +123,9 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
             print!("{}", render_check(&ladder, &report, paint));
             Ok(exit_for(&report.outcome))
         }
-        LadderCommand::Hint { id } => {
-            let revealed = hints::reveal_next(&mut ladder, &id)?;
+        LadderCommand::Hint { id, number } => {
+            let id = rung_or_current(&ladder, id)?;
+            let revealed = hints::reveal(&mut ladder, &id, number)?;
             print!("{}", render_hint(&revealed, paint));
             Ok(ExitCode::SUCCESS)
         }
@@ -187,6 +199,17 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
                 Ok(ExitCode::from(1))
             }
         }
+    }
+}
+
+/// The rung named, or the current one when none is.
+fn rung_or_current(ladder: &Ladder, id: Option<String>) -> oxmera_ladder::Result<String> {
+    match id {
+        Some(id) => Ok(id),
+        None => ladder
+            .current()
+            .map(|r| r.id.clone())
+            .ok_or(oxmera_ladder::Error::NoCurrentRung),
     }
 }
 
@@ -304,6 +327,18 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
                     ""
                 }
             ));
+            // The solutions only call oxmera: point at where it does it.
+            let sources: Vec<String> = ladder
+                .manifest
+                .rung(id)
+                .map(|r| r.source.iter().map(|p| p.display().to_string()).collect())
+                .unwrap_or_default();
+            if !sources.is_empty() {
+                out.push_str(&format!(
+                    "How oxmera does the same: read {}\n",
+                    paint.cyan(&sources.join(", "))
+                ));
+            }
             match ladder.next_step() {
                 NextStep::Climb { id: next, .. } => out.push_str(&format!(
                     "Next: {next}. See it with {}.\n",
@@ -314,10 +349,11 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
         }
         Outcome::Red { passed, failures } => {
             let total = passed + failures.len();
-            let header = format!(
-                "{} {id}: {passed} of {total} tests pass.\n\n",
-                paint.red("✗")
-            );
+            let mut header = format!("{} {id}: {passed} of {total} tests pass.\n", paint.red("✗"));
+            if report.unmarked {
+                header.push_str(&format!("{id} was done; it is no longer marked done.\n"));
+            }
+            header.push('\n');
             let mut footer = String::new();
             let todo = failures.iter().filter(|f| f.hit_todo()).count();
             if todo > 0 {
@@ -365,9 +401,13 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
         }
         Outcome::BuildFailed { errors } => {
             out.push_str(&format!(
-                "{} {id}: your code does not compile yet.\n\n{errors}\n",
+                "{} {id}: your code does not compile yet.\n",
                 paint.red("✗")
             ));
+            if report.unmarked {
+                out.push_str(&format!("{id} was done; it is no longer marked done.\n"));
+            }
+            out.push_str(&format!("\n{errors}\n"));
         }
         Outcome::NoTests => {
             out.push_str(&format!(
@@ -467,8 +507,9 @@ fn render_hint(r: &hints::Revealed, paint: Paint) -> String {
         out.push_str(&paint.dim("\n(That was the last hint; it is shown again.)\n"));
     } else if r.number < r.total {
         out.push_str(&paint.dim(&format!(
-            "\n{} more: run `oxmera ladder hint {}` again.\n",
+            "\n{} more: run `oxmera ladder hint {}` again, or `oxmera ladder hint {} N` for hint N.\n",
             r.total - r.number,
+            r.id,
             r.id
         )));
     }

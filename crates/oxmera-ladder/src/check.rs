@@ -64,6 +64,9 @@ pub struct CheckReport {
     pub outcome: Outcome,
     /// Whether this run finished the rung for the first time.
     pub newly_done: bool,
+    /// Whether this run took a done rung back to not done: it was green
+    /// once, and is red (or does not compile) now.
+    pub unmarked: bool,
 }
 
 /// The cargo package name of the crate in `dir`.
@@ -92,19 +95,30 @@ pub fn run_spec(ladder: &Ladder, cargo: &Cargo, rung: &Rung) -> Result<Outcome> 
     Ok(Outcome::from_run(run))
 }
 
-/// Checks a rung and, when it is green, records it as done.
+/// Checks a rung and records the verdict: green marks it done, red (or a
+/// build that fails) marks a done rung not done again, so the list never
+/// shows as done what no longer passes.
 pub fn check(ladder: &mut Ladder, cargo: &Cargo, id: &str) -> Result<CheckReport> {
     let rung = ladder.manifest.built_rung(id)?.clone();
     let outcome = run_spec(ladder, cargo, &rung)?;
-    let mut newly_done = false;
-    if matches!(outcome, Outcome::Green { .. }) && ladder.progress.mark_done(&rung.id) {
+    // Saved on top of what another terminal saved while the spec ran.
+    ladder.progress.reload()?;
+    let (mut newly_done, mut unmarked) = (false, false);
+    match outcome {
+        Outcome::Green { .. } => newly_done = ladder.progress.mark_done(&rung.id),
+        Outcome::Red { .. } | Outcome::BuildFailed { .. } => {
+            unmarked = ladder.progress.unmark_done(&rung.id)
+        }
+        Outcome::NoTests => {}
+    }
+    if newly_done || unmarked {
         ladder.progress.save()?;
-        newly_done = true;
     }
     Ok(CheckReport {
         id: rung.id,
         outcome,
         newly_done,
+        unmarked,
     })
 }
 

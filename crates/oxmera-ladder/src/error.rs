@@ -67,6 +67,21 @@ pub enum Error {
         teaches: String,
     },
 
+    /// A hint number the rung does not have.
+    #[error("ladder: {id} has {total} hint(s); there is no hint {number}")]
+    NoSuchHint {
+        /// The rung's id.
+        id: String,
+        /// The number asked for, from 1.
+        number: usize,
+        /// How many hints the rung has.
+        total: usize,
+    },
+
+    /// No rung was named and there is no current one to default to.
+    #[error("ladder: every built rung is done, so there is no current rung; name one (e.g. A1)")]
+    NoCurrentRung,
+
     /// `cargo` could not be started at all.
     #[error("ladder: could not run `{program}`: {source}")]
     CargoSpawn {

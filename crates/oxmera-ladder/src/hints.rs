@@ -61,10 +61,39 @@ pub struct Revealed {
 
 /// Reveals the next hint of a rung and records that it was seen.
 pub fn reveal_next(ladder: &mut Ladder, id: &str) -> Result<Revealed> {
+    reveal(ladder, id, None)
+}
+
+/// Reveals hint `number` (from 1) of a rung, or the next one when `None`,
+/// and records how far the learner has read. Jumping ahead counts the
+/// hints before it as seen; going back leaves the count as it was.
+pub fn reveal(ladder: &mut Ladder, id: &str, number: Option<usize>) -> Result<Revealed> {
     let rung = ladder.manifest.built_rung(id)?.clone();
     let hints = load(&ladder.hints_file(&rung))?;
+    // Hints asked for from another terminal count too.
+    ladder.progress.reload()?;
     let seen = ladder.progress.hints_seen(&rung.id);
     let total = hints.len();
+    if let Some(n) = number {
+        if n == 0 || n > total {
+            return Err(Error::NoSuchHint {
+                id: rung.id,
+                number: n,
+                total,
+            });
+        }
+        if n > seen {
+            ladder.progress.set_hints_seen(&rung.id, n);
+            ladder.progress.save()?;
+        }
+        return Ok(Revealed {
+            id: rung.id,
+            number: n,
+            total,
+            hint: hints.into_iter().nth(n - 1),
+            again: false,
+        });
+    }
     if total == 0 {
         return Ok(Revealed {
             id: rung.id,

@@ -78,6 +78,11 @@ pub struct Rung {
     /// The rung's folder, relative to `exercises/`; required when built.
     #[serde(default)]
     pub path: Option<PathBuf>,
+    /// The oxmera source files that do what the rung asks, relative to the
+    /// repository root (the folder above `exercises/`): shown after a
+    /// green check, since the solutions only call them.
+    #[serde(default)]
+    pub source: Vec<PathBuf>,
 }
 
 impl Rung {

@@ -86,6 +86,26 @@ impl Progress {
         true
     }
 
+    /// Records that a rung is no longer finished (a red check after a
+    /// green one); returns whether it was marked done.
+    pub fn unmark_done(&mut self, id: &str) -> bool {
+        let before = self.done.len();
+        self.done.retain(|d| d != id);
+        self.done.len() != before
+    }
+
+    /// Reads the file again, so that a change is made on top of what
+    /// another `oxmera ladder` (a `hint` in another terminal while `watch`
+    /// runs) saved meanwhile, not over it. Progress with no file (built in
+    /// memory) stays as it is.
+    pub fn reload(&mut self) -> Result<()> {
+        if self.path.as_os_str().is_empty() {
+            return Ok(());
+        }
+        *self = Progress::load(&self.path)?;
+        Ok(())
+    }
+
     /// How many hints of a rung have been revealed.
     pub fn hints_seen(&self, id: &str) -> usize {
         self.hints.get(id).copied().unwrap_or(0)
@@ -109,6 +129,9 @@ mod tests {
         assert!(p.done.is_empty());
         assert!(p.mark_done("A1"));
         assert!(!p.mark_done("A1"));
+        assert!(p.unmark_done("A1"));
+        assert!(!p.unmark_done("A1"));
+        assert!(p.mark_done("A1"));
         p.set_hints_seen("A2", 2);
         p.save().unwrap();
         let q = Progress::load(&path).unwrap();

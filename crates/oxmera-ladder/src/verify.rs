@@ -487,6 +487,15 @@ fn files_problems(ladder: &Ladder, rung: &Rung) -> Vec<Problem> {
             });
         }
     }
+    // The oxmera sources a green check points at must be there.
+    for source in &rung.source {
+        let path = ladder.repo_root().join(source);
+        if !path.is_file() {
+            problems.push(Problem::MissingFile {
+                path: ladder.show(&path),
+            });
+        }
+    }
     let found = wrong_solutions(ladder, rung).map_or(0, |w| w.len());
     if found < MIN_WRONG_SOLUTIONS {
         problems.push(Problem::TooFewWrongSolutions {

@@ -248,6 +248,28 @@ fn a_wrong_solution_that_passes_fails_the_check() {
 }
 
 #[test]
+fn a_missing_oxmera_source_fails_the_check() {
+    let f = Fixture::new();
+    // `source` is read from the repository root, the folder above
+    // exercises/: one file there, one not.
+    write(&f.exercises.join("../double.rs"), "// how it is done\n");
+    let manifest = std::fs::read_to_string(f.exercises.join("manifest.toml")).unwrap();
+    write(
+        &f.exercises.join("manifest.toml"),
+        &manifest.replace(
+            "path = \"f1\"\n",
+            "path = \"f1\"\nsource = [\"double.rs\", \"gone.rs\"]\n",
+        ),
+    );
+    assert_eq!(
+        problems(&f, false),
+        vec![Problem::MissingFile {
+            path: PathBuf::from("gone.rs")
+        }]
+    );
+}
+
+#[test]
 fn fewer_than_three_wrong_solutions_fail_the_check() {
     let f = Fixture::new();
     std::fs::remove_file(f.rung_file("wrong/squares.rs")).unwrap();
@@ -351,6 +373,33 @@ fn check_is_red_on_the_skeleton_and_green_on_a_solution() {
         matches!(&broken.outcome, Outcome::BuildFailed { errors } if errors.contains("expected expression")),
         "{broken:?}"
     );
+    // What no longer compiles is no longer done.
+    assert!(broken.unmarked);
+    assert!(!f.ladder().progress.is_done("F1"));
+
+    // Green again, then red: the rung is taken back, and a hint asked for
+    // from another terminal meanwhile (another `Ladder`) survives both
+    // saves of this one, which loaded its progress before the hint.
+    write(&f.rung_file("src/lib.rs"), SOLUTION);
+    let again = check::check(&mut ladder, &f.cargo(), "F1").unwrap();
+    assert!(again.newly_done && !again.unmarked, "{again:?}");
+    hints::reveal_next(&mut f.ladder(), "F1").unwrap();
+    write(
+        &f.rung_file("src/lib.rs"),
+        &SOLUTION.replace("x * 2", "x + 2"),
+    );
+    let red = check::check(&mut ladder, &f.cargo(), "F1").unwrap();
+    assert!(
+        matches!(red.outcome, Outcome::Red { passed: 1, .. }),
+        "{red:?}"
+    );
+    assert!(red.unmarked && !red.newly_done);
+    let saved = f.ladder().progress;
+    assert!(!saved.is_done("F1"));
+    assert_eq!(saved.hints_seen("F1"), 1, "the other terminal's hint");
+    // A red check of a rung that was not done changes nothing.
+    let still_red = check::check(&mut ladder, &f.cargo(), "F1").unwrap();
+    assert!(!still_red.unmarked);
 }
 
 #[test]
@@ -364,6 +413,26 @@ fn hints_come_one_at_a_time_and_reset_keeps_a_backup() {
     assert_eq!(second.hint.unwrap().body, "By two.");
     let again = hints::reveal_next(&mut f.ladder(), "F1").unwrap();
     assert_eq!((again.number, again.again), (2, true));
+
+    // `hint F1 N` jumps: ahead counts the hints before as seen, back
+    // leaves the count alone, and a hint the rung lacks is an error.
+    let g = Fixture::new();
+    let jumped = hints::reveal(&mut g.ladder(), "F1", Some(2)).unwrap();
+    assert_eq!((jumped.number, jumped.total), (2, 2));
+    assert_eq!(jumped.hint.unwrap().title, "Second");
+    assert_eq!(g.ladder().progress.hints_seen("F1"), 2);
+    let back = hints::reveal(&mut g.ladder(), "F1", Some(1)).unwrap();
+    assert_eq!(back.hint.unwrap().title, "First");
+    assert_eq!(g.ladder().progress.hints_seen("F1"), 2);
+    for n in [0, 3] {
+        assert!(
+            matches!(
+                hints::reveal(&mut g.ladder(), "F1", Some(n)),
+                Err(oxmera_ladder::Error::NoSuchHint { number, total: 2, .. }) if number == n
+            ),
+            "hint {n}"
+        );
+    }
 
     write(&f.rung_file("src/lib.rs"), SOLUTION);
     ladder.progress.mark_done("F1");
