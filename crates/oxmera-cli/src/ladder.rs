@@ -5,6 +5,7 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 // Printing through anstream strips colour (cargo's diagnostics included)
@@ -559,8 +560,34 @@ fn reset_rung(
 /// takes escape codes), and `anstream` would strip it from any other.
 const CLEAR_SCREEN: &str = "\x1b[2J\x1b[H";
 
+/// What the learner types while `watch` waits, a line at a time: the
+/// first letter of each line (`n`, `h`, `q`). A line, not a raw key, so
+/// the terminal stays in its normal mode and Ctrl-C leaves it as it was.
+/// When stdin ends (a pipe, `/dev/null`) the channel disconnects and
+/// `watch` runs on without keys.
+fn spawn_keys() -> Receiver<char> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if let Some(c) = line.trim().chars().next() {
+                if tx.send(c.to_ascii_lowercase()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// How often `watch` looks for a key between file events.
+const KEY_POLL: Duration = Duration::from_millis(100);
+/// How long an editor's burst of events for one save may last.
+const SETTLE: Duration = Duration::from_millis(200);
+
 fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
     let cargo = cargo_for(ladder, paint);
+    let keys = spawn_keys();
     loop {
         let Some(rung) = ladder.current().cloned() else {
             println!(
@@ -580,16 +607,48 @@ fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
         let report = check::check(ladder, &cargo, &rung.id)?;
         print!("{}", render_check(ladder, &report, paint));
         if matches!(report.outcome, Outcome::Green { .. }) {
-            // Straight on to the next rung.
+            let Some(next) = ladder.current().cloned() else {
+                continue;
+            };
+            // Pause on green, so the result stays on screen until the
+            // learner moves on; without a keyboard, straight on.
+            println!(
+                "\n{}",
+                paint.dim(&format!(
+                    "n + Enter: on to {} ({}) · q + Enter: quit",
+                    next.id, next.name
+                ))
+            );
+            loop {
+                match keys.recv() {
+                    Ok('q') => return Ok(ExitCode::SUCCESS),
+                    Ok('n') | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
             continue;
         }
         println!(
             "\n{}",
             paint.dim(&format!(
-                "Watching {} — save a file to re-check; Ctrl-C to stop.",
+                "Watching {} — save a file to re-check · h + Enter: a hint · q + Enter: quit",
                 ladder.show(&dir).display()
             ))
         );
-        watcher.next_change(Duration::from_millis(200))?;
+        loop {
+            if watcher.poll_change(SETTLE, KEY_POLL)?.is_some() {
+                break;
+            }
+            match keys.try_recv() {
+                Ok('q') => return Ok(ExitCode::SUCCESS),
+                Ok('h') => {
+                    let revealed = hints::reveal(ladder, &rung.id, None)?;
+                    print!("\n{}", render_hint(&revealed, paint));
+                    let _ = std::io::stdout().flush();
+                }
+                // Other keys, none yet, or no keyboard: keep watching.
+                _ => {}
+            }
+        }
     }
 }

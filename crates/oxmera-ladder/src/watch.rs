@@ -49,16 +49,33 @@ impl RungWatcher {
     /// events an editor's save makes (they arrive within `settle` of each
     /// other) and returns the changed paths.
     pub fn next_change(&self, settle: Duration) -> Result<Vec<PathBuf>> {
-        let mut changed: Vec<PathBuf> = Vec::new();
         loop {
-            let event = if changed.is_empty() {
-                self.events.recv().map_err(|_| self.closed())?
-            } else {
-                match self.events.recv_timeout(settle) {
-                    Ok(e) => e,
-                    Err(RecvTimeoutError::Timeout) => return Ok(changed),
-                    Err(RecvTimeoutError::Disconnected) => return Err(self.closed()),
+            if let Some(changed) = self.poll_change(settle, Duration::from_secs(3600))? {
+                return Ok(changed);
+            }
+        }
+    }
+
+    /// Like [`RungWatcher::next_change`], but gives up when no relevant
+    /// change starts within `wait`, returning `None`: `watch` polls this
+    /// between looking for the learner's keys.
+    pub fn poll_change(&self, settle: Duration, wait: Duration) -> Result<Option<Vec<PathBuf>>> {
+        let mut changed: Vec<PathBuf> = Vec::new();
+        let started = std::time::Instant::now();
+        loop {
+            let timeout = if changed.is_empty() {
+                match wait.checked_sub(started.elapsed()) {
+                    Some(left) => left,
+                    None => return Ok(None),
                 }
+            } else {
+                settle
+            };
+            let event = match self.events.recv_timeout(timeout) {
+                Ok(e) => e,
+                Err(RecvTimeoutError::Timeout) if changed.is_empty() => return Ok(None),
+                Err(RecvTimeoutError::Timeout) => return Ok(Some(changed)),
+                Err(RecvTimeoutError::Disconnected) => return Err(self.closed()),
             };
             let event = event.map_err(|e| Error::Watch {
                 path: self.root.clone(),
@@ -104,6 +121,26 @@ mod tests {
         let file = dir.path().join("lib.rs");
         std::fs::write(&file, "// changed").unwrap();
         let changed = w.next_change(Duration::from_millis(100)).unwrap();
+        assert!(changed.iter().any(|p| p.ends_with("lib.rs")), "{changed:?}");
+    }
+
+    #[test]
+    fn polling_gives_up_without_a_change_and_sees_one_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = RungWatcher::new(dir.path()).unwrap();
+        let settle = Duration::from_millis(100);
+        // Nothing relevant happens: a swap file only.
+        std::fs::write(dir.path().join(".lib.rs.swp"), "x").unwrap();
+        assert_eq!(
+            w.poll_change(settle, Duration::from_millis(200)).unwrap(),
+            None
+        );
+        std::fs::write(dir.path().join("lib.rs"), "// changed").unwrap();
+        // Bounded by a generous wait, not timed: it returns on the event.
+        let changed = w
+            .poll_change(settle, Duration::from_secs(60))
+            .unwrap()
+            .expect("the write is seen");
         assert!(changed.iter().any(|p| p.ends_with("lib.rs")), "{changed:?}");
     }
 }
