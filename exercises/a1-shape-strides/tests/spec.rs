@@ -24,34 +24,70 @@ fn dims() -> impl Strategy<Value = Vec<usize>> {
 
 #[test]
 fn strides_of_2x3x4_are_12_4_1() {
-    assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
+    assert_eq!(
+        row_major_strides(&[2, 3, 4]),
+        vec![12, 4, 1],
+        "row_major_strides([2, 3, 4])"
+    );
 }
 
 #[test]
 fn strides_of_a_vector_and_a_scalar() {
-    assert_eq!(row_major_strides(&[5]), vec![1]);
-    assert_eq!(row_major_strides(&[]), Vec::<usize>::new());
+    assert_eq!(row_major_strides(&[5]), vec![1], "row_major_strides([5])");
+    assert_eq!(
+        row_major_strides(&[]),
+        Vec::<usize>::new(),
+        "row_major_strides([])"
+    );
 }
 
 #[test]
 fn a_zero_extent_counts_as_one_in_strides() {
-    assert_eq!(row_major_strides(&[3, 0, 2]), vec![2, 2, 1]);
+    assert_eq!(
+        row_major_strides(&[3, 0, 2]),
+        vec![2, 2, 1],
+        "row_major_strides([3, 0, 2])"
+    );
 }
 
 #[test]
 fn offset_of_hand_computed_cases() {
     // [[0, 1, 2], [3, 4, 5]]: element [1, 2] is at 1*3 + 2*1 = 5.
-    assert_eq!(offset_of(&[2, 3], &[3, 1], 0, &[1, 2]), Some(5));
+    assert_eq!(
+        offset_of(&[2, 3], &[3, 1], 0, &[1, 2]),
+        Some(5),
+        "offset_of([2, 3], [3, 1], 0, [1, 2])"
+    );
     // The transpose of that matrix: shape [3, 2], strides [1, 3].
     // Its element [2, 1] is the original [1, 2], still at 5.
-    assert_eq!(offset_of(&[3, 2], &[1, 3], 0, &[2, 1]), Some(5));
+    assert_eq!(
+        offset_of(&[3, 2], &[1, 3], 0, &[2, 1]),
+        Some(5),
+        "offset_of([3, 2], [1, 3], 0, [2, 1])"
+    );
     // A view that starts 7 places in.
-    assert_eq!(offset_of(&[2, 2], &[2, 1], 7, &[0, 0]), Some(7));
-    assert_eq!(offset_of(&[2, 2], &[2, 1], 7, &[1, 1]), Some(10));
+    assert_eq!(
+        offset_of(&[2, 2], &[2, 1], 7, &[0, 0]),
+        Some(7),
+        "offset_of([2, 2], [2, 1], 7, [0, 0])"
+    );
+    assert_eq!(
+        offset_of(&[2, 2], &[2, 1], 7, &[1, 1]),
+        Some(10),
+        "offset_of([2, 2], [2, 1], 7, [1, 1])"
+    );
     // A broadcast row: stride 0 repeats one element along dim 0.
-    assert_eq!(offset_of(&[4, 3], &[0, 1], 0, &[3, 2]), Some(2));
+    assert_eq!(
+        offset_of(&[4, 3], &[0, 1], 0, &[3, 2]),
+        Some(2),
+        "offset_of([4, 3], [0, 1], 0, [3, 2])"
+    );
     // A scalar has one element, at the offset.
-    assert_eq!(offset_of(&[], &[], 3, &[]), Some(3));
+    assert_eq!(
+        offset_of(&[], &[], 3, &[]),
+        Some(3),
+        "offset_of([], [], 3, [])"
+    );
 }
 
 #[test]
@@ -75,34 +111,53 @@ fn offset_of_rejects_out_of_bounds_and_wrong_rank() {
     assert_eq!(
         offset_of(&[0], &[1], 0, &[0]),
         None,
-        "an empty dim has no index"
+        "offset_of([0], [1], 0, [0]): an empty dim has no index"
     );
 }
 
 #[test]
 fn index_of_counts_with_the_last_index_fastest() {
-    assert_eq!(index_of(&[2, 3], 4), vec![1, 1]);
+    assert_eq!(index_of(&[2, 3], 4), vec![1, 1], "index_of([2, 3], 4)");
     let order: Vec<Vec<usize>> = (0..4).map(|i| index_of(&[2, 2], i)).collect();
-    assert_eq!(order, vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]);
-    assert_eq!(index_of(&[], 0), Vec::<usize>::new());
+    assert_eq!(
+        order,
+        vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]],
+        "index_of([2, 2], i) for i in 0..4"
+    );
+    assert_eq!(index_of(&[], 0), Vec::<usize>::new(), "index_of([], 0)");
 }
 
 #[test]
 fn contiguity_hand_computed_cases() {
-    assert!(is_contiguous(&[2, 3], &[3, 1]), "fresh");
-    assert!(!is_contiguous(&[3, 2], &[1, 3]), "transposed");
+    assert!(
+        is_contiguous(&[2, 3], &[3, 1]),
+        "is_contiguous([2, 3], [3, 1]): fresh"
+    );
+    assert!(
+        !is_contiguous(&[3, 2], &[1, 3]),
+        "is_contiguous([3, 2], [1, 3]): transposed"
+    );
     assert!(
         !is_contiguous(&[2, 3], &[4, 1]),
-        "rows with a gap (a narrowed view)"
+        "is_contiguous([2, 3], [4, 1]): rows with a gap (a narrowed view)"
     );
-    assert!(!is_contiguous(&[3], &[2]), "every other element");
-    assert!(!is_contiguous(&[4, 3], &[0, 1]), "broadcast");
+    assert!(
+        !is_contiguous(&[3], &[2]),
+        "is_contiguous([3], [2]): every other element"
+    );
+    assert!(
+        !is_contiguous(&[4, 3], &[0, 1]),
+        "is_contiguous([4, 3], [0, 1]): broadcast"
+    );
     assert!(
         is_contiguous(&[1, 3], &[99, 1]),
-        "a size-1 dim's stride never matters"
+        "is_contiguous([1, 3], [99, 1]): a size-1 dim's stride never matters"
     );
-    assert!(is_contiguous(&[0, 5], &[7, 7]), "no elements");
-    assert!(is_contiguous(&[], &[]), "a scalar");
+    assert!(
+        is_contiguous(&[0, 5], &[7, 7]),
+        "is_contiguous([0, 5], [7, 7]): no elements"
+    );
+    assert!(is_contiguous(&[], &[]), "is_contiguous([], []): a scalar");
 }
 
 proptest! {
