@@ -148,3 +148,25 @@ fn the_analysis_rejects_impossible_launches() {
     let e = check(row_guard(), &CheckOptions::new(LaunchConfig::linear(1, 0)));
     assert!(e.is_err());
 }
+
+/// A grid-uniform value stored by lane 0 only: afterwards the local holds it
+/// in lane 0 and its old value elsewhere.
+#[kernel]
+fn lane_assigned(out: &mut [f32], n: u32) {
+    let mut x = 0u32;
+    if lane_id() == 0 {
+        x = n;
+    }
+    if x > 5 {
+        sync_threads();
+    }
+    out[thread_idx_x()] = 1.0;
+}
+
+#[test]
+fn a_uniform_value_assigned_in_some_lanes_differs_between_lanes() {
+    let f = at(lane_assigned(), Dim3::x(32));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].rule, Rule::DivergentBarrier);
+    assert!(!f[0].confirmed, "depends on n");
+}

@@ -24,6 +24,10 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
+mod affine;
+
+use affine::Affine;
+
 use crate::eval;
 use crate::ir::*;
 use crate::launch::{LaunchConfig, LaunchError};
@@ -373,6 +377,9 @@ struct AVal {
     uni: Uniformity,
     conc: Option<Vals>,
     prov: Prov,
+    /// Where `conc` is unknown: the value as a block term plus a known
+    /// per-thread part, when it is one (see [`affine`]).
+    affine: Option<Affine>,
 }
 
 impl AVal {
@@ -381,10 +388,17 @@ impl AVal {
             uni: Uniformity::Grid,
             conc: None,
             prov: Rc::new(Vec::new()),
+            affine: None,
         }
     }
     fn same(&self, o: &AVal) -> bool {
-        self.uni == o.uni
+        let affine = match (&self.affine, &o.affine) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same(b),
+            _ => false,
+        };
+        affine
+            && self.uni == o.uni
             && match (&self.conc, &o.conc) {
                 (None, None) => true,
                 (Some(a), Some(b)) => {
@@ -400,14 +414,22 @@ impl AVal {
 struct Ctl {
     /// Threads of the block reaching this point, when known exactly.
     mask: Option<Mask>,
+    /// Threads that may reach it: `mask` when that is known, otherwise the
+    /// threads that no known condition has excluded. After `if i >= n {
+    /// return; }` (data) and `if thread_idx_x() == 0` (known), the mask is
+    /// unknown but at most thread 0 of each block stores — which is what
+    /// tells a per-block store from a race.
+    bound: Mask,
     uni: Uniformity,
     prov: Prov,
 }
 
 impl Ctl {
     fn all(bt: usize) -> Self {
+        let all = Rc::new(vec![true; bt]);
         Ctl {
-            mask: Some(Rc::new(vec![true; bt])),
+            mask: Some(all.clone()),
+            bound: all,
             uni: Uniformity::Grid,
             prov: Rc::new(Vec::new()),
         }
@@ -430,8 +452,16 @@ impl Ctl {
                 } else {
                     a.prov.clone()
                 };
+                let bound = Rc::new(
+                    a.bound
+                        .iter()
+                        .zip(b.bound.iter())
+                        .map(|(p, q)| *p || *q)
+                        .collect(),
+                );
                 Some(Ctl {
                     mask,
+                    bound,
                     uni: a.uni.max(b.uni),
                     prov,
                 })
@@ -545,7 +575,23 @@ impl<'k> Analyzer<'k> {
         } else {
             ctl.prov.clone()
         };
-        Ctl { mask, uni, prov }
+        let bound = match (&mask, &c.conc) {
+            (Some(m), _) => m.clone(),
+            (None, Some(v)) => Rc::new(
+                ctl.bound
+                    .iter()
+                    .zip(v.iter())
+                    .map(|(a, x)| *a && matches!(x, Value::Bool(b) if *b == want))
+                    .collect(),
+            ),
+            (None, None) => ctl.bound.clone(),
+        };
+        Ctl {
+            mask,
+            bound,
+            uni,
+            prov,
+        }
     }
 
     /// Control after some threads left (returned, broke or continued).
@@ -573,7 +619,23 @@ impl<'k> Analyzer<'k> {
         } else {
             ctl.prov.clone()
         };
-        Ctl { mask, uni, prov }
+        let bound = match (&mask, &left.mask) {
+            (Some(m), _) => m.clone(),
+            (None, Some(l)) => Rc::new(
+                ctl.bound
+                    .iter()
+                    .zip(l.iter())
+                    .map(|(a, b)| *a && !b)
+                    .collect(),
+            ),
+            (None, None) => ctl.bound.clone(),
+        };
+        Ctl {
+            mask,
+            bound,
+            uni,
+            prov,
+        }
     }
 
     fn find(&mut self, f: Finding) {
@@ -635,12 +697,23 @@ impl<'k> Analyzer<'k> {
         } else if v.conc.is_some() && ctl.mask.is_none() {
             v.conc = None;
         }
+        // The block-term form holds where every thread of the block took
+        // the new value.
+        if !ctl.mask.as_ref().is_some_and(|m| m.iter().all(|b| *b)) {
+            v.affine = None;
+        }
         if v.conc.is_none() {
-            v.uni = v.uni.max(if ctl.mask.is_some() {
-                Uniformity::Grid
-            } else {
-                ctl.uni
-            });
+            let partial = match &ctl.mask {
+                // Threads outside the mask keep the old value: the local
+                // mixes the two along the mask (two different uniform
+                // values under `lane_id() == 0` differ between lanes).
+                Some(m) if m.iter().any(|b| !b) && !v.same(&env[local as usize]) => {
+                    classify_mask(self.ws, m).max(env[local as usize].uni)
+                }
+                Some(_) => Uniformity::Grid,
+                None => ctl.uni,
+            };
+            v.uni = v.uni.max(partial);
             if ctl.mask.is_none() && ctl.uni > Uniformity::Grid && v.prov.is_empty() {
                 v.prov = ctl.prov.clone();
             }
@@ -740,7 +813,12 @@ impl<'k> Analyzer<'k> {
                             (u, p)
                         }
                     };
-                    env[i] = AVal { uni, conc, prov };
+                    env[i] = AVal {
+                        uni,
+                        conc,
+                        prov,
+                        affine: None,
+                    };
                 }
                 lt.join(le)
             }
@@ -808,6 +886,7 @@ impl<'k> Analyzer<'k> {
             uni: var_uni,
             conc: None,
             prov: var_prov,
+            affine: None,
         };
         let trip_uni = a.uni.max(b.uni).max(st.uni);
         let trip_prov = [a, b, st]
@@ -829,6 +908,7 @@ impl<'k> Analyzer<'k> {
                 return (
                     Ctl {
                         mask: Some(m.clone()),
+                        bound: m.clone(),
                         uni: ctl.uni,
                         prov: ctl.prov.clone(),
                     },
@@ -836,12 +916,14 @@ impl<'k> Analyzer<'k> {
                 );
             }
             // Trip counts differ: the first iteration only some threads run is the witness.
-            let wm: Vec<bool> = (0..self.bt).map(|t| m[t] && trips[t] > lo).collect();
+            let wm: Rc<Vec<bool>> = Rc::new((0..self.bt).map(|t| m[t] && trips[t] > lo).collect());
             let uni = classify_mask(self.ws, &wm).max(ctl.uni);
             let prov = self.push_prov(&trip_prov, self.step(span, what));
             return (
                 Ctl {
-                    mask: Some(Rc::new(wm)),
+                    // Every thread that entered runs the earlier iterations.
+                    bound: m.clone(),
+                    mask: Some(wm),
                     uni,
                     prov,
                 },
@@ -859,6 +941,7 @@ impl<'k> Analyzer<'k> {
         (
             Ctl {
                 mask: None,
+                bound: ctl.bound.clone(),
                 uni: ctl.uni.max(trip_uni),
                 prov,
             },
@@ -922,6 +1005,7 @@ impl<'k> Analyzer<'k> {
                         uni,
                         conc: None,
                         prov,
+                        affine: None,
                     };
                     if !nv.same(&head[i]) {
                         changed = true;
@@ -1082,6 +1166,22 @@ impl<'k> Analyzer<'k> {
     }
 
     fn write_race(&mut self, mem: Mem, idx: &AVal, ctl: &Ctl, span: SpanId) {
+        // An index of the block-term form whose writers' per-thread parts
+        // differ, in blocks that cannot reach each other's elements, is no
+        // race whoever of the possible writers stores.
+        let form = match &idx.conc {
+            Some(c) => Affine::known(c),
+            None => idx.affine.clone(),
+        };
+        let writers: Vec<usize> = (0..self.bt).filter(|&t| ctl.bound[t]).collect();
+        if writers.is_empty() {
+            return;
+        }
+        if let Some(f) = &form {
+            if f.distinct_for(&writers, self.launch.grid.count()) {
+                return;
+            }
+        }
         let Some(m) = &ctl.mask else {
             // Which threads store depends on data: a thread-independent index
             // is still a race unless the data lets at most one thread through.
@@ -1203,7 +1303,12 @@ impl<'k> Analyzer<'k> {
         let prov = best
             .map(|b| b.prov.clone())
             .unwrap_or_else(|| Rc::new(Vec::new()));
-        AVal { uni, conc, prov }
+        AVal {
+            uni,
+            conc,
+            prov,
+            affine: None,
+        }
     }
 
     fn lit(&self, v: Value) -> AVal {
@@ -1211,6 +1316,7 @@ impl<'k> Analyzer<'k> {
             uni: Uniformity::Grid,
             conc: Some(Rc::new(vec![v; self.bt])),
             prov: Rc::new(Vec::new()),
+            affine: None,
         }
     }
 
@@ -1218,7 +1324,10 @@ impl<'k> Analyzer<'k> {
         match &e.kind {
             ExprKind::Lit(v) => self.lit(*v),
             ExprKind::Local(l) => env[*l as usize].clone(),
-            ExprKind::Param(_) => AVal::grid(),
+            ExprKind::Param(_) => AVal {
+                affine: (e.ty == Scalar::U32).then(|| Affine::parameter(self.bt)),
+                ..AVal::grid()
+            },
             ExprKind::Spec(s) => {
                 let v = self.specs[*s as usize];
                 self.lit(if e.ty == Scalar::I32 {
@@ -1239,6 +1348,7 @@ impl<'k> Analyzer<'k> {
                     uni: i.uni.max(floor),
                     conc: None,
                     prov: i.prov.clone(),
+                    affine: None,
                 };
                 if i.uni > Uniformity::Block {
                     let what = format!("which indexes the load `{}`", self.k.snippet(e.span));
@@ -1269,7 +1379,24 @@ impl<'k> Analyzer<'k> {
                     )),
                     _ => eval::binary(op, x, y).ok(),
                 });
-                self.combine(&[&a, &b], conc)
+                let mut v = self.combine(&[&a, &b], conc);
+                if v.conc.is_none() && e.ty == Scalar::U32 {
+                    let form = |x: &AVal| match &x.conc {
+                        Some(c) => Affine::known(c),
+                        None => x.affine.clone(),
+                    };
+                    if let (Some(fa), Some(fb)) = (form(&a), form(&b)) {
+                        if let Some(r) = Affine::binary(op, &fa, &fb) {
+                            v.uni = r.uniformity(self.ws);
+                            if r.is_known() {
+                                v.conc = Some(r.per_thread.clone());
+                            } else {
+                                v.affine = Some(r);
+                            }
+                        }
+                    }
+                }
+                v
             }
             ExprKind::Cast(arg) | ExprKind::BitCast(arg) => {
                 let a = self.expr(arg, env, ctl);
@@ -1314,6 +1441,10 @@ impl<'k> Analyzer<'k> {
                 self.collective(kind.name(), &m, ctl, e.span);
                 let uni = if v.uni <= Uniformity::Warp && a.uni <= Uniformity::Warp {
                     v.uni
+                } else if *kind == ShuffleKind::Idx && a.uni <= Uniformity::Warp {
+                    // Every lane reads the same source lane: a broadcast,
+                    // the same value in the whole warp.
+                    Uniformity::Warp
                 } else {
                     Uniformity::Divergent
                 };
@@ -1328,6 +1459,7 @@ impl<'k> Analyzer<'k> {
                     uni,
                     conc: None,
                     prov,
+                    affine: None,
                 }
             }
             ExprKind::Vote { kind, mask, pred } => {
@@ -1343,6 +1475,7 @@ impl<'k> Analyzer<'k> {
                     uni,
                     conc: None,
                     prov: p.prov.clone(),
+                    affine: None,
                 }
             }
             ExprKind::Atomic {
@@ -1364,6 +1497,7 @@ impl<'k> Analyzer<'k> {
                     uni: Uniformity::Divergent,
                     conc: None,
                     prov: Rc::new(vec![self.step(e.span, what)]),
+                    affine: None,
                 }
             }
         }
@@ -1407,6 +1541,7 @@ impl<'k> Analyzer<'k> {
                     uni,
                     conc: Some(Rc::new(v)),
                     prov: Rc::new(prov),
+                    affine: None,
                 }
             }
             None => AVal {
@@ -1416,6 +1551,18 @@ impl<'k> Analyzer<'k> {
                     span,
                     format!("`{}` differs between blocks", b.source_name()),
                 )]),
+                affine: match b {
+                    // Different in every block when the grid extends along
+                    // this axis only.
+                    Builtin::BlockIdx(axis) => {
+                        let g = self.launch.grid;
+                        Some(Affine::block_index(
+                            self.bt,
+                            g.count() == g.get(axis) as u64,
+                        ))
+                    }
+                    _ => None,
+                },
             },
         }
     }

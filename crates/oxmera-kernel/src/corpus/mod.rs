@@ -2,12 +2,14 @@
 //! and their expected verdicts (`corpus/expected.toml`), so that every rule
 //! of the analysis and every report of the simulator is shown to fire.
 
+mod convergent;
 mod helpers;
 mod kernels;
 mod page;
 
 pub use page::ptx_page;
 
+pub use convergent::*;
 pub use helpers::helper_calls::*;
 pub use kernels::*;
 
@@ -164,6 +166,51 @@ pub fn entries() -> Vec<Entry> {
             "helper_barrier_uniform_guard",
             "the call's guard is block-uniform (clean)",
             helper_barrier_uniform_guard,
+        ),
+        e(
+            "warp_row_by_gid",
+            "one warp per row, the row from the global id (clean at whole warps)",
+            warp_row_by_gid,
+        ),
+        e(
+            "warp_row_by_warp_id",
+            "one warp per row, the row from `warp_id()` (clean)",
+            warp_row_by_warp_id,
+        ),
+        e(
+            "warp_row_every_lane_stores",
+            "every lane of a row's warp stores the row",
+            warp_row_every_lane_stores,
+        ),
+        e(
+            "broadcast_trip_count",
+            "a trip count broadcast from lane 0 by `shfl_sync` (clean)",
+            broadcast_trip_count,
+        ),
+        e(
+            "ballot_trip_count",
+            "a trip count from a vote (clean)",
+            ballot_trip_count,
+        ),
+        e(
+            "lane_zero_trip_count",
+            "a trip count set in lane 0 only, before full-mask shuffles",
+            lane_zero_trip_count,
+        ),
+        e(
+            "early_return_block_slot",
+            "early return, then thread 0 writes its block's slot (clean)",
+            early_return_block_slot,
+        ),
+        e(
+            "early_return_warp_slot",
+            "early return, then lane 0 writes its warp's slot (clean)",
+            early_return_warp_slot,
+        ),
+        e(
+            "early_return_one_slot",
+            "early return, then thread 0 of every block writes slot 0",
+            early_return_one_slot,
         ),
     ]
 }
