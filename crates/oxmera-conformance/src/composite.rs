@@ -30,18 +30,63 @@ pub enum Composite {
         /// `-inf`'s replacement; `None` is the dtype's lowest value.
         neginf: Option<f64>,
     },
+    /// `x.roll(shifts, dims)`.
+    Roll {
+        /// The shift along each dim.
+        shifts: Vec<isize>,
+        /// The dims rolled (empty: the flattened tensor).
+        dims: Vec<isize>,
+    },
+    /// `x.repeat(repeats)`.
+    Repeat(Vec<usize>),
+    /// `x.tile(reps)`.
+    Tile(Vec<usize>),
+    /// `x.diagonal(offset, dim1, dim2)`.
+    Diagonal {
+        /// Above the main diagonal when positive.
+        offset: i64,
+        /// The row dim.
+        dim1: isize,
+        /// The column dim.
+        dim2: isize,
+    },
+    /// `x.diag(diagonal)`: a vector to a matrix, or a matrix's diagonal.
+    Diag(i64),
+    /// `x.trace()`.
+    Trace,
+    /// `a.outer(b)`.
+    Outer,
 }
 
 impl Composite {
     /// The names of every composite, as cases spell them (for coverage).
     pub fn names() -> Vec<&'static str> {
-        vec!["isnan", "isinf", "isfinite", "nan_to_num"]
+        vec![
+            "isnan",
+            "isinf",
+            "isfinite",
+            "nan_to_num",
+            "roll",
+            "repeat",
+            "tile",
+            "diagonal",
+            "diag",
+            "trace",
+            "outer",
+        ]
     }
 
     /// The composite called `name`, taking the parameters it uses from
     /// `p`; `None` when no composite has that name.
-    pub(crate) fn parse(name: &str, p: &mut Params) -> Option<Composite> {
-        Some(match name {
+    pub(crate) fn parse(
+        name: &str,
+        p: &mut Params,
+    ) -> Option<std::result::Result<Composite, String>> {
+        let isizes = |v: Vec<i64>| v.into_iter().map(|d| d as isize).collect::<Vec<_>>();
+        let needed = |v: Option<Vec<usize>>, what: &str| {
+            v.ok_or_else(|| format!("op `{name}` needs `{what}`"))
+        };
+        Some(Ok(match name {
             "isnan" => Composite::IsNan,
             "isinf" => Composite::IsInf,
             "isfinite" => Composite::IsFinite,
@@ -51,8 +96,38 @@ impl Composite {
                 posinf: p.posinf.take(),
                 neginf: p.neginf.take(),
             },
+            "roll" => Composite::Roll {
+                shifts: match p.shifts.take() {
+                    Some(v) => isizes(v),
+                    None => return Some(Err(format!("op `{name}` needs `shifts`"))),
+                },
+                dims: isizes(p.dims.take().unwrap_or_default()),
+            },
+            "repeat" => match needed(p.repeats.take(), "repeats") {
+                Ok(r) => Composite::Repeat(r),
+                Err(e) => return Some(Err(e)),
+            },
+            "tile" => match needed(p.repeats.take(), "repeats") {
+                Ok(r) => Composite::Tile(r),
+                Err(e) => return Some(Err(e)),
+            },
+            // PyTorch's defaults: offset 0 over dims 0 and 1.
+            "diagonal" => {
+                let dims = isizes(p.dims.take().unwrap_or(vec![0, 1]));
+                if dims.len() != 2 {
+                    return Some(Err(format!("op `{name}` takes two `dims`")));
+                }
+                Composite::Diagonal {
+                    offset: p.diagonal.take().unwrap_or(0),
+                    dim1: dims[0],
+                    dim2: dims[1],
+                }
+            }
+            "diag" => Composite::Diag(p.diagonal.take().unwrap_or(0)),
+            "trace" => Composite::Trace,
+            "outer" => Composite::Outer,
             _ => return None,
-        })
+        }))
     }
 
     /// The name cases and the report use.
@@ -62,18 +137,31 @@ impl Composite {
             Composite::IsInf => "isinf",
             Composite::IsFinite => "isfinite",
             Composite::NanToNum { .. } => "nan_to_num",
+            Composite::Roll { .. } => "roll",
+            Composite::Repeat(_) => "repeat",
+            Composite::Tile(_) => "tile",
+            Composite::Diagonal { .. } => "diagonal",
+            Composite::Diag(_) => "diag",
+            Composite::Trace => "trace",
+            Composite::Outer => "outer",
         }
     }
 
     /// How many inputs it takes: `(least, most)`.
     pub(crate) fn arity(&self) -> (usize, usize) {
-        (1, 1)
+        match self {
+            Composite::Outer => (2, 2),
+            _ => (1, 1),
+        }
     }
 
-    /// Whether autograd records it (for float outputs): not the masks,
+    /// Whether autograd records it (for float outputs): all but the masks,
     /// whose outputs are bool.
     pub fn differentiable(&self) -> bool {
-        matches!(self, Composite::NanToNum { .. })
+        !matches!(
+            self,
+            Composite::IsNan | Composite::IsInf | Composite::IsFinite
+        )
     }
 
     /// Applies it through the tensor front end.
@@ -87,6 +175,13 @@ impl Composite {
                 posinf,
                 neginf,
             } => x[0].nan_to_num(*nan, *posinf, *neginf),
+            Composite::Roll { shifts, dims } => x[0].roll(shifts, dims),
+            Composite::Repeat(r) => x[0].repeat(r),
+            Composite::Tile(r) => x[0].tile(r),
+            Composite::Diagonal { offset, dim1, dim2 } => x[0].diagonal(*offset, *dim1, *dim2),
+            Composite::Diag(k) => x[0].diag(*k),
+            Composite::Trace => x[0].trace(),
+            Composite::Outer => x[0].outer(&x[1]),
         }
     }
 }

@@ -27,6 +27,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("activation.toml", include_str!("../corpus/activation.toml")),
     ("mask.toml", include_str!("../corpus/mask.toml")),
     ("scan.toml", include_str!("../corpus/scan.toml")),
+    ("shape.toml", include_str!("../corpus/shape.toml")),
     ("compare.toml", include_str!("../corpus/compare.toml")),
     ("reduce.toml", include_str!("../corpus/reduce.toml")),
     ("softmax.toml", include_str!("../corpus/softmax.toml")),
@@ -219,6 +220,8 @@ struct RawCase {
     nan: Option<f64>,
     posinf: Option<f64>,
     neginf: Option<f64>,
+    shifts: Option<Vec<i64>>,
+    repeats: Option<Vec<usize>>,
 }
 
 /// An input as written.
@@ -280,6 +283,8 @@ impl RawCase {
             nan: self.nan,
             posinf: self.posinf,
             neginf: self.neginf,
+            shifts: self.shifts,
+            repeats: self.repeats,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

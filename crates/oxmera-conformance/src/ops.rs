@@ -352,6 +352,8 @@ pub(crate) struct Params {
     pub nan: Option<f64>,
     pub posinf: Option<f64>,
     pub neginf: Option<f64>,
+    pub shifts: Option<Vec<i64>>,
+    pub repeats: Option<Vec<usize>>,
 }
 
 impl Params {
@@ -386,6 +388,8 @@ impl Params {
         note(self.nan.is_some(), "nan");
         note(self.posinf.is_some(), "posinf");
         note(self.neginf.is_some(), "neginf");
+        note(self.shifts.is_some(), "shifts");
+        note(self.repeats.is_some(), "repeats");
         left
     }
 }
@@ -479,7 +483,7 @@ impl Op {
             });
         }
         if let Some(c) = Composite::parse(name, p) {
-            return Ok(Op::Composite(c));
+            return c.map(Op::Composite);
         }
         let dim = |p: &mut Params| required(p.dim.take(), name, "dim").map(|d| d as isize);
         Ok(match name {

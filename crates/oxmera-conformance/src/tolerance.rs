@@ -44,6 +44,7 @@
 use oxmera_core::{DType, Result};
 use oxmera_tensor::{HostBuffer, ReduceOp, Tensor, UnaryOp, no_grad};
 
+use crate::composite::Composite;
 use crate::ops::Op;
 
 /// What an error bound scales with (the `S` of the module docs).
@@ -146,6 +147,7 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
                 })
                 .product(),
         },
+        Op::Composite(Composite::Trace) => x.dims().iter().copied().min().unwrap_or(1),
         Op::Softmax { dim, .. } | Op::Scan { dim, .. } => {
             let d = if *dim < 0 {
                 *dim + x.rank() as isize
@@ -218,8 +220,19 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             ..
         }
         | Op::Unary(Neg | Abs)
-        // Composites that select input values or given constants.
-        | Op::Composite(_)
+        // Composites that select or move input values, or given constants
+        // (and pad zeros).
+        | Op::Composite(
+            Composite::IsNan
+            | Composite::IsInf
+            | Composite::IsFinite
+            | Composite::NanToNum { .. }
+            | Composite::Roll { .. }
+            | Composite::Repeat(_)
+            | Composite::Tile(_)
+            | Composite::Diagonal { .. }
+            | Composite::Diag(_),
+        )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.
         | Op::Binary(oxmera_tensor::BinaryOp::Maximum | oxmera_tensor::BinaryOp::Minimum) => moved,
@@ -254,6 +267,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         )
         | Op::Binary(_)
         | Op::Compare(_)
+        // outer: one product per element.
+        | Op::Composite(Composite::Outer)
         | Op::MaxPool2d(_)
         | Op::Reduce {
             op: ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin,
@@ -334,6 +349,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Reduce {
             op: ReduceOp::Sum, ..
         } => Tolerance::new(1.0, s, AbsSum),
+        // trace: the sum of the diagonal's n terms, as for sum.
+        Op::Composite(Composite::Trace) => Tolerance::new(1.0, s, AbsSum),
         // The sum's bound scaled by 1/n, plus the division's rounding.
         Op::Reduce {
             op: ReduceOp::Mean,
@@ -531,7 +548,7 @@ pub fn backward_roundings(op: &Op) -> f64 {
         // the tanh form's sixteen steps
         Op::Unary(GeluTanh) => 16.0,
         Op::Binary(B::Add | B::Sub | B::Maximum | B::Minimum | B::And | B::Or | B::Xor) => 0.0,
-        Op::Binary(B::Mul) => 1.0,
+        Op::Binary(B::Mul) | Op::Composite(Composite::Outer) => 1.0,
         // g·floor(a/b)
         Op::Binary(B::Rem) => 2.0,
         // g/b and g·out/b
@@ -785,6 +802,9 @@ fn scale_inner(
                 unreachable!("the running-sum scale belongs to cumsum")
             };
             wide(&inputs[0])?.abs()?.cumsum(*dim)?.to_f64_vec()?
+        }
+        Scale::AbsSum if *op == Op::Composite(Composite::Trace) => {
+            vec![wide(&inputs[0])?.abs()?.trace()?.item()?]
         }
         Scale::AbsSum | Scale::AbsMean | Scale::Moment2 | Scale::Lse => {
             let x = wide(&inputs[0])?;

@@ -208,6 +208,20 @@ chain_methods! {
     fn cumsum(dim: isize);
     /// [`Tensor::cumprod`].
     fn cumprod(dim: isize);
+    /// [`Tensor::roll`].
+    fn roll(shifts: &[isize], dims: &[isize]);
+    /// [`Tensor::repeat`].
+    fn repeat(repeats: &[usize]);
+    /// [`Tensor::tile`].
+    fn tile(reps: &[usize]);
+    /// [`Tensor::diagonal`].
+    fn diagonal(offset: i64, dim1: isize, dim2: isize);
+    /// [`Tensor::diag`].
+    fn diag(diagonal: i64);
+    /// [`Tensor::trace`].
+    fn trace();
+    /// [`Tensor::outer`].
+    fn outer(other: &Tensor);
     /// [`Tensor::isnan`].
     fn isnan();
     /// [`Tensor::isinf`].

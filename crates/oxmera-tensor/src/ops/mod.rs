@@ -12,4 +12,5 @@ mod math;
 mod matmul;
 mod operators;
 mod reduce;
+mod shape;
 mod unary;
