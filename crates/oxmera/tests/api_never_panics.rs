@@ -82,7 +82,7 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
     let e = args[1];
     let u = |i: usize| args[i].unsigned_abs();
     let shape: Vec<usize> = args[2..].iter().map(|v| v.unsigned_abs() % 5).collect();
-    match op % 46 {
+    match op % 60 {
         0 => a.add(b).map(drop),
         1 => a.sub(b).map(drop),
         2 => a.mul(b).map(drop),
@@ -147,6 +147,24 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
         42 => a.select(d, e).map(drop),
         43 => a.narrow(d, e, u(2)).map(drop),
         44 => (a * e).add(b).map(drop),
+        // The ops PyTorch users reach for (issue 23).
+        46 => a.cumsum(d).map(drop),
+        47 => a.cumprod(e).map(drop),
+        48 => a.roll(&[e], &[d]).map(drop),
+        49 => a.roll(&args[..u(0) % 3], &args[3..3 + u(1) % 3]).map(drop),
+        50 => a.repeat(&shape).map(drop),
+        51 => a.tile(&shape[..u(0) % 4]).map(drop),
+        52 => a.diagonal(e as i64, d, args[2]).map(drop),
+        53 => a.diag(e as i64).map(drop),
+        54 => a.trace().map(drop),
+        55 => a.outer(b).map(drop),
+        56 => a.atan2(b)?.hypot(b)?.fmod(b).map(drop),
+        57 => a
+            .nan_to_num(d as f64, None, Some(e as f64))?
+            .isinf()
+            .map(drop),
+        58 => a.elu(e as f64)?.hardtanh(d as f64, e as f64).map(drop),
+        59 => a.expm1()?.isfinite()?.isnan().map(drop),
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }
@@ -191,7 +209,7 @@ proptest! {
             Err(_) => prop_assert!(
                 false,
                 "op {} panicked on {:?} {:?} on {} / {:?} {:?} on {}, twist {}, args {:?}",
-                op % 46, a_shape, DTYPES[a_dtype], a_dev, b_shape, DTYPES[b_dtype], b_dev, twist, args
+                op % 60, a_shape, DTYPES[a_dtype], a_dev, b_shape, DTYPES[b_dtype], b_dev, twist, args
             ),
         }
     }
