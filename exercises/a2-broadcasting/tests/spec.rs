@@ -25,26 +25,50 @@ fn shape() -> impl Strategy<Value = Vec<usize>> {
 
 #[test]
 fn equal_shapes_broadcast_to_themselves() {
-    assert_eq!(broadcast(&[2, 3], &[2, 3]), Ok(vec![2, 3]));
+    assert_eq!(
+        broadcast(&[2, 3], &[2, 3]),
+        Ok(vec![2, 3]),
+        "broadcast([2, 3], [2, 3])"
+    );
 }
 
 #[test]
 fn ones_stretch_on_either_side() {
-    assert_eq!(broadcast(&[2, 1], &[1, 3]), Ok(vec![2, 3]));
-    assert_eq!(broadcast(&[5, 1, 4], &[3, 1]), Ok(vec![5, 3, 4]));
+    assert_eq!(
+        broadcast(&[2, 1], &[1, 3]),
+        Ok(vec![2, 3]),
+        "broadcast([2, 1], [1, 3])"
+    );
+    assert_eq!(
+        broadcast(&[5, 1, 4], &[3, 1]),
+        Ok(vec![5, 3, 4]),
+        "broadcast([5, 1, 4], [3, 1])"
+    );
 }
 
 #[test]
 fn missing_leading_dims_count_as_one() {
-    assert_eq!(broadcast(&[4], &[3, 1]), Ok(vec![3, 4]));
-    assert_eq!(broadcast(&[], &[2, 2]), Ok(vec![2, 2]));
-    assert_eq!(broadcast(&[], &[]), Ok(vec![]));
+    assert_eq!(
+        broadcast(&[4], &[3, 1]),
+        Ok(vec![3, 4]),
+        "broadcast([4], [3, 1])"
+    );
+    assert_eq!(
+        broadcast(&[], &[2, 2]),
+        Ok(vec![2, 2]),
+        "broadcast([], [2, 2])"
+    );
+    assert_eq!(broadcast(&[], &[]), Ok(vec![]), "broadcast([], [])");
 }
 
 #[test]
 fn one_against_zero_gives_zero() {
-    assert_eq!(broadcast(&[0], &[1]), Ok(vec![0]));
-    assert_eq!(broadcast(&[2, 0], &[2, 1]), Ok(vec![2, 0]));
+    assert_eq!(broadcast(&[0], &[1]), Ok(vec![0]), "broadcast([0], [1])");
+    assert_eq!(
+        broadcast(&[2, 0], &[2, 1]),
+        Ok(vec![2, 0]),
+        "broadcast([2, 0], [2, 1])"
+    );
 }
 
 #[test]
@@ -57,7 +81,8 @@ fn a_clash_is_a_typed_error_naming_the_dim() {
             dim: 1,
             lhs_size: 3,
             rhs_size: 4,
-        })
+        }),
+        "broadcast([2, 3], [4])"
     );
     // The dim is counted in the padded result, and the first clash wins.
     let e = broadcast(&[3], &[2, 2]).unwrap_err();
@@ -86,17 +111,19 @@ fn the_message_names_the_op_the_shapes_and_the_clash() {
     let e = broadcast(&[2, 3], &[4]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "broadcast: shapes cannot be broadcast: [2, 3] and [4] (dim 1: 3 vs 4)"
+        "broadcast: shapes cannot be broadcast: [2, 3] and [4] (dim 1: 3 vs 4)",
+        "the message of broadcast([2, 3], [4])"
     );
 }
 
 #[test]
 fn broadcast_all_folds_left_to_right() {
-    assert_eq!(broadcast_all(&[]), Ok(vec![]));
-    assert_eq!(broadcast_all(&[&[3]]), Ok(vec![3]));
+    assert_eq!(broadcast_all(&[]), Ok(vec![]), "broadcast_all([])");
+    assert_eq!(broadcast_all(&[&[3]]), Ok(vec![3]), "broadcast_all([[3]])");
     assert_eq!(
         broadcast_all(&[&[2, 1, 1], &[3, 1], &[4]]),
-        Ok(vec![2, 3, 4])
+        Ok(vec![2, 3, 4]),
+        "broadcast_all([[2, 1, 1], [3, 1], [4]])"
     );
     let e = broadcast_all(&[&[2, 1], &[3], &[4]]).unwrap_err();
     // [2, 1] and [3] give [2, 3]; the clash is then between [2, 3] and [4].

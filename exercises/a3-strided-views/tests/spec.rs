@@ -59,20 +59,31 @@ fn unravel(dims: &[usize], mut i: usize) -> Vec<usize> {
 #[test]
 fn a_fresh_view_reads_back_its_data() {
     let v = iota(&[2, 3]);
-    assert!(v.is_contiguous());
-    assert_eq!(v.to_vec(), vec![0, 1, 2, 3, 4, 5]);
+    assert!(v.is_contiguous(), "iota [2, 3] is contiguous");
+    assert_eq!(v.to_vec(), vec![0, 1, 2, 3, 4, 5], "iota [2, 3] read back");
 }
 
 #[test]
 fn transpose_is_a_view_read_in_logical_order() {
     let v = iota(&[2, 3]);
     let t = v.permute(&[1, 0]).unwrap();
-    assert_eq!(t.dims(), &[3, 2]);
-    assert_eq!(t.strides(), &[1, 3]);
+    assert_eq!(t.dims(), &[3, 2], "dims of iota [2, 3] permuted by [1, 0]");
+    assert_eq!(
+        t.strides(),
+        &[1, 3],
+        "strides of iota [2, 3] permuted by [1, 0]"
+    );
     assert!(t.shares_storage(&v), "permute must not copy");
-    assert!(!t.is_contiguous());
+    assert!(
+        !t.is_contiguous(),
+        "iota [2, 3] permuted by [1, 0] is not contiguous"
+    );
     // [[0, 3], [1, 4], [2, 5]]
-    assert_eq!(t.to_vec(), vec![0, 3, 1, 4, 2, 5]);
+    assert_eq!(
+        t.to_vec(),
+        vec![0, 3, 1, 4, 2, 5],
+        "iota [2, 3] permuted by [1, 0], read in logical order"
+    );
 }
 
 #[test]
@@ -81,17 +92,37 @@ fn narrow_moves_the_offset_and_keeps_the_strides() {
     let cols = v.narrow(1, 1, 2).unwrap();
     assert_eq!(
         (cols.dims(), cols.strides(), cols.offset()),
-        (&[2, 2][..], &[3, 1][..], 1)
+        (&[2, 2][..], &[3, 1][..], 1),
+        "(dims, strides, offset) of narrow(1, 1, 2) of iota [2, 3]"
     );
-    assert!(cols.shares_storage(&v));
+    assert!(
+        cols.shares_storage(&v),
+        "narrow(1, 1, 2) of iota [2, 3] must not copy"
+    );
     assert!(!cols.is_contiguous(), "rows now have a gap");
-    assert_eq!(cols.to_vec(), vec![1, 2, 4, 5]);
+    assert_eq!(
+        cols.to_vec(),
+        vec![1, 2, 4, 5],
+        "narrow(1, 1, 2) of iota [2, 3]"
+    );
     let row = v.narrow(0, 1, 1).unwrap();
     assert!(row.is_contiguous(), "one whole row is contiguous");
-    assert_eq!(row.to_vec(), vec![3, 4, 5]);
+    assert_eq!(
+        row.to_vec(),
+        vec![3, 4, 5],
+        "narrow(0, 1, 1) of iota [2, 3]"
+    );
     let none = v.narrow(1, 3, 0).unwrap();
-    assert_eq!(none.dims(), &[2, 0]);
-    assert_eq!(none.to_vec(), Vec::<usize>::new());
+    assert_eq!(
+        none.dims(),
+        &[2, 0],
+        "dims of narrow(1, 3, 0) of iota [2, 3]"
+    );
+    assert_eq!(
+        none.to_vec(),
+        Vec::<usize>::new(),
+        "narrow(1, 3, 0) of iota [2, 3]"
+    );
 }
 
 #[test]
@@ -99,7 +130,8 @@ fn narrow_and_permute_errors_carry_the_values() {
     let v = iota(&[2, 3]);
     assert_eq!(
         v.narrow(2, 0, 1).unwrap_err(),
-        ViewError::DimOutOfRange { dim: 2, rank: 2 }
+        ViewError::DimOutOfRange { dim: 2, rank: 2 },
+        "narrow(2, 0, 1) of iota [2, 3]"
     );
     assert_eq!(
         v.narrow(1, 2, 2).unwrap_err(),
@@ -108,7 +140,8 @@ fn narrow_and_permute_errors_carry_the_values() {
             start: 2,
             len: 2,
             size: 3
-        }
+        },
+        "narrow(1, 2, 2) of iota [2, 3]"
     );
     for bad in [&[0][..], &[0, 0], &[0, 2], &[1, 0, 2]] {
         assert_eq!(
@@ -126,13 +159,23 @@ fn narrow_and_permute_errors_carry_the_values() {
 fn reshape_is_a_view_when_the_strides_allow() {
     let v = iota(&[2, 3, 4]);
     let r = v.reshape(&[6, 4]).unwrap();
-    assert!(r.shares_storage(&v));
-    assert_eq!(r.to_vec(), v.to_vec());
+    assert!(
+        r.shares_storage(&v),
+        "reshape of iota [2, 3, 4] to [6, 4] must not copy"
+    );
+    assert_eq!(r.to_vec(), v.to_vec(), "iota [2, 3, 4] reshaped to [6, 4]");
     let t = iota(&[2, 3]).permute(&[1, 0]).unwrap();
     // Splitting a dim of a transpose is fine…
     let split = t.reshape(&[3, 2, 1]).unwrap();
-    assert!(split.shares_storage(&t));
-    assert_eq!(split.to_vec(), vec![0, 3, 1, 4, 2, 5]);
+    assert!(
+        split.shares_storage(&t),
+        "reshape of the transpose of iota [2, 3] to [3, 2, 1] must not copy"
+    );
+    assert_eq!(
+        split.to_vec(),
+        vec![0, 3, 1, 4, 2, 5],
+        "the transpose of iota [2, 3] reshaped to [3, 2, 1]"
+    );
     // …flattening it is not: the elements are not in storage order.
     assert_eq!(
         t.reshape(&[6]).unwrap_err(),
@@ -140,18 +183,24 @@ fn reshape_is_a_view_when_the_strides_allow() {
             dims: vec![3, 2],
             strides: vec![1, 3],
             target: vec![6]
-        }
+        },
+        "t.reshape([6]).unwrap_err()"
     );
     assert_eq!(
         v.reshape(&[5]).unwrap_err(),
         ViewError::ReshapeCount {
             from: vec![2, 3, 4],
             to: vec![5]
-        }
+        },
+        "v.reshape([5]).unwrap_err()"
     );
     // A narrowed block whose rows are still adjacent can be merged.
     let rows = iota(&[4, 3]).narrow(0, 1, 2).unwrap();
-    assert_eq!(rows.reshape(&[6]).unwrap().to_vec(), vec![3, 4, 5, 6, 7, 8]);
+    assert_eq!(
+        rows.reshape(&[6]).unwrap().to_vec(),
+        vec![3, 4, 5, 6, 7, 8],
+        "narrow(0, 1, 2) of iota [4, 3] reshaped to [6]"
+    );
     // Rows with gaps between them merge too, when the outer dims' strides
     // still line up: [2, 3, 4] narrowed to [2, 3, 2] has strides [12, 4, 1],
     // and 12 == 4 * 3, so [6, 2] is a view with strides [4, 1].
@@ -159,7 +208,10 @@ fn reshape_is_a_view_when_the_strides_allow() {
     let merged = gaps
         .reshape(&[6, 2])
         .expect("[2, 3, 4] narrowed to [2, 3, 2], reshaped to [6, 2], is a view");
-    assert!(merged.shares_storage(&gaps));
+    assert!(
+        merged.shares_storage(&gaps),
+        "[2, 3, 4] narrowed to [2, 3, 2], reshaped to [6, 2], must not copy"
+    );
     assert_eq!(
         merged.strides(),
         &[4, 1],
@@ -167,7 +219,8 @@ fn reshape_is_a_view_when_the_strides_allow() {
     );
     assert_eq!(
         merged.to_vec(),
-        vec![0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21]
+        vec![0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21],
+        "[2, 3, 4] narrowed to [2, 3, 2], reshaped to [6, 2]"
     );
     // Flattening it is not: the rows have gaps.
     assert!(
@@ -184,10 +237,25 @@ fn contiguous_copies_only_when_it_must() {
     let t = v.permute(&[1, 0]).unwrap();
     let c = t.contiguous();
     assert!(!c.shares_storage(&t), "a transpose must be copied");
-    assert!(c.is_contiguous());
-    assert_eq!(c.strides(), &[2, 1]);
-    assert_eq!(c.to_vec(), t.to_vec());
-    assert_eq!(c.reshape(&[6]).unwrap().to_vec(), vec![0, 3, 1, 4, 2, 5]);
+    assert!(
+        c.is_contiguous(),
+        "contiguous() of the transpose of iota [2, 3]"
+    );
+    assert_eq!(
+        c.strides(),
+        &[2, 1],
+        "strides of contiguous() of the transpose of iota [2, 3]"
+    );
+    assert_eq!(
+        c.to_vec(),
+        t.to_vec(),
+        "contiguous() of the transpose of iota [2, 3], read back"
+    );
+    assert_eq!(
+        c.reshape(&[6]).unwrap().to_vec(),
+        vec![0, 3, 1, 4, 2, 5],
+        "contiguous() of the transpose of iota [2, 3], flattened"
+    );
 }
 
 proptest! {

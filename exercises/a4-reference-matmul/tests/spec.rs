@@ -51,7 +51,7 @@ fn transpose(x: &Array) -> Array {
 }
 
 fn add(x: &Array, y: &Array) -> Array {
-    assert_eq!(x.dims, y.dims);
+    assert_eq!(x.dims, y.dims, "dims of the two arrays added");
     Array::new(
         &x.dims,
         x.data.iter().zip(&y.data).map(|(a, b)| a + b).collect(),
@@ -71,7 +71,8 @@ fn two_by_two_by_hand() {
     // [1*5 + 2*7, 1*6 + 2*8; 3*5 + 4*7, 3*6 + 4*8]
     assert_eq!(
         matmul(&a, &b),
-        Ok(Array::new(&[2, 2], vec![19.0, 22.0, 43.0, 50.0]))
+        Ok(Array::new(&[2, 2], vec![19.0, 22.0, 43.0, 50.0])),
+        "matmul(a, b)"
     );
 }
 
@@ -79,7 +80,11 @@ fn two_by_two_by_hand() {
 fn a_matrix_times_a_column_by_hand() {
     let a = Array::new(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let c = Array::new(&[3, 1], vec![1.0, 0.0, -1.0]);
-    assert_eq!(matmul(&a, &c), Ok(Array::new(&[2, 1], vec![-2.0, -2.0])));
+    assert_eq!(
+        matmul(&a, &c),
+        Ok(Array::new(&[2, 1], vec![-2.0, -2.0])),
+        "[[1, 2, 3], [4, 5, 6]] @ [[1], [0], [-1]]"
+    );
 }
 
 #[test]
@@ -93,7 +98,11 @@ fn empty_extents() {
     );
     let e = Array::new(&[0, 3], vec![]);
     let f = Array::new(&[3, 2], vec![1.0; 6]);
-    assert_eq!(matmul(&e, &f), Ok(Array::new(&[0, 2], vec![])));
+    assert_eq!(
+        matmul(&e, &f),
+        Ok(Array::new(&[0, 2], vec![])),
+        "a [0, 3] array @ a [3, 2] one"
+    );
 }
 
 #[test]
@@ -106,7 +115,8 @@ fn batch_dims_broadcast_by_hand() {
         Ok(Array::new(
             &[2, 2, 2],
             vec![1.0, 2.0, 3.0, 4.0, 2.0, 4.0, 6.0, 8.0]
-        ))
+        )),
+        "matmul(a, b)"
     );
     // [2, 1, 1, 1] @ [3, 1, 1] is [2, 3, 1, 1]: every pairing of a and b.
     let a = Array::new(&[2, 1, 1, 1], vec![1.0, 10.0]);
@@ -116,7 +126,8 @@ fn batch_dims_broadcast_by_hand() {
         Ok(Array::new(
             &[2, 3, 1, 1],
             vec![1.0, 2.0, 3.0, 10.0, 20.0, 30.0]
-        ))
+        )),
+        "matmul(a, b)"
     );
 }
 
@@ -129,7 +140,8 @@ fn errors_name_the_shapes() {
         Err(MatmulError::RankTooSmall {
             lhs: vec![3],
             rhs: vec![3, 3]
-        })
+        }),
+        "matmul(v, m)"
     );
     let a = Array::new(&[2, 3], vec![0.0; 6]);
     let b = Array::new(&[4, 5], vec![0.0; 20]);
@@ -140,7 +152,8 @@ fn errors_name_the_shapes() {
             rhs: vec![4, 5],
             k_lhs: 3,
             k_rhs: 4
-        })
+        }),
+        "matmul(a, b)"
     );
     let a = Array::new(&[2, 1, 1], vec![0.0; 2]);
     let b = Array::new(&[3, 1, 1], vec![0.0; 3]);
@@ -149,7 +162,8 @@ fn errors_name_the_shapes() {
         Err(MatmulError::BatchMismatch {
             lhs: vec![2, 1, 1],
             rhs: vec![3, 1, 1]
-        })
+        }),
+        "matmul(a, b)"
     );
 }
 

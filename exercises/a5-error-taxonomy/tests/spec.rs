@@ -20,11 +20,31 @@ fn config() -> ProptestConfig {
 
 #[test]
 fn dims_resolve_from_either_end() {
-    assert_eq!(Dim::new("sum", 0, 3).map(Dim::index), Ok(0));
-    assert_eq!(Dim::new("sum", 2, 3).map(Dim::index), Ok(2));
-    assert_eq!(Dim::new("sum", -1, 3).map(Dim::index), Ok(2));
-    assert_eq!(Dim::new("sum", -3, 3).map(Dim::index), Ok(0));
-    assert_eq!(Dim::new("sum", -1, 3).map(Dim::rank), Ok(3));
+    assert_eq!(
+        Dim::new("sum", 0, 3).map(Dim::index),
+        Ok(0),
+        "Dim::new(\"sum\", 0, 3).map(Dim::index)"
+    );
+    assert_eq!(
+        Dim::new("sum", 2, 3).map(Dim::index),
+        Ok(2),
+        "Dim::new(\"sum\", 2, 3).map(Dim::index)"
+    );
+    assert_eq!(
+        Dim::new("sum", -1, 3).map(Dim::index),
+        Ok(2),
+        "Dim::new(\"sum\", -1, 3).map(Dim::index)"
+    );
+    assert_eq!(
+        Dim::new("sum", -3, 3).map(Dim::index),
+        Ok(0),
+        "Dim::new(\"sum\", -3, 3).map(Dim::index)"
+    );
+    assert_eq!(
+        Dim::new("sum", -1, 3).map(Dim::rank),
+        Ok(3),
+        "Dim::new(\"sum\", -1, 3).map(Dim::rank)"
+    );
 }
 
 #[test]
@@ -36,21 +56,34 @@ fn a_dim_out_of_range_is_typed_and_says_so() {
             op: "sum",
             dim: 3,
             rank: 3
-        }
+        },
+        "Dim::new(\"sum\", 3, 3)"
     );
     assert_eq!(
         e.to_string(),
-        "sum: dim 3 is out of range for a tensor of rank 3"
+        "sum: dim 3 is out of range for a tensor of rank 3",
+        "the message of Dim::new(\"sum\", 3, 3)"
     );
-    assert!(Dim::new("sum", -4, 3).is_err());
+    assert!(
+        Dim::new("sum", -4, 3).is_err(),
+        "Dim::new(\"sum\", -4, 3).is_err()"
+    );
     assert!(Dim::new("squeeze", 0, 0).is_err(), "a scalar has no dims");
 }
 
 #[test]
 fn shaped_data_must_fill_its_shape() {
     let ok = Shaped::new("from_vec", &[2, 3], vec![0.0; 6]).unwrap();
-    assert_eq!(ok.dims(), &[2, 3]);
-    assert_eq!(ok.data(), &[0.0; 6]);
+    assert_eq!(
+        ok.dims(),
+        &[2, 3],
+        "dims of Shaped::new(\"from_vec\", [2, 3], 6 zeros)"
+    );
+    assert_eq!(
+        ok.data(),
+        &[0.0; 6],
+        "data of Shaped::new(\"from_vec\", [2, 3], 6 zeros)"
+    );
     let e = Shaped::new("from_vec", &[2, 3], vec![0.0; 5]).unwrap_err();
     assert_eq!(
         e,
@@ -59,11 +92,13 @@ fn shaped_data_must_fill_its_shape() {
             shape: vec![2, 3],
             expected: 6,
             got: 5
-        }
+        },
+        "Shaped::new(\"from_vec\", [2, 3], 5 zeros)"
     );
     assert_eq!(
         e.to_string(),
-        "from_vec: 5 elements do not fill shape [2, 3] (6 elements)"
+        "from_vec: 5 elements do not fill shape [2, 3] (6 elements)",
+        "the message of Shaped::new(\"from_vec\", [2, 3], 5 zeros)"
     );
     assert!(
         Shaped::new("from_vec", &[], vec![1.0]).is_ok(),
@@ -75,7 +110,11 @@ fn shaped_data_must_fill_its_shape() {
 fn add_needs_equal_shapes() {
     let a = Shaped::new("t", &[2], vec![1.0, 2.0]).unwrap();
     let b = Shaped::new("t", &[2], vec![10.0, 20.0]).unwrap();
-    assert_eq!(a.add(&b).unwrap().data(), &[11.0, 22.0]);
+    assert_eq!(
+        a.add(&b).unwrap().data(),
+        &[11.0, 22.0],
+        "a.add(b).unwrap().data()"
+    );
     let c = Shaped::new("t", &[1, 2], vec![1.0, 2.0]).unwrap();
     let e = a.add(&c).unwrap_err();
     assert_eq!(
@@ -84,17 +123,38 @@ fn add_needs_equal_shapes() {
             op: "add",
             lhs: vec![2],
             rhs: vec![1, 2]
-        }
+        },
+        "a [2] array added to a [1, 2] one"
     );
-    assert_eq!(e.to_string(), "add: shapes differ: [2] and [1, 2]");
+    assert_eq!(
+        e.to_string(),
+        "add: shapes differ: [2] and [1, 2]",
+        "the message of a [2] array added to a [1, 2] one"
+    );
 }
 
 #[test]
 fn infer_shape_fills_in_one_minus_one() {
-    assert_eq!(infer_shape("reshape", 6, &[2, -1]), Ok(vec![2, 3]));
-    assert_eq!(infer_shape("reshape", 6, &[-1]), Ok(vec![6]));
-    assert_eq!(infer_shape("reshape", 6, &[3, 2]), Ok(vec![3, 2]));
-    assert_eq!(infer_shape("reshape", 0, &[-1, 4]), Ok(vec![0, 4]));
+    assert_eq!(
+        infer_shape("reshape", 6, &[2, -1]),
+        Ok(vec![2, 3]),
+        "infer_shape(\"reshape\", 6, [2, -1])"
+    );
+    assert_eq!(
+        infer_shape("reshape", 6, &[-1]),
+        Ok(vec![6]),
+        "infer_shape(\"reshape\", 6, [-1])"
+    );
+    assert_eq!(
+        infer_shape("reshape", 6, &[3, 2]),
+        Ok(vec![3, 2]),
+        "infer_shape(\"reshape\", 6, [3, 2])"
+    );
+    assert_eq!(
+        infer_shape("reshape", 0, &[-1, 4]),
+        Ok(vec![0, 4]),
+        "infer_shape(\"reshape\", 0, [-1, 4])"
+    );
 }
 
 #[test]
@@ -118,7 +178,8 @@ fn infer_shape_errors_are_typed() {
             shape: vec![4, 2],
             expected: 8,
             got: 6
-        })
+        }),
+        "infer_shape(\"view\", 6, [4, 2])"
     );
     let e = infer_shape("view", 6, &[-1, -1]).unwrap_err();
     assert!(e.to_string().starts_with("view: invalid shape: "), "{e}");
@@ -132,7 +193,8 @@ fn errors_are_std_errors() {
     let e = Dim::new("mean", 5, 2).unwrap_err();
     assert_eq!(
         source_chain(&e),
-        "mean: dim 5 is out of range for a tensor of rank 2"
+        "mean: dim 5 is out of range for a tensor of rank 2",
+        "Dim::new(\"mean\", 5, 2) as a std::error::Error"
     );
 }
 

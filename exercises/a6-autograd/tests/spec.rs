@@ -44,28 +44,40 @@ fn the_gradient_of_x_times_x_is_2x() {
 fn add_hands_the_gradient_to_both_sides() {
     let (x, y) = (Var::leaf(2.0), Var::leaf(-7.0));
     x.add(&y).backward();
-    assert_eq!((x.grad(), y.grad()), (1.0, 1.0));
+    assert_eq!(
+        (x.grad(), y.grad()),
+        (1.0, 1.0),
+        "(dx, dy) of x + y at x = 2, y = -7"
+    );
 }
 
 #[test]
 fn sub_negates_the_right_side() {
     let (x, y) = (Var::leaf(2.0), Var::leaf(-7.0));
     x.sub(&y).backward();
-    assert_eq!((x.grad(), y.grad()), (1.0, -1.0));
+    assert_eq!(
+        (x.grad(), y.grad()),
+        (1.0, -1.0),
+        "(dx, dy) of x - y at x = 2, y = -7"
+    );
 }
 
 #[test]
 fn neg_negates() {
     let x = Var::leaf(4.0);
     x.neg().backward();
-    assert_eq!(x.grad(), -1.0);
+    assert_eq!(x.grad(), -1.0, "dx of -x at x = 4");
 }
 
 #[test]
 fn mul_hands_each_side_the_other() {
     let (x, y) = (Var::leaf(3.0), Var::leaf(5.0));
     x.mul(&y).backward();
-    assert_eq!((x.grad(), y.grad()), (5.0, 3.0));
+    assert_eq!(
+        (x.grad(), y.grad()),
+        (5.0, 3.0),
+        "(dx, dy) of x * y at x = 3, y = 5"
+    );
 }
 
 #[test]
@@ -91,7 +103,7 @@ fn the_derivative_of_tanh_is_one_minus_tanh_squared() {
 fn sum_hands_the_gradient_to_every_term() {
     let (x, y) = (Var::leaf(1.0), Var::leaf(2.0));
     let s = Var::sum(&[x.clone(), y.clone(), x.clone()]);
-    assert_eq!(s.value(), 4.0);
+    assert_eq!(s.value(), 4.0, "sum of [x, y, x] at x = 1, y = 2");
     s.backward();
     assert_eq!((x.grad(), y.grad()), (2.0, 1.0), "x is a term twice");
 }
@@ -103,9 +115,13 @@ fn a_diamond_accumulates() {
     // d out/dp = x·(x + q) = 14, d out/dq = x·p = 6.
     let (x, p, q) = (Var::leaf(2.0), Var::leaf(3.0), Var::leaf(5.0));
     let out = x.mul(&p).mul(&x.add(&q));
-    assert_eq!(out.value(), 42.0);
+    assert_eq!(out.value(), 42.0, "x·p·(x + q) at x = 2, p = 3, q = 5");
     out.backward();
-    assert_eq!((x.grad(), p.grad(), q.grad()), (27.0, 14.0, 6.0));
+    assert_eq!(
+        (x.grad(), p.grad(), q.grad()),
+        (27.0, 14.0, 6.0),
+        "(dx, dp, dq) of x·p·(x + q) at x = 2, p = 3, q = 5"
+    );
 }
 
 #[test]
@@ -131,7 +147,7 @@ fn a_leaf_is_its_own_output() {
 fn a_leaf_the_output_does_not_use_gets_nothing() {
     let (x, unused) = (Var::leaf(1.0), Var::leaf(2.0));
     x.exp().backward();
-    assert_eq!(unused.grad(), 0.0);
+    assert_eq!(unused.grad(), 0.0, "d exp(x) / d unused");
 }
 
 #[test]
@@ -147,7 +163,11 @@ fn calling_backward_twice_accumulates() {
     let out = x.mul(&p).mul(&x.add(&q));
     out.backward();
     out.backward();
-    assert_eq!((x.grad(), p.grad(), q.grad()), (54.0, 28.0, 12.0));
+    assert_eq!(
+        (x.grad(), p.grad(), q.grad()),
+        (54.0, 28.0, 12.0),
+        "(dx, dp, dq) after two backward passes of x·p·(x + q) at x = 2, p = 3, q = 5"
+    );
 }
 
 #[test]
@@ -156,7 +176,11 @@ fn zero_grad_clears_the_graph_and_only_the_graph() {
     let out = x.mul(&y);
     out.backward();
     other.backward();
-    assert_eq!((x.grad(), y.grad(), other.grad()), (5.0, 3.0, 1.0));
+    assert_eq!(
+        (x.grad(), y.grad(), other.grad()),
+        (5.0, 3.0, 1.0),
+        "(dx, dy) of x * y at x = 3, y = 5, and d other / d other"
+    );
     out.zero_grad();
     assert_eq!((x.grad(), y.grad()), (0.0, 0.0), "out's leaves are cleared");
     assert_eq!(
@@ -191,7 +215,8 @@ fn topo_order_of_a_small_graph() {
     assert_eq!(at(&out), 3, "the output last");
     assert_eq!(
         topo_order(&x).iter().map(Var::id).collect::<Vec<_>>(),
-        [x.id()]
+        [x.id()],
+        "topo_order(x).iter().map(Var::id).collect::<Vec<_>>()"
     );
 }
 
@@ -249,7 +274,11 @@ fn deep_chain_on_a_small_stack() {
             assert_eq!(x.grad(), 1.0, "dy/dx");
             assert_eq!(one.grad(), LEN as f64, "one is added {LEN} times");
             y.zero_grad();
-            assert_eq!((x.grad(), one.grad()), (0.0, 0.0));
+            assert_eq!(
+                (x.grad(), one.grad()),
+                (0.0, 0.0),
+                "(dx, d one) after zero_grad"
+            );
         })
         .expect("a thread for the chain");
     if let Err(panic) = worker.join() {
