@@ -33,7 +33,8 @@ use std::rc::Rc;
 
 use crate::ir::{BinOp, Value};
 
-use super::{Uniformity, Vals, classify_vals};
+use super::Uniformity;
+use super::values::{Vals, classify_vals};
 
 /// The block term `m·k(block)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
