@@ -408,7 +408,33 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
             if report.unmarked {
                 out.push_str(&format!("{id} was done; it is no longer marked done.\n"));
             }
-            out.push_str(&format!("\n{errors}\n"));
+            out.push('\n');
+            // The first errors, cut to fit the screen with a mark: the
+            // first one is the one to fix.
+            let budget = (SCREEN_ROWS - ROWS_AROUND).saturating_sub(rows(&out) + 1);
+            let lines: Vec<&str> = errors.lines().collect();
+            let mut used = 0;
+            let mut shown = 0;
+            for line in &lines {
+                // An empty line is a row too.
+                let r = rows(line).max(1);
+                if used + r > budget {
+                    break;
+                }
+                used += r;
+                shown += 1;
+            }
+            for line in &lines[..shown] {
+                out.push_str(line);
+                out.push('\n');
+            }
+            if shown < lines.len() {
+                out.push_str(&paint.dim(&format!(
+                    "[… {} more lines cut: fix the first error, then check again]",
+                    lines.len() - shown
+                )));
+                out.push('\n');
+            }
         }
         Outcome::NoTests => {
             out.push_str(&format!(

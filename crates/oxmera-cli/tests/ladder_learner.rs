@@ -121,3 +121,31 @@ fn check_defaults_to_the_current_rung_and_a_green_points_at_the_source() {
     let list = stdout(&oxmera(&ex, &["ladder"]));
     assert!(list.contains("0 of 1 built rungs done"), "{list}");
 }
+
+#[test]
+fn compiler_errors_are_cut_to_the_screen_with_a_mark() {
+    // Twenty type errors: far more than 24 rows of rustc's output.
+    let broken: String = (0..20)
+        .map(|i| format!("/// Broken {i}.\npub fn broken_{i}() -> u32 {{\n    \"{i}\"\n}}\n"))
+        .collect();
+    let repo = tempfile::tempdir().unwrap();
+    let ex = fixture(repo.path(), &format!("{SKELETON}{broken}"));
+    let out = oxmera(&ex, &["ladder", "check", "F1"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("F1: your code does not compile yet."),
+        "{text}"
+    );
+    assert!(text.contains("error[E0308]"), "{text}");
+    assert!(
+        text.contains("more lines cut: fix the first error"),
+        "{text}"
+    );
+    // With `Checking F1…` and the prompt, it fits 24 rows of 80 columns.
+    let rows: usize = text
+        .lines()
+        .map(|l| l.chars().count().div_ceil(80).max(1))
+        .sum();
+    assert!(rows < 24, "{rows} rows:\n{text}");
+}
