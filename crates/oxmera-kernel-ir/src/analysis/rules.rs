@@ -157,19 +157,31 @@ impl<'k> Analyzer<'k> {
                 return;
             }
         }
+        // An index that does not tell blocks apart (no block term, or one
+        // that repeats) sends every block to the same elements.
+        let blocks = self.launch.grid.count();
+        let block_blind = blocks > 1
+            && form
+                .as_ref()
+                .is_some_and(|f| f.block.is_none_or(|b| !b.injective));
         let Some(m) = &ctl.mask else {
             // Which threads store depends on data: a thread-independent index
-            // is still a race unless the data lets at most one thread through.
-            if idx.uni <= Uniformity::Warp {
+            // is still a race unless the data lets at most one thread
+            // through, and so is one that is the same in every block.
+            if idx.uni <= Uniformity::Warp || block_blind {
                 let name = self.k.mem_name(mem).to_string();
                 let mut notes = idx.prov.to_vec();
                 notes.extend(ctl.prov.iter().cloned());
-                notes.push(Step {
-                    span,
-                    text: format!(
+                let text = if idx.uni <= Uniformity::Warp {
+                    format!(
                         "the index does not vary with the thread, so every thread that passes the data-dependent guard writes the same element of `{name}`"
-                    ),
-                });
+                    )
+                } else {
+                    format!(
+                        "the index does not depend on the block, so the threads of all {blocks} blocks that pass the data-dependent guard write the same elements of `{name}`"
+                    )
+                };
+                notes.push(Step { span, text });
                 let f = Finding {
                     rule: Rule::GlobalWriteRace,
                     message: format!("several threads may write one element of `{name}` without an atomic"),
@@ -191,7 +203,6 @@ impl<'k> Analyzer<'k> {
         if active.is_empty() {
             return;
         }
-        let blocks = self.launch.grid.count();
         let name = self.k.mem_name(mem).to_string();
         let mut why = None;
         if let Some(v) = &idx.conc {

@@ -163,3 +163,34 @@ pub fn early_return_one_slot(x: &[f32], out: &mut [f32], n: u32) {
         out[0] = x[i];
     }
 }
+
+/// Buggy: the element is the thread's index in its block, behind a
+/// data-dependent guard — every block writes the same elements.
+#[kernel]
+pub fn block_blind_guarded_store(x: &[f32], out: &mut [f32], n: u32) {
+    let t = thread_idx_x();
+    let i = block_idx_x() * block_dim_x() + t;
+    if i < n && x[i] > 0.5 {
+        out[t] = x[i];
+    }
+}
+
+/// Buggy, written differently: a slot from the thread index folded onto
+/// 16 elements, after a data-dependent early return.
+#[kernel]
+pub fn block_blind_folded_slot(x: &[f32], out: &mut [f32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i >= n || x[i] < 0.2 {
+        return;
+    }
+    out[thread_idx_x() % 16] = x[i];
+}
+
+/// Clean twin: the same guard, the element from the global id.
+#[kernel]
+pub fn guarded_store_by_gid(x: &[f32], out: &mut [f32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n && x[i] > 0.5 {
+        out[i] = x[i];
+    }
+}

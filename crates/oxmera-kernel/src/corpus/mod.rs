@@ -212,6 +212,21 @@ pub fn entries() -> Vec<Entry> {
             "early return, then thread 0 of every block writes slot 0",
             early_return_one_slot,
         ),
+        e(
+            "block_blind_guarded_store",
+            "`out[thread_idx_x()]` behind a data guard: every block writes the same elements",
+            block_blind_guarded_store,
+        ),
+        e(
+            "block_blind_folded_slot",
+            "a slot from `thread_idx_x() % 16` after a data-dependent return",
+            block_blind_folded_slot,
+        ),
+        e(
+            "guarded_store_by_gid",
+            "a data-guarded store to `out[gid]` (clean)",
+            guarded_store_by_gid,
+        ),
     ]
 }
 
