@@ -194,3 +194,56 @@ pub fn guarded_store_by_gid(x: &[f32], out: &mut [f32], n: u32) {
         out[i] = x[i];
     }
 }
+
+/// Buggy: a shared histogram zeroed by plain stores and updated with
+/// atomics, with no barrier between — another thread's atomic can land
+/// before the zero.
+#[kernel]
+pub fn shared_zero_then_atomic(x: &[f32], out: &mut [f32], n: u32) {
+    let hist = shared::<u32>(32);
+    let t = thread_idx_x();
+    let i = block_idx_x() * block_dim_x() + t;
+    if t < 32 {
+        hist[t] = 0u32;
+    }
+    let bin = (x[i] * 31.0) as u32;
+    atomic_add(hist, bin, 1u32);
+    sync_threads();
+    if i < n && t < 32 {
+        out[i] = hist[t] as f32;
+    }
+}
+
+/// Buggy, written differently: the barrier is there before the atomics,
+/// but the counts are read right after them.
+#[kernel]
+pub fn shared_atomic_then_read(x: &[f32], out: &mut [f32], n: u32) {
+    let hist = shared::<u32>(32);
+    let t = thread_idx_x();
+    let i = block_idx_x() * block_dim_x() + t;
+    if t < 32 {
+        hist[t] = 0u32;
+    }
+    sync_threads();
+    atomic_add(hist, (x[i] * 31.0) as u32, 1u32);
+    if i < n && t < 32 {
+        out[i] = hist[t] as f32;
+    }
+}
+
+/// Clean twin: zero, barrier, atomics, barrier, read.
+#[kernel]
+pub fn shared_histogram_synced(x: &[f32], out: &mut [f32], n: u32) {
+    let hist = shared::<u32>(32);
+    let t = thread_idx_x();
+    let i = block_idx_x() * block_dim_x() + t;
+    if t < 32 {
+        hist[t] = 0u32;
+    }
+    sync_threads();
+    atomic_add(hist, (x[i] * 31.0) as u32, 1u32);
+    sync_threads();
+    if i < n && t < 32 {
+        out[i] = hist[t] as f32;
+    }
+}

@@ -227,6 +227,21 @@ pub fn entries() -> Vec<Entry> {
             "a data-guarded store to `out[gid]` (clean)",
             guarded_store_by_gid,
         ),
+        e(
+            "shared_zero_then_atomic",
+            "shared counts zeroed by plain stores, then atomics, no barrier between",
+            shared_zero_then_atomic,
+        ),
+        e(
+            "shared_atomic_then_read",
+            "shared counts read right after other threads' atomics",
+            shared_atomic_then_read,
+        ),
+        e(
+            "shared_histogram_synced",
+            "zero, barrier, atomics, barrier, read (clean)",
+            shared_histogram_synced,
+        ),
     ]
 }
 

@@ -103,6 +103,11 @@ struct Access {
     /// Thread index + 1 of the first reader in this epoch (0: none).
     reader: u32,
     many_readers: bool,
+    /// Thread index + 1 of the first thread to update it with an atomic in
+    /// this epoch (0: none); atomics never race with each other, but a
+    /// plain access by another thread does with them.
+    atomic: u32,
+    many_atomics: bool,
 }
 
 struct Block<'p> {

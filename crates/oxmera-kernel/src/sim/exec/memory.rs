@@ -2,9 +2,21 @@
 //! global buffers and shared arrays, each bounds-checked per lane (an
 //! out-of-bounds access stops the run with the lane and the index), and the
 //! shared-memory race tracker that remembers, per element and barrier
-//! epoch, who wrote and who read.
+//! epoch, who wrote, who read and who updated it atomically: two plain
+//! accesses by different threads race when one writes, and a plain access
+//! races with another thread's atomic (a plain initialisation followed by
+//! `atomic_add`s with no barrier between is the classic); atomics among
+//! themselves do not.
 
 use super::*;
+
+/// How a thread touches a shared element.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Touch {
+    Read,
+    Write,
+    Atomic,
+}
 
 impl Block<'_> {
     #[inline]
@@ -53,9 +65,10 @@ impl Block<'_> {
         s: usize,
         i: usize,
         l: usize,
-        write: bool,
+        how: Touch,
         span: SpanId,
     ) -> Result<(), Box<Report>> {
+        let write = how != Touch::Read;
         if !self.opts.detect_races {
             return Ok(());
         }
@@ -65,12 +78,23 @@ impl Block<'_> {
         if a.epoch != epoch {
             *a = Access {
                 epoch,
-                writer: 0,
-                reader: 0,
-                many_readers: false,
+                ..Access::default()
             };
         }
-        let clash = if write {
+        // Another thread's atomic on the element clashes with a plain
+        // access; an atomic clashes with other threads' plain ones.
+        let atomic_by_other = a.atomic != 0 && (a.atomic != t || a.many_atomics);
+        let clash = if how == Touch::Atomic {
+            if a.writer != 0 && a.writer != t {
+                Some((a.writer, true))
+            } else if a.reader != 0 && (a.reader != t || a.many_readers) {
+                Some((if a.reader != t { a.reader } else { t }, false))
+            } else {
+                None
+            }
+        } else if atomic_by_other {
+            Some((if a.atomic != t { a.atomic } else { t }, true))
+        } else if write {
             if a.writer != 0 && a.writer != t {
                 Some((a.writer, true))
             } else if a.reader != 0 && (a.reader != t || a.many_readers) {
@@ -95,7 +119,13 @@ impl Block<'_> {
             };
             return Err(self.report(kind, span, wi));
         }
-        if write {
+        if how == Touch::Atomic {
+            if a.atomic == 0 {
+                a.atomic = t;
+            } else if a.atomic != t {
+                a.many_atomics = true;
+            }
+        } else if write {
             a.writer = t;
         } else if a.reader == 0 {
             a.reader = t;
@@ -132,7 +162,7 @@ impl Block<'_> {
                     Arg::Scalar(_) => unreachable!("checked arguments"),
                 },
                 Mem::Shared(s) => {
-                    self.track(wi, s as usize, i, l, false, span)?;
+                    self.track(wi, s as usize, i, l, Touch::Read, span)?;
                     self.shared[s as usize][i]
                 }
             };
@@ -168,7 +198,7 @@ impl Block<'_> {
                     Arg::Scalar(_) => unreachable!("checked arguments"),
                 },
                 Mem::Shared(s) => {
-                    self.track(wi, s as usize, i, l, true, span)?;
+                    self.track(wi, s as usize, i, l, Touch::Write, span)?;
                     self.shared[s as usize][i] = vals[l];
                 }
             }
@@ -202,7 +232,10 @@ impl Block<'_> {
                     Arg::Buffer(b) => &mut b.data[i],
                     Arg::Scalar(_) => unreachable!("checked arguments"),
                 },
-                Mem::Shared(s) => &mut self.shared[s as usize][i],
+                Mem::Shared(s) => {
+                    self.track(wi, s as usize, i, l, Touch::Atomic, span)?;
+                    &mut self.shared[s as usize][i]
+                }
             };
             let old = *slot;
             let x = vals[l];
