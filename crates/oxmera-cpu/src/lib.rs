@@ -32,7 +32,9 @@
 //! - **Fusion where asked for**: [`fused::zip3`] evaluates a three-operand
 //!   expression in one pass instead of one pass per op; softmax,
 //!   log-softmax and layer normalization are one kernel per row each
-//!   (`softmax`, `norm`), the row staying in cache between its passes.
+//!   (`softmax`, `norm`), the row staying in cache between its passes;
+//!   so are the scans `cumsum` and `cumprod` (`scan`, rows to threads,
+//!   folded in `f64` as the reference folds them).
 //!
 //! # Determinism
 //!
@@ -66,8 +68,8 @@
 //! computed by the reference backend (both keep their data in host memory,
 //! so delegating costs no conversion) and re-labelled as `cpu` storage:
 //!
-//! - `cat`, `pad`, `flip`, `triangle`, and the scans `cumsum` and
-//!   `cumprod` (sequential in `f64`, as the reference defines them);
+//! - `cat`, `pad`, `flip`, `triangle`, and `cumsum`/`cumprod` on dtypes
+//!   other than `f32` and `f64`;
 //! - `erf` and exact-`erf` GELU (the reference owns the `erf` evaluation);
 //! - reductions `prod`, `all`, `any`, and every reduction, elementwise op,
 //!   softmax and layer normalization on `f16`, `bf16` and integer dtypes
@@ -104,6 +106,7 @@ mod matmul;
 mod norm;
 mod pages;
 mod reduce;
+mod scan;
 mod simd;
 mod softmax;
 mod strided;
@@ -206,7 +209,7 @@ impl Backend for Cpu {
     }
 
     fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
-        delegated(oxmera_reference::Reference.scan(op, x, dim, out_dtype))
+        scan::scan(op, x, dim, out_dtype)
     }
 
     fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {

@@ -25,8 +25,8 @@ pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
     }
 }
 
-/// Applies `row` to every slice of `x` along `dim`.
-fn along<T: Element>(
+/// Applies `row` to every slice of `x` along `dim` (also the scans').
+pub(crate) fn along<T: Element>(
     x: &Tensor,
     dim: usize,
     row: impl Fn(&[T], &mut [T]) + Sync,
