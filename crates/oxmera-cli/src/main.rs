@@ -17,12 +17,15 @@ use oxmera_wgpu as _;
 #[cfg(feature = "cuda")]
 use oxmera_cuda as _;
 
+// `ladder` and the shared part of `doctor` are oxmera-learn's, the light
+// binary's, so both front ends run one implementation; `style` (colour)
+// comes with them.
+use oxmera_learn::{ladder, style};
+
 mod conformance;
 mod doctor;
 mod gpus;
 mod kernel;
-mod ladder;
-mod style;
 mod tour;
 mod train;
 
@@ -60,7 +63,7 @@ enum Command {
     /// The exercise ladder: your progress, check a rung, hints, watch, reset, verify.
     Ladder(ladder::LadderArgs),
     /// What this machine can run: host, toolchain, backends, ladder tiers.
-    Doctor(doctor::DoctorArgs),
+    Doctor(doctor::FullDoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,7 +75,19 @@ fn main() -> ExitCode {
         Command::Tour(args) => tour::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Kernel(args) => kernel::run(args),
-        Command::Ladder(args) => ladder::run(args),
+        Command::Ladder(args) => ladder::run(args, "oxmera"),
         Command::Doctor(args) => doctor::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks (unique argument and group names…),
+    /// which otherwise only panic when the offending subcommand is run.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
     }
 }

@@ -5,19 +5,37 @@
 use std::collections::hash_map::DefaultHasher;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 
 use crate::testlog::{CargoBuild, SpecRun};
 use crate::{Error, Result};
 
-/// How the ladder calls cargo: which binary, which target directory, and
-/// whether diagnostics may be coloured.
-#[derive(Debug, Clone)]
+/// How the ladder calls cargo: which binary, which target directory,
+/// whether diagnostics may be coloured, and who is told what cargo writes
+/// to stderr while it runs.
+#[derive(Clone)]
 pub struct Cargo {
     program: OsString,
     target_dir: PathBuf,
     color: bool,
+    on_stderr: Option<StderrSink>,
+}
+
+/// Called with each line cargo writes to stderr, as it is written.
+type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+impl std::fmt::Debug for Cargo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cargo")
+            .field("program", &self.program)
+            .field("target_dir", &self.target_dir)
+            .field("color", &self.color)
+            .field("on_stderr", &self.on_stderr.is_some())
+            .finish()
+    }
 }
 
 /// The target directory all rung builds of one checkout share:
@@ -59,7 +77,18 @@ impl Cargo {
             program,
             target_dir,
             color: false,
+            on_stderr: None,
         }
+    }
+
+    /// Hands each line cargo writes to stderr (`Compiling …`, `Blocking
+    /// waiting for file lock …`) to `sink` while cargo runs, so that a
+    /// front end can show a build's progress. The lines are still captured
+    /// in the [`Output`] as before. Without a sink nothing is relayed: this
+    /// crate never prints.
+    pub fn on_stderr(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Cargo {
+        self.on_stderr = Some(Arc::new(sink));
+        self
     }
 
     /// Whether compiler diagnostics come back coloured (for a terminal);
@@ -108,11 +137,46 @@ impl Cargo {
         cmd
     }
 
-    /// Runs a command to completion, capturing its output.
+    /// Runs a command to completion, capturing its output; its stderr
+    /// lines also go to the [`Cargo::on_stderr`] sink as they come.
     pub fn run(&self, mut cmd: Command) -> Result<Output> {
-        cmd.output().map_err(|source| Error::CargoSpawn {
+        let spawn_error = |source| Error::CargoSpawn {
             program: self.program.to_string_lossy().into_owned(),
             source,
+        };
+        let Some(sink) = self.on_stderr.clone() else {
+            return cmd.output().map_err(spawn_error);
+        };
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_error)?;
+        let stderr = child.stderr.take();
+        // stderr is read on a thread of its own while stdout is read here,
+        // so that neither pipe fills up and stalls cargo.
+        let relay = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let Some(stderr) = stderr else { return all };
+            let mut reader = BufReader::new(stderr);
+            let mut line = Vec::new();
+            while reader.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
+                sink(String::from_utf8_lossy(&line).trim_end());
+                all.append(&mut line);
+            }
+            all
+        });
+        let mut stdout = Vec::new();
+        if let Some(mut out) = child.stdout.take() {
+            let _ = out.read_to_end(&mut stdout);
+        }
+        let status = child.wait().map_err(spawn_error)?;
+        let stderr = relay.join().unwrap_or_default();
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
         })
     }
 

@@ -34,6 +34,7 @@ pub const LAYERS: &[&str] = &[
     "oxmera-cuda",
     "oxmera-conformance",
     "oxmera-ladder",
+    "oxmera-learn",
     "oxmera",
     "oxmera-cli",
     "oxmera-bench",
@@ -44,6 +45,11 @@ pub const EXEMPT: &[&str] = &["xtask"];
 
 /// External crates only a named backend crate may depend on.
 pub const CONFINED: &[(&str, &str)] = &[("wgpu", "oxmera-wgpu"), ("cudarc", "oxmera-cuda")];
+
+/// Light crates and the only workspace crates each may depend on, even
+/// optionally: `oxmera-learn` is what a learner installs first, and must
+/// build without the framework (no tensor, backend or kernel crate).
+pub const LIGHT: &[(&str, &[&str])] = &[("oxmera-learn", &["oxmera-ladder"])];
 
 /// GPU backend crates, which crates above them may use only optionally.
 pub const GPU_BACKENDS: &[&str] = &["oxmera-wgpu", "oxmera-cuda"];
@@ -86,6 +92,14 @@ pub fn check(metadata: &Value) -> Result<String, Vec<String>> {
                 continue;
             }
             edges += 1;
+            if let Some((_, allowed)) = LIGHT.iter().find(|(l, _)| *l == name) {
+                if !allowed.contains(&dep_name) {
+                    violations.push(format!(
+                        "{name} depends on {dep_name}; it must stay light (only {} allowed)",
+                        allowed.join(", ")
+                    ));
+                }
+            }
             match rank(dep_name) {
                 Some(r) if r < own => {}
                 Some(_) => violations.push(format!(
@@ -158,6 +172,28 @@ mod tests {
             ),
         ]);
         assert!(check(&m).is_ok(), "{:?}", check(&m));
+    }
+
+    #[test]
+    fn the_light_binary_may_depend_only_on_the_ladder() {
+        let ok = meta(vec![
+            pkg("oxmera-ladder", &[]),
+            pkg(
+                "oxmera-learn",
+                &[("oxmera-ladder", "", false), ("clap", "", false)],
+            ),
+        ]);
+        assert!(check(&ok).is_ok(), "{:?}", check(&ok));
+        let heavy = meta(vec![
+            pkg("oxmera-core", &[]),
+            pkg("oxmera-ladder", &[]),
+            pkg(
+                "oxmera-learn",
+                &[("oxmera-ladder", "", false), ("oxmera-core", "", true)],
+            ),
+        ]);
+        let v = check(&heavy).unwrap_err();
+        assert!(v.iter().any(|m| m.contains("must stay light")), "{v:?}");
     }
 
     #[test]

@@ -9,8 +9,9 @@ const LABEL: usize = 14;
 /// The report fits an 80-column terminal; the golden tests hold it to that.
 const WIDTH: usize = 80;
 
-/// Renders a report.
-pub fn render(report: &Report, paint: Paint) -> String {
+/// Renders a report; the next step it suggests is spelled for a front end
+/// run as `prog`.
+pub fn render(report: &Report, paint: Paint, prog: &str) -> String {
     let mut out = String::new();
     let line = |out: &mut String, label: &str, value: &str| {
         out.push_str(&format!("  {}{value}\n", pad(label, LABEL)));
@@ -116,7 +117,7 @@ pub fn render(report: &Report, paint: Paint) -> String {
                     let id = c.split_whitespace().next().unwrap_or(c);
                     out.push_str(&format!(
                         "; current: {c}\n  next: {}\n",
-                        paint.cyan(&format!("oxmera ladder check {id}"))
+                        paint.cyan(&format!("{prog} ladder check {id}"))
                     ));
                 }
                 None => out.push_str("; every built rung is done\n"),

@@ -1,6 +1,8 @@
-//! `oxmera ladder`: the learner's side of the exercise ladder, and the
-//! author's check. The work is done by `oxmera-ladder`; this module parses
-//! arguments and renders what comes back.
+//! `ladder`: the learner's side of the exercise ladder, and the author's
+//! check, for both front ends (`oxmera-learn ladder` and `oxmera ladder`).
+//! The work is done by `oxmera-ladder`; this module parses arguments and
+//! renders what comes back. `prog` is the name the front end is run by:
+//! every command the output suggests is spelled with it.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -16,11 +18,17 @@ use oxmera_ladder::check::{self, CheckReport, Outcome};
 use oxmera_ladder::testlog::Failure;
 use oxmera_ladder::verify::{self, VerifyOptions};
 use oxmera_ladder::watch::RungWatcher;
-use oxmera_ladder::{Cargo, Ladder, NextStep, RungState, hints, reset, target_dir_for};
+use oxmera_ladder::{Ladder, NextStep, RungState, hints, reset};
 
 use crate::style::{Paint, pad, wrap};
 
-/// Arguments of `oxmera ladder`.
+mod building;
+use building::cargo_for;
+pub use building::relay_progress;
+
+/// Arguments of `ladder`. The help below the command list names the
+/// author's command as `oxmera` spells it; another front end replaces it
+/// with [`authors_note`] for its own name.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "For authors: `oxmera ladder verify [--no-lint]` checks that every \
@@ -70,14 +78,24 @@ enum LadderCommand {
     },
 }
 
+/// The line below the ladder's command list that names the author's
+/// command (hidden from the list) for a front end run as `prog`.
+pub fn authors_note(prog: &str) -> String {
+    format!(
+        "For authors: `{prog} ladder verify [--no-lint]` checks that every skeleton fails \
+         its spec, every solution passes it and every named wrong solution fails it \
+         (docs/ladder.md, \"The author's check\")."
+    )
+}
+
 /// Where the CLI was built from: the fallback when no `exercises/` is
 /// found above the current directory.
 const BUILT_FROM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../exercises");
 
-/// Runs `oxmera ladder`.
-pub fn run(args: LadderArgs) -> ExitCode {
+/// Runs `ladder` for a front end run as `prog` (`oxmera`, `oxmera-learn`).
+pub fn run(args: LadderArgs, prog: &str) -> ExitCode {
     let paint = Paint::for_stdout();
-    match dispatch(args.command.unwrap_or(LadderCommand::List), paint) {
+    match dispatch(args.command.unwrap_or(LadderCommand::List), paint, prog) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("{e}");
@@ -95,15 +113,11 @@ pub fn open() -> oxmera_ladder::Result<Ladder> {
     Ladder::open(&exercises)
 }
 
-fn cargo_for(ladder: &Ladder, paint: Paint) -> Cargo {
-    Cargo::new(target_dir_for(ladder.root())).with_color(paint.color)
-}
-
-fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
+fn dispatch(command: LadderCommand, paint: Paint, prog: &str) -> oxmera_ladder::Result<ExitCode> {
     let mut ladder = open()?;
     match command {
         LadderCommand::List => {
-            print!("{}", render_list(&ladder, paint));
+            print!("{}", render_list(&ladder, paint, prog));
             Ok(ExitCode::SUCCESS)
         }
         LadderCommand::Check { id } => {
@@ -119,29 +133,35 @@ fn dispatch(command: LadderCommand, paint: Paint) -> oxmera_ladder::Result<ExitC
                 );
             }
             println!("Checking {} ({})…", rung.id, rung.name);
-            let cargo = cargo_for(&ladder, paint);
-            let report = check::check(&mut ladder, &cargo, &rung.id)?;
-            print!("{}", render_check(&ladder, &report, paint));
+            let (cargo, progress) = cargo_for(&ladder, paint);
+            let report = check::check(&mut ladder, &cargo, &rung.id);
+            progress.done();
+            let report = report?;
+            print!("{}", render_check(&ladder, &report, paint, prog));
             Ok(exit_for(&report.outcome))
         }
         LadderCommand::Hint { id, number } => {
             let id = rung_or_current(&ladder, id)?;
             let revealed = hints::reveal(&mut ladder, &id, number)?;
-            print!("{}", render_hint(&revealed, paint));
+            print!("{}", render_hint(&revealed, paint, prog));
             Ok(ExitCode::SUCCESS)
         }
         LadderCommand::Reset { id, yes } => reset_rung(&mut ladder, &id, yes, paint),
-        LadderCommand::Watch => watch(&mut ladder, paint),
+        LadderCommand::Watch => watch(&mut ladder, paint, prog),
         LadderCommand::Verify { no_lint } => {
-            let cargo = cargo_for(&ladder, paint);
+            let (cargo, progress) = cargo_for(&ladder, paint);
             let built = ladder.manifest.built().count();
             println!(
                 "Verifying {built} built rungs (builds in {})…",
                 ladder.show(cargo.target_dir()).display()
             );
-            let verdicts = verify::verify(&ladder, &cargo, VerifyOptions { lint: !no_lint })?;
+            let verdicts = verify::verify(&ladder, &cargo, VerifyOptions { lint: !no_lint });
+            progress.done();
+            let verdicts = verdicts?;
             let mut failed = 0;
-            if !verify::lock_is_current(&ladder, &cargo)? {
+            let lock_is_current = verify::lock_is_current(&ladder, &cargo);
+            progress.done();
+            if !lock_is_current? {
                 failed += 1;
                 println!(
                     "{} {} is out of date: run `cargo metadata --manifest-path {}` and commit it",
@@ -224,7 +244,7 @@ fn exit_for(outcome: &Outcome) -> ExitCode {
 const BAR_WIDTH: usize = 30;
 
 /// The ladder as a list: progress bar, rungs by tier, next step.
-pub fn render_list(ladder: &Ladder, paint: Paint) -> String {
+pub fn render_list(ladder: &Ladder, paint: Paint, prog: &str) -> String {
     let mut out = String::new();
     let (done, built) = ladder.counts();
     let filled = (done * BAR_WIDTH).checked_div(built).unwrap_or(0);
@@ -277,12 +297,12 @@ pub fn render_list(ladder: &Ladder, paint: Paint) -> String {
                 work.display()
             ));
             out.push_str(&format!(
-                "  3. run   {}  (or `oxmera ladder watch`)\n",
-                paint.cyan(&format!("oxmera ladder check {id}"))
+                "  3. run   {}  (or `{prog} ladder watch`)\n",
+                paint.cyan(&format!("{prog} ladder check {id}"))
             ));
             out.push_str(&format!(
                 "  stuck?   {}\n",
-                paint.cyan(&format!("oxmera ladder hint {id}"))
+                paint.cyan(&format!("{prog} ladder hint {id}"))
             ));
         }
         NextStep::AllDone => {
@@ -314,7 +334,7 @@ const LINE_ROWS: usize = 2;
 /// while they fit, each cut to a few lines with a visible mark; a
 /// property's minimal input is never cut away; the rest are named on one
 /// line.
-pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> String {
+pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint, prog: &str) -> String {
     let mut out = String::new();
     let id = &report.id;
     match &report.outcome {
@@ -343,7 +363,7 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
             match ladder.next_step() {
                 NextStep::Climb { id: next, .. } => out.push_str(&format!(
                     "Next: {next}. See it with {}.\n",
-                    paint.cyan("oxmera ladder")
+                    paint.cyan(&format!("{prog} ladder"))
                 )),
                 NextStep::AllDone => out.push_str("Every built rung is done.\n"),
             }
@@ -370,7 +390,7 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint) -> Stri
             }
             footer.push_str(&format!(
                 "Stuck? {}\n",
-                paint.cyan(&format!("oxmera ladder hint {id}"))
+                paint.cyan(&format!("{prog} ladder hint {id}"))
             ));
             // One row for the line naming the failures not shown.
             let budget = (SCREEN_ROWS - ROWS_AROUND)
@@ -520,7 +540,7 @@ fn render_failure(ladder: &Ladder, f: &Failure, lines: usize, paint: Paint) -> S
     out
 }
 
-fn render_hint(r: &hints::Revealed, paint: Paint) -> String {
+fn render_hint(r: &hints::Revealed, paint: Paint, prog: &str) -> String {
     let Some(hint) = &r.hint else {
         return format!("{} has no hints.\n", r.id);
     };
@@ -534,7 +554,7 @@ fn render_hint(r: &hints::Revealed, paint: Paint) -> String {
         out.push_str(&paint.dim("\n(That was the last hint; it is shown again.)\n"));
     } else if r.number < r.total {
         out.push_str(&paint.dim(&format!(
-            "\n{} more: run `oxmera ladder hint {}` again, or `oxmera ladder hint {} N` for hint N.\n",
+            "\n{} more: run `{prog} ladder hint {}` again, or `{prog} ladder hint {} N` for hint N.\n",
             r.total - r.number,
             r.id,
             r.id
@@ -611,8 +631,8 @@ const KEY_POLL: Duration = Duration::from_millis(100);
 /// How long an editor's burst of events for one save may last.
 const SETTLE: Duration = Duration::from_millis(200);
 
-fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
-    let cargo = cargo_for(ladder, paint);
+fn watch(ladder: &mut Ladder, paint: Paint, prog: &str) -> oxmera_ladder::Result<ExitCode> {
+    let (cargo, progress) = cargo_for(ladder, paint);
     let keys = spawn_keys();
     loop {
         let Some(rung) = ladder.current().cloned() else {
@@ -630,8 +650,10 @@ fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
             print!("{CLEAR_SCREEN}");
         }
         println!("Checking {} ({})…", rung.id, rung.name);
-        let report = check::check(ladder, &cargo, &rung.id)?;
-        print!("{}", render_check(ladder, &report, paint));
+        let report = check::check(ladder, &cargo, &rung.id);
+        progress.done();
+        let report = report?;
+        print!("{}", render_check(ladder, &report, paint, prog));
         if matches!(report.outcome, Outcome::Green { .. }) {
             let Some(next) = ladder.current().cloned() else {
                 continue;
@@ -669,7 +691,7 @@ fn watch(ladder: &mut Ladder, paint: Paint) -> oxmera_ladder::Result<ExitCode> {
                 Ok('q') => return Ok(ExitCode::SUCCESS),
                 Ok('h') => {
                     let revealed = hints::reveal(ladder, &rung.id, None)?;
-                    print!("\n{}", render_hint(&revealed, paint));
+                    print!("\n{}", render_hint(&revealed, paint, prog));
                     let _ = std::io::stdout().flush();
                 }
                 // Other keys, none yet, or no keyboard: keep watching.

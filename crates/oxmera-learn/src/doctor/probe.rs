@@ -271,11 +271,10 @@ fn wgpu() -> BackendProbe {
         }
     }
     if p.available {
-        p.detail.push_str(if cfg!(feature = "wgpu") {
-            "; an adapter is likely (none was opened: `oxmera doctor --gpu` opens them)"
-        } else {
-            "; an adapter is likely (this build has no wgpu, so none was opened)"
-        });
+        // Opening one is the full command's business (`oxmera doctor --gpu`,
+        // built with `--features wgpu`): this crate links no GPU library.
+        p.detail
+            .push_str("; an adapter is likely (none was opened: `oxmera doctor --gpu` opens them)");
     }
     p
 }
