@@ -247,3 +247,45 @@ pub fn shared_histogram_synced(x: &[f32], out: &mut [f32], n: u32) {
         out[i] = hist[t] as f32;
     }
 }
+
+/// Buggy: thread 0 of every block adds its element into `out[0]` with a
+/// plain read and write — blocks are not ordered, so updates are lost.
+#[kernel]
+pub fn global_accumulate_plain(x: &[f32], out: &mut [f32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if thread_idx_x() == 0 && i < n {
+        out[0] = out[0] + x[i];
+    }
+}
+
+/// Buggy, written differently: an in-place stencil reads the neighbour's
+/// element of `out`, which another thread — at a block's edge, another
+/// block — writes.
+#[kernel]
+pub fn stencil_in_place(x: &[f32], out: &mut [f32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        out[i] = x[i];
+        let left = if i > 0 { out[i - 1] } else { 0.0 };
+        out[i] = left + x[i];
+    }
+}
+
+/// Clean twin: every block adds into one element with `atomic_add`.
+#[kernel]
+pub fn global_accumulate_atomic(x: &[f32], out: &mut [f32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        atomic_add(out, 0, x[i]);
+    }
+}
+
+/// Clean twin of the stencil: read one buffer, write another.
+#[kernel]
+pub fn stencil_two_buffers(x: &[f32], out: &mut [f32], n: u32) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        let left = if i > 0 { x[i - 1] } else { 0.0 };
+        out[i] = left + x[i];
+    }
+}

@@ -242,6 +242,26 @@ pub fn entries() -> Vec<Entry> {
             "zero, barrier, atomics, barrier, read (clean)",
             shared_histogram_synced,
         ),
+        e(
+            "global_accumulate_plain",
+            "thread 0 of every block adds into `out[0]` without an atomic",
+            global_accumulate_plain,
+        ),
+        e(
+            "stencil_in_place",
+            "an in-place stencil reads a neighbour another block writes",
+            stencil_in_place,
+        ),
+        e(
+            "global_accumulate_atomic",
+            "every block adds into `out[0]` with `atomic_add` (clean)",
+            global_accumulate_atomic,
+        ),
+        e(
+            "stencil_two_buffers",
+            "a stencil from one buffer into another (clean)",
+            stencil_two_buffers,
+        ),
     ]
 }
 

@@ -1,6 +1,8 @@
 //! The warp engine and the block scheduler.
 
-use crate::ir::{AtomicOp, Builtin, Dim3, Kernel, Mem, Scalar, ShuffleKind, SpanId, VoteKind};
+use crate::ir::{
+    AtomicOp, Builtin, Dim3, Kernel, Mem, ParamKind, Scalar, ShuffleKind, SpanId, VoteKind,
+};
 use crate::launch::LaunchConfig;
 use crate::sim::buffer::{Arg, check_args};
 use crate::sim::compile::{BinK, Op, Program, Reg, UnK};
@@ -110,6 +112,24 @@ struct Access {
     many_atomics: bool,
 }
 
+/// Which threads of which blocks touched one global element during the
+/// launch, each as its grid-linear thread index + 1 (0: none); the block is
+/// that index over the block's threads. Blocks cannot wait for each other,
+/// so two blocks touching one element, one writing — or one updating it
+/// atomically and the other not — is a race whatever order they ran in.
+/// Within a block, global accesses are left to the analysis (OXK003).
+/// Only writable buffers are tracked: nothing can race on a read-only one.
+#[derive(Clone, Copy, Default)]
+struct GlobalAccess {
+    writer: u32,
+    /// The first reader, and the first from a block other than its.
+    reader: u32,
+    reader_elsewhere: u32,
+    /// The same for atomic updates.
+    atomic: u32,
+    atomic_elsewhere: u32,
+}
+
 struct Block<'p> {
     p: &'p Program,
     launch: LaunchConfig,
@@ -119,6 +139,11 @@ struct Block<'p> {
     warps: Vec<Warp>,
     shared: Vec<Vec<u32>>,
     access: Vec<Vec<Access>>,
+    /// Per buffer parameter, per element: the blocks that touched it
+    /// (empty for a read-only buffer, or when blocks cannot race).
+    global: Vec<Vec<GlobalAccess>>,
+    /// The grid-linear index of this block's thread 0.
+    first_thread: u32,
     epoch: u32,
     opts: SimOptions,
     stats: SimStats,
@@ -195,6 +220,22 @@ fn run_checked(
         .collect();
     let mut stats = SimStats::default();
     let g = launch.grid;
+    // Only with more than one block can blocks race; the records name
+    // threads by a u32 grid-linear index.
+    let trackable = g.count() > 1 && g.count() * bt as u64 <= u32::MAX as u64;
+    let mut global: Vec<Vec<GlobalAccess>> = if opts.detect_races && trackable {
+        args.iter()
+            .zip(&p.kernel.params)
+            .map(|(a, param)| match (a, param.kind) {
+                (Arg::Buffer(b), ParamKind::Buffer { writable: true, .. }) => {
+                    vec![GlobalAccess::default(); b.data.len()]
+                }
+                _ => Vec::new(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     for bz in 0..g.z {
         for by in 0..g.y {
             for bx in 0..g.x {
@@ -224,6 +265,8 @@ fn run_checked(
                         Vec::new()
                     },
                     warps: std::mem::take(&mut warps),
+                    global: std::mem::take(&mut global),
+                    first_thread: (bx + g.x * (by + g.y * bz)) * bt,
                     epoch: 1,
                     opts: *opts,
                     stats,
@@ -238,6 +281,7 @@ fn run_checked(
                 let r = b.run(args);
                 stats = b.stats;
                 warps = b.warps;
+                global = b.global;
                 if let Some(t) = b.trace.take() {
                     *tracer = Some((Dim3::new(bx, by, bz), t));
                 }

@@ -46,6 +46,24 @@ pub enum ReportKind {
         /// The later access was a write.
         second_write: bool,
     },
+    /// Two blocks touched one global element, one of them writing (or one
+    /// updating it atomically and the other not): blocks of one launch are
+    /// not ordered, so the result depends on which ran first.
+    GlobalRace {
+        /// The buffer.
+        buffer: String,
+        /// The element index.
+        index: usize,
+        /// The earlier access's block and linear thread index in it.
+        first: (Dim3, u32),
+        /// How the earlier access touched it: "writes", "reads" or
+        /// "updates atomically".
+        first_how: &'static str,
+        /// The later access's thread (in the report's block).
+        second: u32,
+        /// How the later access touched it.
+        second_how: &'static str,
+    },
     /// A warp collective whose mask names lanes that are not executing it.
     Collective {
         /// The builtin.
@@ -89,6 +107,7 @@ impl Report {
             ReportKind::DivergentBarrier { .. } => "barrier",
             ReportKind::OutOfBounds { .. } => "out-of-bounds",
             ReportKind::SharedRace { .. } => "shared-race",
+            ReportKind::GlobalRace { .. } => "global-race",
             ReportKind::Collective { .. } => "collective",
             ReportKind::DivByZero { .. } => "div-by-zero",
             ReportKind::StepLimit { .. } => "step-limit",
@@ -160,6 +179,21 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
                 ),
             )
         }
+        ReportKind::GlobalRace {
+            buffer,
+            index,
+            first,
+            first_how,
+            second,
+            second_how,
+        } => (
+            "sim:global-race",
+            format!(
+                "global race on `{buffer}[{index}]`: thread {} of block {} {first_how} it and \
+                 thread {second} of block {} {second_how} it; blocks are not ordered",
+                first.1, first.0, r.block
+            ),
+        ),
         ReportKind::Collective { name, .. } => (
             "sim:collective",
             format!("`{name}` executed while lanes named in its mask are absent"),

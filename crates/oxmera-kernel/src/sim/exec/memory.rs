@@ -135,6 +135,79 @@ impl Block<'_> {
         Ok(())
     }
 
+    /// Records a global access by lane `l` and reports a race with another
+    /// block (see [`GlobalAccess`]).
+    #[inline]
+    fn track_global(
+        &mut self,
+        wi: usize,
+        p: usize,
+        i: usize,
+        l: usize,
+        how: Touch,
+        span: SpanId,
+    ) -> Result<(), Box<Report>> {
+        let Some(a) = self.global.get_mut(p).and_then(|v| v.get_mut(i)) else {
+            return Ok(());
+        };
+        let block_threads = self.launch.block_threads();
+        let thread = self.warps[wi].base + l as u32;
+        let me = self.first_thread + thread + 1;
+        let block_of = |who: u32| (who - 1) / block_threads;
+        let mine = block_of(me);
+        let other = |who: u32| who != 0 && block_of(who) != mine;
+        // Of two records from different blocks, one is another block's.
+        let reader = if other(a.reader) {
+            a.reader
+        } else {
+            a.reader_elsewhere
+        };
+        let atomic = if other(a.atomic) {
+            a.atomic
+        } else {
+            a.atomic_elsewhere
+        };
+        let clash = match how {
+            Touch::Write if other(a.writer) => Some((a.writer, "writes")),
+            Touch::Write | Touch::Atomic if other(reader) => Some((reader, "reads")),
+            Touch::Write | Touch::Read if other(atomic) => Some((atomic, "updates atomically")),
+            Touch::Read | Touch::Atomic if other(a.writer) => Some((a.writer, "writes")),
+            _ => None,
+        };
+        let note = |first: &mut u32, elsewhere: &mut u32| {
+            if *first == 0 {
+                *first = me;
+            } else if block_of(*first) != mine && *elsewhere == 0 {
+                *elsewhere = me;
+            }
+        };
+        match how {
+            Touch::Write => a.writer = me,
+            Touch::Read => note(&mut a.reader, &mut a.reader_elsewhere),
+            Touch::Atomic => note(&mut a.atomic, &mut a.atomic_elsewhere),
+        }
+        let Some((first, first_how)) = clash else {
+            return Ok(());
+        };
+        let g = self.launch.grid;
+        let lin = block_of(first);
+        let first_block = Dim3::new(lin % g.x, (lin / g.x) % g.y, lin / (g.x * g.y));
+        let second_how = match how {
+            Touch::Write => "writes",
+            Touch::Read => "reads",
+            Touch::Atomic => "updates atomically",
+        };
+        let kind = ReportKind::GlobalRace {
+            buffer: self.p.kernel.params[p].name.clone(),
+            index: i,
+            first: (first_block, (first - 1) % block_threads),
+            first_how,
+            second: thread,
+            second_how,
+        };
+        Err(self.report(kind, span, wi))
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(super) fn load(
@@ -157,10 +230,13 @@ impl Block<'_> {
             }
             let i = i as usize;
             out[l] = match mem {
-                Mem::Global(p) => match &args[p as usize] {
-                    Arg::Buffer(b) => b.data[i],
-                    Arg::Scalar(_) => unreachable!("checked arguments"),
-                },
+                Mem::Global(p) => {
+                    self.track_global(wi, p as usize, i, l, Touch::Read, span)?;
+                    match &args[p as usize] {
+                        Arg::Buffer(b) => b.data[i],
+                        Arg::Scalar(_) => unreachable!("checked arguments"),
+                    }
+                }
                 Mem::Shared(s) => {
                     self.track(wi, s as usize, i, l, Touch::Read, span)?;
                     self.shared[s as usize][i]
@@ -193,10 +269,13 @@ impl Block<'_> {
             }
             let i = i as usize;
             match mem {
-                Mem::Global(p) => match &mut args[p as usize] {
-                    Arg::Buffer(b) => b.data[i] = vals[l],
-                    Arg::Scalar(_) => unreachable!("checked arguments"),
-                },
+                Mem::Global(p) => {
+                    self.track_global(wi, p as usize, i, l, Touch::Write, span)?;
+                    match &mut args[p as usize] {
+                        Arg::Buffer(b) => b.data[i] = vals[l],
+                        Arg::Scalar(_) => unreachable!("checked arguments"),
+                    }
+                }
                 Mem::Shared(s) => {
                     self.track(wi, s as usize, i, l, Touch::Write, span)?;
                     self.shared[s as usize][i] = vals[l];
@@ -228,10 +307,13 @@ impl Block<'_> {
             }
             let i = i as usize;
             let slot = match mem {
-                Mem::Global(p) => match &mut args[p as usize] {
-                    Arg::Buffer(b) => &mut b.data[i],
-                    Arg::Scalar(_) => unreachable!("checked arguments"),
-                },
+                Mem::Global(p) => {
+                    self.track_global(wi, p as usize, i, l, Touch::Atomic, span)?;
+                    match &mut args[p as usize] {
+                        Arg::Buffer(b) => &mut b.data[i],
+                        Arg::Scalar(_) => unreachable!("checked arguments"),
+                    }
+                }
                 Mem::Shared(s) => {
                     self.track(wi, s as usize, i, l, Touch::Atomic, span)?;
                     &mut self.shared[s as usize][i]
