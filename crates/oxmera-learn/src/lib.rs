@@ -17,8 +17,8 @@
 //! What it must never know: tensors, backends, kernels. It depends on
 //! `oxmera-ladder` and a few small crates (clap, anstream, serde, toml) and
 //! on no other oxmera crate — xtask's layering check fails the build if it
-//! ever does — so installing it compiles about forty crates, not the 129
-//! of the full command. The rungs link oxmera themselves, in their own
+//! ever does — so installing it compiles 51 crates, not the 129 of the
+//! full command. The rungs link oxmera themselves, in their own
 //! workspace, when the ladder runs cargo on them. Later tiers keep to the
 //! same rule: a kernel rung's spec calls the kernel crates from its own
 //! crate, and anything that must open a GPU (`doctor --gpu`) stays in the
