@@ -876,3 +876,45 @@ fn clamp_and_relu_gradients_at_their_kinks_are_pytorchs() {
     x.relu().unwrap().backward_with(&inf).unwrap();
     assert_eq!(grad(&x), [0.0, 0.0, f64::INFINITY]);
 }
+
+#[test]
+fn maximum_minimum_and_leaky_relu_select_their_gradients() {
+    // maximum: the larger operand takes g, a tie halves it, and the loser
+    // of an infinite gradient gets exactly 0 (was 0·∞ = NaN).
+    let a = leaf(&[3.0, 1.0, 2.0], &[3]);
+    let b = leaf(&[1.0, 4.0, 2.0], &[3]);
+    let inf = Tensor::from_vec(vec![f64::INFINITY; 3], [3], Device::Reference).unwrap();
+    a.maximum(&b).unwrap().backward_with(&inf).unwrap();
+    assert_eq!(grad(&a), [f64::INFINITY, 0.0, f64::INFINITY]);
+    assert_eq!(grad(&b), [0.0, f64::INFINITY, f64::INFINITY]);
+    // minimum with a finite gradient: the hand-computed weights 1, 0, ½.
+    let a = leaf(&[3.0, 1.0, 2.0], &[3]);
+    let b = leaf(&[1.0, 4.0, 2.0], &[3]);
+    let g = Tensor::from_vec(vec![2.0, 2.0, 2.0], [3], Device::Reference).unwrap();
+    a.minimum(&b).unwrap().backward_with(&g).unwrap();
+    assert_eq!(grad(&a), [0.0, 2.0, 1.0]);
+    assert_eq!(grad(&b), [2.0, 0.0, 1.0]);
+
+    // leaky_relu: g where x > 0, g·slope elsewhere (x = 0 included, as
+    // PyTorch), in f64 and f32.
+    let x = leaf(&[-2.0, 0.0, 3.0], &[3]);
+    let g = Tensor::from_vec(vec![1.0, 1.0, 1.0], [3], Device::Reference).unwrap();
+    x.leaky_relu(0.01).unwrap().backward_with(&g).unwrap();
+    assert_eq!(grad(&x), [0.01, 0.01, 1.0]);
+    let x32 = t(&[0.5, -0.5], &[2], DType::F32)
+        .with_requires_grad(true)
+        .unwrap();
+    x32.leaky_relu(0.01)
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    let g32 = x32.grad().unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(g32, [1.0, 0.01f64 as f32]);
+    // An infinite gradient: infinite where x > 0, slope·∞ elsewhere.
+    let x = leaf(&[-2.0, 3.0], &[2]);
+    let inf = Tensor::from_vec(vec![f64::INFINITY; 2], [2], Device::Reference).unwrap();
+    x.leaky_relu(0.5).unwrap().backward_with(&inf).unwrap();
+    assert_eq!(grad(&x), [f64::INFINITY, f64::INFINITY]);
+}

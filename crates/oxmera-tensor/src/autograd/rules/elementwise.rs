@@ -3,16 +3,11 @@
 
 use std::f64::consts::{FRAC_2_SQRT_PI, LN_2, LN_10, PI, SQRT_2};
 
-use oxmera_core::{DType, Result};
+use oxmera_core::Result;
 
 use super::sum_to_shape;
 use crate::autograd::{record, record_unary};
 use crate::{BinaryOp, Tensor, UnaryOp};
-
-/// `1.0` where `mask` holds, else `0.0`, in `dtype`.
-fn indicator(mask: &Tensor, dtype: DType) -> Result<Tensor> {
-    mask.to_dtype(dtype)
-}
 
 /// Records a unary op. `y` is the output.
 pub(crate) fn unary(op: UnaryOp, x: &Tensor, y: Tensor) -> Tensor {
@@ -24,7 +19,6 @@ pub(crate) fn unary(op: UnaryOp, x: &Tensor, y: Tensor) -> Tensor {
 /// `g · dy/dx` for a unary op with input `x` and output `y`.
 fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor> {
     use UnaryOp::*;
-    let dt = x.dtype();
     match op {
         Neg => g.neg(),
         // abs'(0) = 0, the subgradient PyTorch picks too.
@@ -48,12 +42,10 @@ fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor>
         // 0, so an infinite incoming gradient gives 0 where x <= 0 (PyTorch's
         // threshold_backward selects too).
         Relu => Tensor::where_(&x.gt_scalar(0.0)?, g, &g.zeros_like()?),
-        LeakyRelu(slope) => {
-            let pos = indicator(&x.gt_scalar(0.0)?, dt)?;
-            // pos + slope · (1 - pos)
-            let factor = pos.mul_scalar(1.0 - slope)?.add_scalar(slope)?;
-            g.mul(&factor)
-        }
+        // PyTorch's leaky_relu_backward, written as it is: g where x > 0,
+        // g·slope elsewhere (with slope 0 an infinite g gives NaN there, as
+        // in PyTorch; use relu for a selected 0).
+        LeakyRelu(slope) => Tensor::where_(&x.gt_scalar(0.0)?, g, &g.mul_scalar(slope)?),
         GeluErf => {
             // d/dx x·Φ(x) = Φ(x) + x·φ(x)
             let cdf = x
@@ -151,7 +143,6 @@ fn binary_grads(
     g: &Tensor,
 ) -> Result<(Tensor, Tensor)> {
     use BinaryOp::*;
-    let dt = g.dtype();
     Ok(match op {
         Add => (g.clone(), g.clone()),
         Sub => (g.clone(), g.neg()?),
@@ -180,11 +171,16 @@ fn binary_grads(
             let tie = a.eq(b)?;
             let a_nan = a.ne(a)?;
             let b_nan = b.ne(b)?;
-            let wa = indicator(&a_wins.logical_or(&a_nan)?, dt)?
-                .add(&indicator(&tie, dt)?.mul_scalar(0.5)?)?;
-            let wb = indicator(&b_wins.logical_or(&b_nan)?, dt)?
-                .add(&indicator(&tie, dt)?.mul_scalar(0.5)?)?;
-            (g.mul(&wa)?, g.mul(&wb)?)
+            // Selected, not multiplied by 0/½/1 weights, so the losing
+            // operand of an infinite gradient gets 0, not 0·∞ = NaN
+            // (PyTorch masks too).
+            let zero = g.zeros_like()?;
+            let half_or_zero = Tensor::where_(&tie, &g.mul_scalar(0.5)?, &zero)?;
+            let share = |wins: Tensor| Tensor::where_(&wins, g, &half_or_zero);
+            (
+                share(a_wins.logical_or(&a_nan)?)?,
+                share(b_wins.logical_or(&b_nan)?)?,
+            )
         }
         // rem(a, b) = a - floor(a / b)·b (the sign follows the divisor).
         Rem => (g.clone(), g.mul(&a.div(b)?.floor()?)?.neg()?),
