@@ -285,6 +285,76 @@ fn an_atomic_in_a_calls_arguments_runs_before_it_as_in_rust() {
 }
 
 #[test]
+fn a_helper_returns_a_tuple_to_a_tuple_pattern() {
+    let text = "
+#[helper]
+fn min_max(a: f32, b: f32) -> (f32, f32) {
+    if a < b { (a, b) } else { (b, a) }
+}
+#[helper]
+fn offsets(i: u32, xs: u32, os: u32) -> (u32, u32, bool) {
+    (i * xs, i * os, i % 2 == 0)
+}
+#[kernel]
+fn k(x: &[f32], out: &mut [f32]) {
+    let i = thread_idx_x();
+    let (xi, mut oi, _) = offsets(i, 2, 1);
+    oi += 0;
+    let (lo, hi) = min_max(x[xi], x[xi + 1]);
+    out[oi] = hi - lo;
+}
+";
+    // A value `if` ending in tuples is not a tuple literal: refused.
+    let shown = refused(text);
+    assert!(shown.contains("end it with one"), "{shown}");
+    let text = text.replace(
+        "if a < b { (a, b) } else { (b, a) }",
+        "let lo = if a < b { a } else { b };\n    (lo, a + b - lo)",
+    );
+    let k = kernel(&text, "k");
+    assert_eq!(k.inlined.len(), 2);
+    let names: Vec<&str> = k.locals.iter().map(|l| l.name.as_str()).collect();
+    for n in ["xi", "oi", "lo", "hi"] {
+        assert!(names.contains(&n), "{names:?}");
+    }
+    assert!(k.locals.iter().any(|l| l.name == "oi" && l.mutable));
+}
+
+#[test]
+fn tuples_are_refused_where_they_do_not_fit() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "#[helper] fn two(a: u32) -> (u32, u32) { (a, a) }
+             #[kernel] fn k(out: &mut [u32]) { out[0] = two(1); }",
+            "returns 2 values",
+        ),
+        (
+            "#[helper] fn two(a: u32) -> (u32, u32) { (a, a) }
+             #[kernel] fn k(out: &mut [u32]) { let (a, b, c) = two(1); out[0] = a; }",
+            "returns 2 values, the pattern names 3",
+        ),
+        (
+            "#[kernel] fn k(out: &mut [u32]) { let (a, b) = (1u32, 2u32); out[0] = a; }",
+            "only a helper's tuple can be destructured",
+        ),
+        (
+            "#[helper] fn two(a: u32) -> (u32, u32) { (a, a, a) }
+             #[kernel] fn k(out: &mut [u32]) { let (a, b) = two(1); out[0] = a; }",
+            "expected 2 values, found 3",
+        ),
+        (
+            "#[helper] fn two(a: u32) -> (u32, [u32; 2]) { (a, a) }
+             #[kernel] fn k(out: &mut [u32]) { let (a, b) = two(1); out[0] = a; }",
+            "a tuple of scalars",
+        ),
+    ];
+    for (text, want) in cases {
+        let shown = refused(text);
+        assert!(shown.contains(want), "wanted `{want}` in:\n{shown}");
+    }
+}
+
+#[test]
 fn a_helper_in_another_module_is_not_in_scope() {
     let text = "
 mod a {

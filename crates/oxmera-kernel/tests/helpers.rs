@@ -38,6 +38,23 @@ mod strided {
         sync_threads();
     }
 
+    /// The smaller and the larger of two values: a tuple.
+    #[helper]
+    fn min_max(a: f32, b: f32) -> (f32, f32) {
+        let lo = if a < b { a } else { b };
+        (lo, if a < b { b } else { a })
+    }
+
+    /// The spread of each pair `x[2i], x[2i + 1]`.
+    #[kernel]
+    pub fn pair_spread(x: &[f32], out: &mut [f32], n: u32) {
+        let i = block_idx_x() * block_dim_x() + thread_idx_x();
+        if i < n {
+            let (lo, hi) = min_max(x[2 * i], x[2 * i + 1]);
+            out[i] = hi - lo;
+        }
+    }
+
     /// Copies a transposed view to dense `out`.
     #[kernel]
     pub fn transpose(x: &[f32], out: &mut [f32], rows: u32, cols: u32) {
@@ -110,6 +127,20 @@ fn a_strided_helper_transposes_like_the_host() {
         }
     }
     assert_eq!(args[1].buffer().unwrap().to_f32(), want);
+}
+
+#[test]
+fn a_tuple_helper_runs_like_the_host() {
+    let x = [3.0f32, 1.0, -2.0, 5.0, 4.0, 4.0];
+    let mut args = vec![f32s(&x), f32s(&[0.0; 3]), Arg::Scalar(Value::U32(3))];
+    sim::run(
+        pair_spread(),
+        LaunchConfig::linear(1, 32),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(args[1].buffer().unwrap().to_f32(), [2.0, 7.0, 0.0]);
 }
 
 #[test]

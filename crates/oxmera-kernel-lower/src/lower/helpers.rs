@@ -197,6 +197,26 @@ impl Lowering {
         span: SpanId,
     ) -> syn::Result<Option<Expr>> {
         let name = f.sig.ident.to_string();
+        let mut values = self.inline_values(c, f, span)?;
+        match values.len() {
+            0 | 1 => Ok(values.pop()),
+            n => Err(err(
+                c,
+                &format!("the helper `{name}` returns {n} values"),
+                &format!("bind them with `let (a, b, ..) = {name}(..);`"),
+            )),
+        }
+    }
+
+    /// Inlines a call as [`Lowering::inline_call`] does and returns every
+    /// value it returns (none, one, or a tuple's).
+    pub(super) fn inline_values(
+        &mut self,
+        c: &syn::ExprCall,
+        f: &syn::ItemFn,
+        span: SpanId,
+    ) -> syn::Result<Vec<Expr>> {
+        let name = f.sig.ident.to_string();
         if let Some(why) = self.no_hoist {
             return Err(err(
                 c,
@@ -239,16 +259,7 @@ impl Lowering {
                 "check the call against the helper's signature",
             ));
         }
-        let returns = match &sig.output {
-            syn::ReturnType::Default => None,
-            syn::ReturnType::Type(_, t) => Some(scalar_type(t).ok_or_else(|| {
-                err(
-                    t,
-                    "a helper returns one scalar or nothing",
-                    "return f32, i32, u32 or bool; write other results into a buffer",
-                )
-            })?),
-        };
+        let returns = return_types(&sig.output)?;
         // The arguments, in the caller's scope, in order.
         let mut bound = Vec::new();
         for (input, arg) in sig.inputs.iter().zip(&c.args) {
@@ -281,7 +292,8 @@ impl Lowering {
             call: span,
             spans: first..end,
         });
-        let result = value.map(|v| {
+        let mut results = Vec::new();
+        for v in value {
             let ty = v.ty;
             // Unbound: the name is for the printer and the emitters.
             let id = self.new_local(format!("{name}_value"), ty, false, span);
@@ -296,14 +308,67 @@ impl Lowering {
                 },
                 span,
             });
-            Expr {
+            results.push(Expr {
                 kind: ExprKind::Local(id),
                 ty,
                 span,
-            }
-        });
+            });
+        }
         self.pending.extend(stmts);
-        Ok(result)
+        Ok(results)
+    }
+
+    /// `let (a, b) = helper(..);`: a helper's tuple, one new local per
+    /// name (`_` drops a value); anything else in a tuple pattern is
+    /// refused.
+    pub(super) fn let_tuple(
+        &mut self,
+        pat: &syn::PatTuple,
+        init: &syn::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> syn::Result<()> {
+        let hint = "a tuple pattern takes the values of a helper returning a tuple: \
+                    `let (lo, hi) = minmax(a, b);`";
+        let syn::Expr::Call(c) = super::statements::strip_paren(init) else {
+            return Err(err(init, "only a helper's tuple can be destructured", hint));
+        };
+        let Some(f) = self.helper(&super::calls::call_name(c)) else {
+            return Err(err(init, "only a helper's tuple can be destructured", hint));
+        };
+        self.at_statement(init);
+        let span = self.span(c);
+        let values = self.inline_values(c, &f, span)?;
+        if values.len() != pat.elems.len() || values.len() < 2 {
+            return Err(err(
+                pat,
+                &format!(
+                    "`{}` returns {} values, the pattern names {}",
+                    f.sig.ident,
+                    values.len(),
+                    pat.elems.len()
+                ),
+                hint,
+            ));
+        }
+        for (p, v) in pat.elems.iter().zip(values) {
+            let (name, mutable) = match p {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    (pi.ident.to_string(), pi.mutability.is_some())
+                }
+                syn::Pat::Wild(_) => continue,
+                other => return Err(err(other, "tuple elements are plain names", hint)),
+            };
+            let span = self.span(p);
+            let id = self.new_local(name, v.ty, mutable, span);
+            out.push(Stmt {
+                kind: StmtKind::Assign {
+                    local: id,
+                    value: v,
+                },
+                span,
+            });
+        }
+        Ok(())
     }
 
     /// Lowers one argument against the helper parameter `input`.
@@ -377,8 +442,8 @@ impl Lowering {
         &mut self,
         f: &syn::ItemFn,
         bound: Vec<Bound>,
-        returns: Option<Scalar>,
-    ) -> syn::Result<(Vec<Stmt>, Option<Expr>)> {
+        returns: Vec<Scalar>,
+    ) -> syn::Result<(Vec<Stmt>, Vec<Expr>)> {
         let mut stmts = Vec::new();
         for b in bound {
             match b {
@@ -392,10 +457,10 @@ impl Lowering {
                 Bound::Memory(name, binding) => self.bind(name, binding),
             }
         }
-        let Some(ty) = returns else {
+        if returns.is_empty() {
             stmts.extend(self.block(&f.block.stmts)?);
-            return Ok((stmts, None));
-        };
+            return Ok((stmts, Vec::new()));
+        }
         let hint = "end the helper with its value, without a semicolon: `{ .. ; v }`";
         let Some((syn::Stmt::Expr(tail, None), rest)) = f.block.stmts.split_last() else {
             return Err(err(
@@ -405,6 +470,39 @@ impl Lowering {
             ));
         };
         stmts.extend(self.block(rest)?);
+        if returns.len() > 1 {
+            let syn::Expr::Tuple(t) = super::statements::strip_paren(tail) else {
+                return Err(err(
+                    tail,
+                    "this helper returns a tuple: end it with one",
+                    "end with `(a, b)`",
+                ));
+            };
+            if t.elems.len() != returns.len() {
+                return Err(err(
+                    t,
+                    &format!("expected {} values, found {}", returns.len(), t.elems.len()),
+                    "return as many values as the signature names",
+                ));
+            }
+            let mut values = Vec::new();
+            for (e, ty) in t.elems.iter().zip(returns) {
+                values.push(self.returned(e, ty, &mut stmts)?);
+            }
+            return Ok((stmts, values));
+        }
+        let value = self.returned(tail, returns[0], &mut stmts)?;
+        Ok((stmts, vec![value]))
+    }
+
+    /// One returned value of type `ty`, an `if`/`match` value included, its
+    /// statements added to `stmts`.
+    fn returned(
+        &mut self,
+        tail: &syn::Expr,
+        ty: Scalar,
+        stmts: &mut Vec<Stmt>,
+    ) -> syn::Result<Expr> {
         let value = if let Some(b) = as_branching(tail) {
             let value = self.branching_value(b, Some(ty))?;
             let span = self.span(tail);
@@ -431,8 +529,27 @@ impl Lowering {
                 &format!("convert with `as {ty}`"),
             ));
         }
-        Ok((stmts, Some(value)))
+        Ok(value)
     }
+}
+
+/// The scalars a helper returns: none, one, or a tuple's.
+fn return_types(output: &syn::ReturnType) -> syn::Result<Vec<Scalar>> {
+    let hint =
+        "return f32, i32, u32 or bool, or a tuple of them; write other results into a buffer";
+    let syn::ReturnType::Type(_, t) = output else {
+        return Ok(Vec::new());
+    };
+    if let syn::Type::Tuple(tt) = &**t {
+        return tt
+            .elems
+            .iter()
+            .map(|e| scalar_type(e).ok_or_else(|| err(e, "a tuple of scalars", hint)))
+            .collect();
+    }
+    Ok(vec![scalar_type(t).ok_or_else(|| {
+        err(t, "a helper returns scalars or nothing", hint)
+    })?])
 }
 
 /// Refuses what a helper's signature may not have.

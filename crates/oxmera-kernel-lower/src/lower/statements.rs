@@ -50,11 +50,16 @@ impl Lowering {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
         };
+        if let (syn::Pat::Tuple(t), Some(init)) = (pat, &local.init) {
+            if ann.is_none() && init.diverge.is_none() {
+                return self.let_tuple(t, &init.expr, out);
+            }
+        }
         let syn::Pat::Ident(pi) = pat else {
             return Err(err(
                 pat,
                 "bindings are plain names",
-                "write `let x = ..;` (no tuples or patterns)",
+                "write `let x = ..;` (tuples only from a helper returning one)",
             ));
         };
         if pi.by_ref.is_some() || pi.subpat.is_some() {
