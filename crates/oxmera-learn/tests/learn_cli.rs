@@ -6,10 +6,13 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
+
+use termlens::Terminal;
 
 #[path = "../../oxmera-cli/tests/support/mod.rs"]
 mod support;
-use support::{SKELETON, fixture};
+use support::{SKELETON, TOOLCHAIN, fixture};
 
 /// `oxmera-learn` run in `dir`, with no `OXMERA_EXERCISES` to point it.
 fn learn(dir: &Path, progress: &Path, args: &[&str]) -> Output {
@@ -143,4 +146,32 @@ fn a_check_shows_cargos_progress_while_it_builds() {
     let again = learn(&ex, &progress, &["ladder", "check", "F1"]);
     assert_eq!(text(&again.stderr), "");
     assert_eq!(text(&again.stdout), text(&first.stdout));
+}
+
+#[test]
+fn on_a_terminal_the_progress_line_is_erased_once_the_build_is_done() {
+    let repo = tempfile::tempdir().unwrap();
+    let ex = fixture(repo.path(), SKELETON);
+    let mut builder = Terminal::builder()
+        .size(80, 24)
+        .env_clear()
+        .env("OXMERA_EXERCISES", &ex)
+        .env("OXMERA_LADDER_PROGRESS", repo.path().join("progress.toml"))
+        .env("NO_COLOR", "1")
+        .timeout(Duration::from_secs(300))
+        .args(["ladder", "check", "F1"]);
+    for var in TOOLCHAIN {
+        if let Some(v) = std::env::var_os(var) {
+            builder = builder.env(var, v);
+        }
+    }
+    // A first build: cargo compiles the fixture rung.
+    let mut t = builder.spawn(env!("CARGO_BIN_EXE_oxmera-learn")).unwrap();
+    assert_eq!(t.wait_exit().unwrap().code(), Some(1));
+    let text = t.screen().text();
+    assert!(text.contains("Checking F1 (double)"), "{text}");
+    assert!(text.contains("0 of 1 tests pass"), "{text}");
+    // The progress line was there while it built, and is gone.
+    assert!(!text.contains("building with cargo"), "{text}");
+    assert!(!text.contains("Compiling"), "{text}");
 }
