@@ -129,20 +129,29 @@ pub fn location(out: &mut String, k: &Kernel, span: u32, label: &str, gutter: us
 /// and text, innermost first; nothing for a span of the kernel's own body.
 pub fn call_notes(out: &mut String, k: &Kernel, span: u32, gutter: usize) {
     let pad = " ".repeat(gutter);
-    for c in k.call_chain(span) {
-        let line = k.span(c.call).line;
-        let at = if line > 0 {
-            format!(" at line {line}")
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            out,
-            "{pad} = note: inside the helper `{}`, from the call `{}`{at}",
-            c.helper,
-            k.snippet(c.call)
-        );
+    for text in call_note_texts(k, span) {
+        let _ = writeln!(out, "{pad} = note: {text}");
     }
+}
+
+/// The text of each call note, innermost call first.
+fn call_note_texts(k: &Kernel, span: u32) -> Vec<String> {
+    k.call_chain(span)
+        .iter()
+        .map(|c| {
+            let line = k.span(c.call).line;
+            let at = if line > 0 {
+                format!(" at line {line}")
+            } else {
+                String::new()
+            };
+            format!(
+                "inside the helper `{}`, from the call `{}`{at}",
+                c.helper,
+                k.snippet(c.call)
+            )
+        })
+        .collect()
 }
 
 /// A compact, location-free form for `compile_error!`: rustc already points
@@ -154,19 +163,8 @@ pub fn render_compact(k: &Kernel, f: &Finding) -> String {
         f.message,
         where_(f)
     );
-    for c in k.call_chain(f.span) {
-        let s = k.span(c.call);
-        let at = if s.line > 0 {
-            format!(" at line {}", s.line)
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            out,
-            "\n  note: inside the helper `{}`, from the call `{}`{at}",
-            c.helper,
-            k.snippet(c.call)
-        );
+    for text in call_note_texts(k, f.span) {
+        let _ = write!(out, "\n  note: {text}");
     }
     for s in &f.notes {
         let _ = write!(out, "\n  note: {}", s.text);

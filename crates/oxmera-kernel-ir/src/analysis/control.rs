@@ -112,13 +112,17 @@ impl Exits {
 impl<'k> Analyzer<'k> {
     /// Control restricted to threads where `c` equals `want`.
     pub(super) fn and(&self, ctl: &Reach, c: &AbstractValue, want: bool, span: SpanId) -> Reach {
-        let mask = match (&ctl.mask, &c.conc) {
-            (Some(m), Some(v)) => Some(Rc::new(
+        // The threads of `m` where the condition is known to be `want`.
+        let keep = |m: &Mask, v: &[Value]| -> Mask {
+            Rc::new(
                 m.iter()
                     .zip(v.iter())
                     .map(|(a, x)| *a && matches!(x, Value::Bool(b) if *b == want))
-                    .collect::<Vec<_>>(),
-            )),
+                    .collect(),
+            )
+        };
+        let mask = match (&ctl.mask, &c.conc) {
+            (Some(m), Some(v)) => Some(keep(m, v)),
             // A block-uniform condition keeps all or none of the threads.
             (Some(m), None) if c.uni <= Uniformity::Block => Some(m.clone()),
             _ => None,
@@ -135,13 +139,7 @@ impl<'k> Analyzer<'k> {
         };
         let bound = match (&mask, &c.conc) {
             (Some(m), _) => m.clone(),
-            (None, Some(v)) => Rc::new(
-                ctl.bound
-                    .iter()
-                    .zip(v.iter())
-                    .map(|(a, x)| *a && matches!(x, Value::Bool(b) if *b == want))
-                    .collect(),
-            ),
+            (None, Some(v)) => keep(&ctl.bound, v),
             (None, None) => ctl.bound.clone(),
         };
         Reach {
@@ -154,13 +152,12 @@ impl<'k> Analyzer<'k> {
 
     /// Control after some threads left (returned, broke or continued).
     pub(super) fn minus(&self, ctl: &Reach, left: &Reach, span: SpanId, how: &str) -> Reach {
+        // The threads of `m` that did not leave.
+        let stay = |m: &Mask, l: &Mask| -> Mask {
+            Rc::new(m.iter().zip(l.iter()).map(|(a, b)| *a && !b).collect())
+        };
         let mask = match (&ctl.mask, &left.mask) {
-            (Some(m), Some(l)) => Some(Rc::new(
-                m.iter()
-                    .zip(l.iter())
-                    .map(|(a, b)| *a && !b)
-                    .collect::<Vec<_>>(),
-            )),
+            (Some(m), Some(l)) => Some(stay(m, l)),
             (Some(m), None) if left.uni <= Uniformity::Block => Some(m.clone()),
             _ => None,
         };
@@ -179,13 +176,7 @@ impl<'k> Analyzer<'k> {
         };
         let bound = match (&mask, &left.mask) {
             (Some(m), _) => m.clone(),
-            (None, Some(l)) => Rc::new(
-                ctl.bound
-                    .iter()
-                    .zip(l.iter())
-                    .map(|(a, b)| *a && !b)
-                    .collect(),
-            ),
+            (None, Some(l)) => stay(&ctl.bound, l),
             (None, None) => ctl.bound.clone(),
         };
         Reach {
@@ -195,6 +186,7 @@ impl<'k> Analyzer<'k> {
             prov,
         }
     }
+
     pub(super) fn block(
         &mut self,
         stmts: &[Stmt],

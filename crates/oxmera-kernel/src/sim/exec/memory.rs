@@ -84,15 +84,9 @@ impl Block<'_> {
         // Another thread's atomic on the element clashes with a plain
         // access; an atomic clashes with other threads' plain ones.
         let atomic_by_other = a.atomic != 0 && (a.atomic != t || a.many_atomics);
-        let clash = if how == Touch::Atomic {
-            if a.writer != 0 && a.writer != t {
-                Some((a.writer, true))
-            } else if a.reader != 0 && (a.reader != t || a.many_readers) {
-                Some((if a.reader != t { a.reader } else { t }, false))
-            } else {
-                None
-            }
-        } else if atomic_by_other {
+        // An atomic checks against plain accesses as a write does, and
+        // never against other atomics.
+        let clash = if how != Touch::Atomic && atomic_by_other {
             Some((if a.atomic != t { a.atomic } else { t }, true))
         } else if write {
             if a.writer != 0 && a.writer != t {
