@@ -231,6 +231,16 @@ fn mistakes_are_refused_with_a_hint() {
             "is called after an atomic in the same statement",
         ),
         (
+            "#[helper] fn twice(v: u32) -> u32 { v * 2 }
+             #[kernel] fn k(c: &mut [u32]) { let v = c[1] + twice(atomic_add(c, 0, 1u32)); c[2] = v; }",
+            "(in the helper or its arguments)",
+        ),
+        (
+            "#[helper] fn ballot_sync(x: u32) -> u32 { x }
+             #[kernel] fn k(out: &mut [u32]) { out[0] = 1; }",
+            "`ballot_sync` is the name of a builtin",
+        ),
+        (
             "#[helper] fn exp(x: f32) -> f32 { x }
              #[kernel] fn k(out: &mut [f32]) { out[0] = 1.0; }",
             "`exp` is the name of a builtin",

@@ -106,7 +106,7 @@ impl Helpers {
 }
 
 /// Builtin names that are not in the builtin tables.
-const RESERVED: [&str; 7] = [
+const RESERVED: [&str; 10] = [
     "sync_threads",
     "shared",
     "from_bits",
@@ -114,6 +114,9 @@ const RESERVED: [&str; 7] = [
     "shfl_down_sync",
     "shfl_up_sync",
     "shfl_sync",
+    "ballot_sync",
+    "any_sync",
+    "all_sync",
 ];
 
 /// A parameter of the helper, resolved against the call's argument.
@@ -280,8 +283,8 @@ impl Lowering {
             return Err(err(
                 c,
                 &format!(
-                    "the helper `{name}` writes memory or waits at a barrier, so it is called as a \
-                     statement"
+                    "this call of `{name}` writes memory or waits at a barrier (in the helper or \
+                     its arguments), so it is called as a statement"
                 ),
                 &format!("write `{name}(..);` or `let v = {name}(..);` on its own line"),
             ));
