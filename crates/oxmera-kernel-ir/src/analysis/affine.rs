@@ -26,8 +26,8 @@
 //! only if their per-thread parts are equal within a block, or if blocks
 //! can collide — which they cannot when `k` is the block index (different
 //! for different blocks) and the per-thread parts of the writers span less
-//! than `m`. u32 wrap-around is not modelled (a grid that large overflows
-//! its index arithmetic anyway).
+//! than `m`. A per-thread part that would wrap around `u32` (`gid - 1` in
+//! thread 0) gives up the form: the laws hold for the integers only.
 
 use std::rc::Rc;
 
@@ -127,13 +127,13 @@ impl Affine {
                     (x, None) | (None, x) => x,
                 };
                 Some(Affine {
-                    per_thread: zip(a, b, u32::wrapping_add),
+                    per_thread: zip(a, b, u32::checked_add)?,
                     block,
                     grid_offset: a.grid_offset || b.grid_offset,
                 })
             }
             BinOp::Sub if b.is_known() => Some(Affine {
-                per_thread: zip(a, b, u32::wrapping_sub),
+                per_thread: zip(a, b, u32::checked_sub)?,
                 block: a.block,
                 grid_offset: a.grid_offset,
             }),
@@ -152,7 +152,7 @@ impl Affine {
                     None => None,
                 };
                 Some(Affine {
-                    per_thread: map(x, |v| v.wrapping_mul(s)),
+                    per_thread: map(x, |v| v.checked_mul(s))?,
                     block,
                     grid_offset: x.grid_offset && s != 0,
                 })
@@ -165,13 +165,13 @@ impl Affine {
                 if op == BinOp::Rem {
                     // m·k is a multiple of d: only the per-thread part is left.
                     return Some(Affine {
-                        per_thread: map(a, |v| v % d),
+                        per_thread: map(a, |v| Some(v % d))?,
                         block: None,
                         grid_offset: false,
                     });
                 }
                 Some(Affine {
-                    per_thread: map(a, |v| v / d),
+                    per_thread: map(a, |v| Some(v / d))?,
                     block: a.block.map(|t| BlockTerm {
                         modulus: t.modulus / d as u64,
                         injective: t.injective,
@@ -235,26 +235,24 @@ fn u32_of(v: Value) -> Option<u32> {
     }
 }
 
-fn map(a: &Affine, f: impl Fn(u32) -> u32) -> Vals {
-    Rc::new(
-        a.per_thread
-            .iter()
-            .map(|v| u32_of(*v).map_or(*v, |x| Value::U32(f(x))))
-            .collect(),
-    )
+/// `f` of every per-thread part; `None` when a part is not a `u32` or `f`
+/// leaves the `u32` range (the form's laws hold only without wrap-around).
+fn map(a: &Affine, f: impl Fn(u32) -> Option<u32>) -> Option<Vals> {
+    a.per_thread
+        .iter()
+        .map(|v| u32_of(*v).and_then(&f).map(Value::U32))
+        .collect::<Option<Vec<_>>>()
+        .map(Rc::new)
 }
 
-fn zip(a: &Affine, b: &Affine, f: impl Fn(u32, u32) -> u32) -> Vals {
-    Rc::new(
-        a.per_thread
-            .iter()
-            .zip(b.per_thread.iter())
-            .map(|(x, y)| match (u32_of(*x), u32_of(*y)) {
-                (Some(p), Some(q)) => Value::U32(f(p, q)),
-                _ => *x,
-            })
-            .collect(),
-    )
+/// `f` of each pair of per-thread parts, under the same conditions.
+fn zip(a: &Affine, b: &Affine, f: impl Fn(u32, u32) -> Option<u32>) -> Option<Vals> {
+    a.per_thread
+        .iter()
+        .zip(b.per_thread.iter())
+        .map(|(x, y)| f(u32_of(*x)?, u32_of(*y)?).map(Value::U32))
+        .collect::<Option<Vec<_>>>()
+        .map(Rc::new)
 }
 
 #[cfg(test)]
@@ -296,6 +294,8 @@ mod tests {
         assert!(Affine::binary(BinOp::Div, &shifted, &known(&[4; 8])).is_none());
         // Two block terms do not add up to one.
         assert!(Affine::binary(BinOp::Add, &gid, &bx).is_none());
+        // gid - 1 wraps in thread 0: no form, so no wrong quotient after.
+        assert!(Affine::binary(BinOp::Sub, &gid, &known(&[1; 8])).is_none());
     }
 
     #[test]
