@@ -21,7 +21,7 @@ use std::path::Path;
 use oxmera_kernel_ir::ir::{Kernel, SourceSpan, SourceText};
 
 use crate::lower::Helpers;
-use crate::options::parse_attr;
+use crate::options::{attribute_position, attribute_tokens, parse_attr};
 
 /// The kernels of one source file, lowered and validated.
 #[derive(Debug, Clone)]
@@ -231,9 +231,7 @@ type Found<'a> = (&'a syn::ItemFn, &'a syn::Attribute, usize);
 
 /// The attribute on `f` whose path ends in `name`.
 fn marked<'a>(f: &'a syn::ItemFn, name: &str) -> Option<&'a syn::Attribute> {
-    f.attrs
-        .iter()
-        .find(|a| a.path().segments.last().is_some_and(|s| s.ident == name))
+    attribute_position(&f.attrs, name).map(|i| &f.attrs[i])
 }
 
 /// The functions marked `#[kernel]` (with their attribute and scope), the
@@ -279,17 +277,7 @@ fn lower_one(
     path: &str,
     text: &str,
 ) -> syn::Result<Kernel> {
-    let tokens = match &attr.meta {
-        syn::Meta::Path(_) => proc_macro2::TokenStream::new(),
-        syn::Meta::List(list) => list.tokens.clone(),
-        syn::Meta::NameValue(nv) => {
-            return Err(syn::Error::new_spanned(
-                nv,
-                "write `#[kernel]` or `#[kernel(block = [..])]`",
-            ));
-        }
-    };
-    let options = parse_attr(tokens)?;
+    let options = parse_attr(attribute_tokens(attr)?)?;
     let lowered = crate::lower::lower_with(f, options.launch, helpers)?;
     let mut kernel = lowered.kernel;
     oxmera_kernel_ir::validate::validate(&kernel)

@@ -26,6 +26,28 @@ use oxmera_kernel_ir::launch::LaunchConfig;
 use oxmera_kernel_ir::target::Target;
 use syn::punctuated::Punctuated;
 
+/// The position of the attribute among `attrs` whose path ends in `name`
+/// (`#[kernel]`, `#[oxmera_kernel::kernel(..)]`, `#[helper]`): how both
+/// front doors recognise a kernel or a helper.
+pub fn attribute_position(attrs: &[syn::Attribute], name: &str) -> Option<usize> {
+    attrs
+        .iter()
+        .position(|a| a.path().segments.last().is_some_and(|s| s.ident == name))
+}
+
+/// The option tokens of a `#[kernel]` attribute: empty for `#[kernel]`,
+/// the list's tokens for `#[kernel(..)]`.
+pub fn attribute_tokens(attr: &syn::Attribute) -> syn::Result<proc_macro2::TokenStream> {
+    match &attr.meta {
+        syn::Meta::Path(_) => Ok(proc_macro2::TokenStream::new()),
+        syn::Meta::List(list) => Ok(list.tokens.clone()),
+        syn::Meta::NameValue(nv) => Err(syn::Error::new_spanned(
+            nv,
+            "write `#[kernel]` or `#[kernel(block = [..])]`",
+        )),
+    }
+}
+
 fn dims(e: &syn::Expr) -> syn::Result<Vec<Dim3>> {
     let hint = "write `block = [32, 64]` or `block = [[16, 16], [32, 8]]`";
     let syn::Expr::Array(a) = e else {

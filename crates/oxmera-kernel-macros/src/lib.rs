@@ -24,7 +24,9 @@ use oxmera_kernel_ir::analysis::{CheckOptions, check};
 use oxmera_kernel_ir::diag::render_compact;
 use oxmera_kernel_ir::ir::LaunchSpace;
 use oxmera_kernel_lower::lower::{Helpers, Lowered, lower_with};
-use oxmera_kernel_lower::options::{declared_launches, parse_attr};
+use oxmera_kernel_lower::options::{
+    attribute_position, attribute_tokens, declared_launches, parse_attr,
+};
 use proc_macro::TokenStream;
 
 /// Marks a function as a kernel; see the crate documentation and
@@ -89,12 +91,11 @@ fn expand_module(
             "`#[kernels]` needs an inline module: `#[kernels] mod name { .. }`",
         ));
     };
-    let is =
-        |a: &syn::Attribute, name: &str| a.path().segments.last().is_some_and(|s| s.ident == name);
+    let marked = |f: &syn::ItemFn, name: &str| attribute_position(&f.attrs, name);
     let mut helpers = Helpers::new();
     for item in &items {
         if let syn::Item::Fn(f) = item {
-            if f.attrs.iter().any(|a| is(a, "helper")) {
+            if marked(f, "helper").is_some() {
                 helpers.add(f)?;
             }
         }
@@ -103,24 +104,14 @@ fn expand_module(
     let mut out = Vec::new();
     for item in items {
         match item {
-            syn::Item::Fn(mut f) if f.attrs.iter().any(|a| is(a, "kernel")) => {
-                let at = f.attrs.iter().position(|a| is(a, "kernel")).expect("found");
-                let attr = f.attrs.remove(at);
-                let options = match attr.meta {
-                    syn::Meta::Path(_) => proc_macro2::TokenStream::new(),
-                    syn::Meta::List(list) => list.tokens,
-                    syn::Meta::NameValue(nv) => {
-                        return Err(syn::Error::new_spanned(
-                            nv,
-                            "write `#[kernel]` or `#[kernel(block = [..])]`",
-                        ));
-                    }
-                };
+            syn::Item::Fn(mut f) if marked(&f, "kernel").is_some() => {
+                let at = marked(&f, "kernel").expect("matched");
+                let options = attribute_tokens(&f.attrs.remove(at))?;
                 let kernel = expand(options, f, &helpers, Some(module_span))?;
                 out.push(syn::Item::Verbatim(kernel));
             }
             // The helpers live on inside the kernels that call them.
-            syn::Item::Fn(f) if f.attrs.iter().any(|a| is(a, "helper")) => {}
+            syn::Item::Fn(f) if marked(&f, "helper").is_some() => {}
             other => out.push(other),
         }
     }

@@ -95,11 +95,6 @@ impl Helpers {
         Ok(())
     }
 
-    /// Whether there is a helper named `name`.
-    pub fn contains(&self, name: &str) -> bool {
-        self.fns.contains_key(name)
-    }
-
     fn get(&self, name: &str) -> Option<Rc<syn::ItemFn>> {
         self.fns.get(name).cloned()
     }
