@@ -266,7 +266,11 @@ fn run_checked(
                     },
                     warps: std::mem::take(&mut warps),
                     global: std::mem::take(&mut global),
-                    first_thread: (bx + g.x * (by + g.y * bz)) * bt,
+                    // Wrapping: used only when `trackable`, where it fits;
+                    // a grid too large to track must not overflow here.
+                    first_thread: bx
+                        .wrapping_add(g.x.wrapping_mul(by.wrapping_add(g.y.wrapping_mul(bz))))
+                        .wrapping_mul(bt),
                     epoch: 1,
                     opts: *opts,
                     stats,
