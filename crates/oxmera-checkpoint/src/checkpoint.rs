@@ -12,7 +12,7 @@ use oxmera_tensor::{Generator, Tensor};
 
 use crate::atomic::write_atomic;
 use crate::codec::{decode, encode, to_safetensors};
-use crate::header::{self, METADATA_KEY};
+use crate::header::{self, MAX_HEADER_LEN, METADATA_KEY};
 use crate::{CheckpointError, RNG_OFFSET_KEY, RNG_SEED_KEY};
 
 /// A loaded checkpoint: named tensors and string metadata.
@@ -47,7 +47,9 @@ impl safetensors::View for &Encoded {
 }
 
 /// The bytes of a safetensors file holding `tensors` and `metadata`.
-/// Tensors are written in logical (row-major) order whatever their
+/// A header longer than [`MAX_HEADER_LEN`] (tens of thousands of tensors
+/// or megabytes of metadata) is [`CheckpointError::HeaderTooLarge`]: it
+/// could not be loaded. Tensors are written in logical (row-major) order whatever their
 /// strides, so a transposed view is saved as the matrix it shows.
 pub fn to_bytes(
     tensors: &BTreeMap<String, Tensor>,
@@ -81,10 +83,20 @@ pub fn to_bytes(
                 .collect(),
         )
     };
-    Ok(safetensors::serialize(
-        encoded.iter().map(|(n, e)| (*n, e)),
-        info,
-    )?)
+    let bytes = safetensors::serialize(encoded.iter().map(|(n, e)| (*n, e)), info)?;
+    // Never write what `load` would refuse: the header length is the
+    // first eight bytes.
+    let header_len = bytes
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes);
+    if header_len > MAX_HEADER_LEN {
+        return Err(CheckpointError::HeaderTooLarge {
+            claimed: header_len,
+            limit: MAX_HEADER_LEN,
+        });
+    }
+    Ok(bytes)
 }
 
 /// Saves `tensors` and `metadata` to `path` in the safetensors format,

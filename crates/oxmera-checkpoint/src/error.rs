@@ -42,7 +42,9 @@ pub enum CheckpointError {
         available: u64,
     },
 
-    /// A header longer than any sane checkpoint's.
+    /// A header longer than [`crate::MAX_HEADER_LEN`]: in a file being
+    /// loaded (refused before it is read), or in one being saved (refused
+    /// before it is written, since it could not be loaded).
     #[error("header claims {claimed} bytes, more than the limit of {limit}")]
     HeaderTooLarge {
         /// The claimed header length.

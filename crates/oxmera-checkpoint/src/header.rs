@@ -15,13 +15,25 @@
 use std::collections::BTreeMap;
 
 use oxmera_core::DType;
-use serde_json::Value;
 
 use crate::CheckpointError;
 use crate::codec::from_header_name;
+use crate::json::{JsonError, Kind, Reader};
 
-/// The largest header accepted: the safetensors crate's own limit.
-pub const MAX_HEADER_LEN: u64 = 100_000_000;
+/// The largest header accepted, read or written: 32 MiB.
+///
+/// Chosen from what checkpoints need and what a hostile header can cost.
+/// A tensor's entry is about 100 bytes of JSON, so 32 MiB holds some
+/// 300,000 tensors, far more than any model file ships in one piece; the
+/// largest metadata oxmera writes, `oxmera train`'s history, is about 95
+/// bytes an epoch (100,000 epochs: under 10 MB). Reading a header costs
+/// about twice its size for such files, but up to ten times for a header
+/// of tiny metadata entries (each a map node and two strings); at this
+/// limit that worst case stays under 400 MB, where the safetensors crate's
+/// 100 MB limit would allow about a gigabyte (`tests/header_memory.rs`
+/// measures both). [`crate::save`] refuses to write a longer header, so
+/// every file oxmera writes, oxmera reads.
+pub const MAX_HEADER_LEN: u64 = 32 << 20;
 
 /// The key the format reserves for the string-to-string metadata.
 pub const METADATA_KEY: &str = "__metadata__";
@@ -80,144 +92,249 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Header, CheckpointError> {
 /// Parses and validates a header's `n` JSON bytes against a data section
 /// of `data_len` bytes — everything but reading the data, so that a file
 /// is refused before its data is read.
+///
+/// The JSON is read in one pass by [`crate::json::Reader`], keeping only
+/// the validated entries and the metadata strings: no tree of the whole
+/// document is built, so the cost is the header's text plus what is kept
+/// (the `header_memory` test measures it).
 pub(crate) fn parse_header(header: &[u8], data_len: u64) -> Result<Header, CheckpointError> {
     let data_start = 8 + header.len();
     let text = std::str::from_utf8(header).map_err(|e| CheckpointError::BadHeader {
         detail: format!("not UTF-8: {e}"),
     })?;
-    let top: Entries = serde_json::from_str(text).map_err(|e| CheckpointError::BadHeader {
-        detail: format!("not a JSON object: {e}"),
+    let mut top = TopLevel {
+        entries: Vec::with_capacity(count_keys(text)),
+        ..TopLevel::default()
+    };
+    let mut reader = Reader::new(text);
+    let read = (|| {
+        if reader.peek_kind()? != Kind::Object {
+            return Err(JsonError {
+                at: 0,
+                what: "the header is not a JSON object",
+            });
+        }
+        reader.object(|r, key| top.field(r, key, data_len))?;
+        reader.finish()
+    })();
+    read.map_err(|e| CheckpointError::BadHeader {
+        detail: format!("not a JSON object of the safetensors shape: {e}"),
     })?;
     // JSON allows a key twice and every JSON library keeps one of the two
     // silently; a checkpoint with two tensors of one name (or two values of
     // one metadata key) is ambiguous, so it is refused by name.
-    if let Some(name) = top.duplicate {
+    if let Some(name) = top
+        .duplicate
+        .take()
+        .or_else(|| repeated_name(&mut top.entries))
+    {
         return Err(CheckpointError::DuplicateName { name });
     }
-    let mut metadata = BTreeMap::new();
-    if let Some(meta) = top.metadata {
-        if let Some(key) = meta.duplicate {
-            return Err(CheckpointError::DuplicateName {
-                name: format!("{METADATA_KEY}.{key}"),
-            });
-        }
-        metadata = parse_metadata(meta.fields)?;
+    if let Some(key) = top.metadata_duplicate {
+        return Err(CheckpointError::DuplicateName {
+            name: format!("{METADATA_KEY}.{key}"),
+        });
     }
-    let mut entries = Vec::with_capacity(top.fields.len());
-    for (name, value) in &top.fields {
-        entries.push(parse_entry(name, value, data_len)?);
+    if let Some(detail) = top.metadata_error {
+        return Err(CheckpointError::BadHeader { detail });
     }
+    if let Some(error) = top.entry_error {
+        return Err(error);
+    }
+    let mut entries = top.entries;
     check_layout(&mut entries, data_len)?;
     Ok(Header {
         entries,
-        metadata,
+        metadata: top.metadata,
         data_start,
     })
 }
 
-/// A JSON object's fields in file order, with the first repeated key and,
-/// at the top level, the `__metadata__` object parsed the same way.
+/// What the top-level object held: the valid entries, the metadata, and
+/// the first thing wrong of each kind (reported in a fixed order once the
+/// whole header is known to be JSON).
 #[derive(Default)]
-struct Entries {
-    fields: Vec<(String, Value)>,
-    metadata: Option<Box<Entries>>,
+struct TopLevel {
+    entries: Vec<Entry>,
+    metadata: BTreeMap<String, String>,
+    seen_metadata: bool,
     duplicate: Option<String>,
+    metadata_duplicate: Option<String>,
+    metadata_error: Option<String>,
+    entry_error: Option<CheckpointError>,
 }
 
-impl<'de> serde::Deserialize<'de> for Entries {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Entries, D::Error> {
-        struct Fields;
-        impl<'de> serde::de::Visitor<'de> for Fields {
-            type Value = Entries;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
+impl TopLevel {
+    /// Reads the value of the top-level key `key`.
+    fn field(&mut self, r: &mut Reader, key: String, data_len: u64) -> Result<(), JsonError> {
+        if key == METADATA_KEY {
+            if std::mem::replace(&mut self.seen_metadata, true) {
+                self.duplicate.get_or_insert(key);
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Entries, A::Error> {
-                let mut out = Entries::default();
-                let mut seen = std::collections::HashSet::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    if !seen.insert(key.clone()) {
-                        out.duplicate.get_or_insert(key.clone());
-                    }
-                    if key == METADATA_KEY {
-                        out.metadata = Some(Box::new(map.next_value::<Entries>()?));
-                    } else {
-                        out.fields.push((key, map.next_value::<Value>()?));
-                    }
-                }
-                Ok(out)
+            return self.read_metadata(r);
+        }
+        let raw = RawEntry::read(r)?;
+        // After the first bad entry the rest are only read, to check the
+        // JSON: the error will be reported, so nothing more is kept.
+        if self.entry_error.is_none() {
+            match parse_entry(key, raw, data_len) {
+                Ok(entry) => self.entries.push(entry),
+                Err(e) => self.entry_error = Some(e),
             }
         }
-        d.deserialize_map(Fields)
+        Ok(())
+    }
+
+    fn read_metadata(&mut self, r: &mut Reader) -> Result<(), JsonError> {
+        let kind = r.peek_kind()?;
+        if kind != Kind::Object {
+            r.skip(1)?;
+            self.metadata_error.get_or_insert_with(|| {
+                format!("{METADATA_KEY} is {}, not an object", kind.describe())
+            });
+            return Ok(());
+        }
+        r.object(|r, key| {
+            let kind = r.peek_kind()?;
+            if kind != Kind::String {
+                r.skip(2)?;
+                self.metadata_error.get_or_insert_with(|| {
+                    format!(
+                        "{METADATA_KEY}[{key:?}] is {}, metadata values must be strings",
+                        kind.describe()
+                    )
+                });
+                return Ok(());
+            }
+            let value = r.string()?;
+            match self.metadata.entry(key) {
+                std::collections::btree_map::Entry::Occupied(taken) => {
+                    self.metadata_duplicate.get_or_insert(taken.key().clone());
+                }
+                std::collections::btree_map::Entry::Vacant(free) => {
+                    free.insert(value);
+                }
+            }
+            Ok(())
+        })
     }
 }
 
-fn parse_metadata(
-    fields: Vec<(String, Value)>,
-) -> Result<BTreeMap<String, String>, CheckpointError> {
-    let bad = |detail: String| CheckpointError::BadHeader { detail };
-    fields
-        .into_iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => Ok((k, s)),
-            other => Err(bad(format!(
-                "{METADATA_KEY}[{k:?}] is {other}, metadata values must be strings"
-            ))),
-        })
-        .collect()
+/// How many keys the top-level object has (0 if the text is not JSON: the
+/// reading pass reports why). Counting first lets the entries' vector be
+/// allocated once at its final size, rather than at up to twice it while
+/// it grows.
+fn count_keys(text: &str) -> usize {
+    let mut count = 0;
+    let mut reader = Reader::new(text);
+    let counted = reader.object(|r, _key| {
+        count += 1;
+        r.skip(1).map(drop)
+    });
+    if counted.is_ok() { count } else { 0 }
 }
 
-fn parse_entry(name: &str, value: &Value, data_len: u64) -> Result<Entry, CheckpointError> {
+/// A repeated tensor name, if any (the first in name order). Sorts the
+/// entries by name in place: no index of names is built beside them.
+fn repeated_name(entries: &mut [Entry]) -> Option<String> {
+    entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    entries
+        .windows(2)
+        .find(|w| w[0].name == w[1].name)
+        .map(|w| w[0].name.clone())
+}
+
+/// One tensor entry's fields as read, before validation: `None` where the
+/// field was missing or of the wrong kind.
+#[derive(Default)]
+struct RawEntry {
+    is_object: bool,
+    dtype: Option<String>,
+    shape: Option<Vec<u64>>,
+    offsets: Option<Vec<u64>>,
+}
+
+impl RawEntry {
+    fn read(r: &mut Reader) -> Result<RawEntry, JsonError> {
+        let mut raw = RawEntry::default();
+        if r.peek_kind()? != Kind::Object {
+            r.skip(1)?;
+            return Ok(raw);
+        }
+        raw.is_object = true;
+        r.object(|r, key| {
+            let kind = r.peek_kind()?;
+            // A field given twice keeps its last value, as JSON readers do.
+            match (key.as_str(), kind) {
+                ("dtype", Kind::String) => raw.dtype = Some(r.string()?),
+                ("shape", Kind::Array) => raw.shape = r.integers()?,
+                ("data_offsets", Kind::Array) => raw.offsets = r.integers()?,
+                (field, _) => {
+                    r.skip(2)?;
+                    match field {
+                        "dtype" => raw.dtype = None,
+                        "shape" => raw.shape = None,
+                        "data_offsets" => raw.offsets = None,
+                        _ => {}
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        Ok(raw)
+    }
+}
+
+/// Validates one entry; the key becomes the entry's name (moved, not
+/// copied: names are most of what a header holds).
+fn parse_entry(name: String, raw: RawEntry, data_len: u64) -> Result<Entry, CheckpointError> {
     let bad = |detail: &str| CheckpointError::BadEntry {
-        name: name.to_string(),
+        name: name.clone(),
         detail: detail.to_string(),
     };
-    let Value::Object(fields) = value else {
+    if !raw.is_object {
         return Err(bad("not an object"));
-    };
-    let dtype_name = fields
-        .get("dtype")
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad("no \"dtype\" string"))?;
-    let dtype = from_header_name(dtype_name).ok_or_else(|| CheckpointError::UnsupportedDType {
-        name: name.to_string(),
-        dtype: dtype_name.to_string(),
+    }
+    let dtype_name = raw.dtype.ok_or_else(|| bad("no \"dtype\" string"))?;
+    let dtype = from_header_name(&dtype_name).ok_or_else(|| CheckpointError::UnsupportedDType {
+        name: name.clone(),
+        dtype: dtype_name.clone(),
     })?;
-    let shape =
-        u64_array(fields.get("shape")).ok_or_else(|| bad("no \"shape\" array of integers"))?;
-    let offsets = u64_array(fields.get("data_offsets"))
+    let shape = raw
+        .shape
+        .ok_or_else(|| bad("no \"shape\" array of integers"))?;
+    let offsets = raw
+        .offsets
         .filter(|o| o.len() == 2)
         .ok_or_else(|| bad("no \"data_offsets\" pair of integers"))?;
     let (start, end) = (offsets[0], offsets[1]);
 
-    let overflow = || CheckpointError::ShapeOverflow {
-        name: name.to_string(),
-        shape: shape.clone(),
+    let overflow = |shape: &[u64]| CheckpointError::ShapeOverflow {
+        name: name.clone(),
+        shape: shape.to_vec(),
     };
     let bytes = shape
         .iter()
         .try_fold(dtype.size_in_bytes() as u64, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(overflow)?;
+        .ok_or_else(|| overflow(&shape))?;
     if start > end || end > data_len {
         return Err(CheckpointError::OffsetOutOfRange {
-            name: name.to_string(),
+            name,
             start,
             end,
             data_len,
         });
     }
-    // From here on every number is bounded by the data length, which the
-    // file actually has, so it fits in usize.
-    let shape: Vec<usize> = shape
-        .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| overflow()))
-        .collect::<Result<_, _>>()?;
+    // The offsets are bounded by the data length, which the file actually
+    // has, so they fit in usize; a dimension need not (beside a zero).
+    if shape.iter().any(|&d| usize::try_from(d).is_err()) {
+        return Err(overflow(&shape));
+    }
+    // In place: u64 and usize share a layout, so no second vector.
+    let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
     if end - start != bytes {
         return Err(CheckpointError::ByteSizeMismatch {
-            name: name.to_string(),
+            name,
             dtype,
             shape,
             expected: bytes,
@@ -225,7 +342,7 @@ fn parse_entry(name: &str, value: &Value, data_len: u64) -> Result<Entry, Checkp
         });
     }
     Ok(Entry {
-        name: name.to_string(),
+        name,
         dtype,
         shape,
         start: start as usize,
@@ -233,15 +350,13 @@ fn parse_entry(name: &str, value: &Value, data_len: u64) -> Result<Entry, Checkp
     })
 }
 
-fn u64_array(value: Option<&Value>) -> Option<Vec<u64>> {
-    value?.as_array()?.iter().map(Value::as_u64).collect()
-}
-
 /// Sorts the entries by offset and checks that they tile the data section
 /// exactly: no overlaps, no gaps, nothing left over (as the format
 /// requires, and as the safetensors crate checks too).
 fn check_layout(entries: &mut [Entry], data_len: u64) -> Result<(), CheckpointError> {
-    entries.sort_by(|a, b| (a.start, a.end, &a.name).cmp(&(b.start, b.end, &b.name)));
+    // Unstable, so in place (a stable sort allocates half the entries
+    // again); the name breaks ties, so the order is still determined.
+    entries.sort_unstable_by(|a, b| (a.start, a.end, &a.name).cmp(&(b.start, b.end, &b.name)));
     let mut cursor = 0usize;
     let mut previous: Option<&Entry> = None;
     for entry in entries.iter() {

@@ -46,6 +46,7 @@ mod checkpoint;
 mod codec;
 mod error;
 mod header;
+mod json;
 
 pub use atomic::{remove_stale_temps, write_file_atomic, write_via_temp};
 pub use checkpoint::{Checkpoint, check_tensor, load, prefixed, rng_metadata, save, to_bytes};

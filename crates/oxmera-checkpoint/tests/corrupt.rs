@@ -104,6 +104,36 @@ fn absurd_header_lengths_are_refused_before_reading() {
 }
 
 #[test]
+fn a_header_too_long_to_load_is_not_written() {
+    // Metadata just over the limit: saving it would make a file that
+    // loading refuses, so saving refuses first, and no file appears.
+    let long = "x".repeat(MAX_HEADER_LEN as usize);
+    let metadata = BTreeMap::from([("history".to_string(), long)]);
+    let tensors = BTreeMap::new();
+    assert!(matches!(
+        to_bytes(&tensors, &metadata),
+        Err(CheckpointError::HeaderTooLarge { claimed, limit: MAX_HEADER_LEN })
+            if claimed > MAX_HEADER_LEN
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("too-long.safetensors");
+    assert!(matches!(
+        save(&path, &tensors, &metadata),
+        Err(CheckpointError::HeaderTooLarge { .. })
+    ));
+    assert!(!path.exists());
+    // Just under it, the same metadata saves and loads.
+    let fits = "x".repeat(MAX_HEADER_LEN as usize - 100);
+    let metadata = BTreeMap::from([("history".to_string(), fits)]);
+    save(&path, &tensors, &metadata).unwrap();
+    let ckpt = load(&path, Device::Reference).unwrap();
+    assert_eq!(
+        ckpt.metadata["history"].len(),
+        MAX_HEADER_LEN as usize - 100
+    );
+}
+
+#[test]
 fn header_not_utf8_or_not_json_or_not_an_object() {
     for header in [&b"\xff\xfe{}"[..], b"{\"a\": ", b"[1, 2]", b"null"] {
         let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
