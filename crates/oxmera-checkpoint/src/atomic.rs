@@ -74,11 +74,59 @@ fn publish(
         let _ = fs::remove_file(temp);
         return Err(io_err(temp)(e));
     }
+    pause_if_asked(path);
     if let Err(e) = fs::rename(temp, path) {
         let _ = fs::remove_file(temp);
         return Err(io_err(path)(e));
     }
     sync_dir(dir).map_err(io_err(dir))
+}
+
+/// The environment variable of the kill tests' seam: `NAME:N` makes the
+/// process stop for good inside its `N`-th write of a file called `NAME`
+/// (1-based), with the temporary file complete and the target not yet
+/// replaced, after saying so on stderr ([`PAUSED_MESSAGE`]). A test then
+/// kills it there, at a point it chose rather than one a timer happened
+/// to hit. Unset, as it is outside those tests, it costs one lookup.
+pub const PAUSE_ENV: &str = "OXMERA_PAUSE_IN_WRITE";
+
+/// The start of the line written to stderr when [`PAUSE_ENV`] stops a
+/// write; the file's name follows.
+pub const PAUSED_MESSAGE: &str = "oxmera: paused inside the write of ";
+
+fn pause_if_asked(path: &Path) {
+    static WRITES: std::sync::Mutex<Vec<(String, u64)>> = std::sync::Mutex::new(Vec::new());
+    let Some(spec) = std::env::var_os(PAUSE_ENV) else {
+        return;
+    };
+    let spec = spec.to_string_lossy();
+    let Some((name, n)) = spec.rsplit_once(':') else {
+        return;
+    };
+    let Ok(n) = n.parse::<u64>() else { return };
+    let file_name = path.file_name().map(|f| f.to_string_lossy().into_owned());
+    if file_name.as_deref() != Some(name) {
+        return;
+    }
+    let count = {
+        let mut writes = WRITES.lock().unwrap_or_else(|e| e.into_inner());
+        match writes.iter_mut().find(|(f, _)| f == name) {
+            Some((_, c)) => {
+                *c += 1;
+                *c
+            }
+            None => {
+                writes.push((name.to_string(), 1));
+                1
+            }
+        }
+    };
+    if count == n {
+        eprintln!("{PAUSED_MESSAGE}{name} ({count})");
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
 }
 
 /// A name no other writer (thread or process) is using: hidden, next to

@@ -48,7 +48,9 @@ mod error;
 mod header;
 mod json;
 
-pub use atomic::{remove_stale_temps, write_file_atomic, write_via_temp};
+pub use atomic::{
+    PAUSE_ENV, PAUSED_MESSAGE, remove_stale_temps, write_file_atomic, write_via_temp,
+};
 pub use checkpoint::{Checkpoint, check_tensor, load, prefixed, rng_metadata, save, to_bytes};
 pub use codec::{from_header_name, to_safetensors};
 pub use error::CheckpointError;

@@ -5,22 +5,13 @@
 //! so the suite stays fast in a debug build; what they check does not
 //! depend on the length of the run.
 
-use std::path::Path;
+mod training;
+
 use std::process::{Command, Output};
 
-use oxmera::{DType, Device};
+use oxmera::Device;
 use serde_json::Value;
-
-fn train(args: &[&str], out: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oxmera"))
-        .arg("train")
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        .output()
-        .expect("the oxmera binary runs")
-}
+use training::{figures, metrics, model_bits, succeed, train};
 
 /// `oxmera ARGS…` (any subcommand), its output.
 fn oxmera(args: &[&str]) -> Output {
@@ -28,59 +19,6 @@ fn oxmera(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("the oxmera binary runs")
-}
-
-fn succeed(args: &[&str], out: &Path) -> Output {
-    let o = train(args, out);
-    assert!(
-        o.status.success(),
-        "oxmera train {args:?} failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn metrics(out: &Path) -> Value {
-    let text = std::fs::read_to_string(out.join("metrics.json")).expect("metrics.json written");
-    serde_json::from_str(&text).expect("metrics.json is JSON")
-}
-
-/// The figures of every epoch that do not depend on the wall clock.
-fn figures(m: &Value) -> Vec<(u64, u64, u64, u64)> {
-    m["epochs"]
-        .as_array()
-        .expect("an epochs list")
-        .iter()
-        .map(|e| {
-            let bits = |k: &str| e[k].as_f64().expect("a number").to_bits();
-            (
-                e["epoch"].as_u64().unwrap(),
-                bits("loss"),
-                bits("train_accuracy"),
-                bits("test_accuracy"),
-            )
-        })
-        .collect()
-}
-
-/// Every model tensor of the checkpoint in `out`, as raw bits.
-fn model_bits(out: &Path) -> Vec<(String, Vec<u64>)> {
-    let ckpt = oxmera::checkpoint::load(out.join("checkpoint.safetensors"), Device::Reference)
-        .expect("the checkpoint loads");
-    ckpt.with_prefix(oxmera::checkpoint::MODEL_PREFIX)
-        .into_iter()
-        .map(|(name, t)| {
-            assert_eq!(t.dtype(), DType::F32);
-            let bits = t
-                .to_vec::<f32>()
-                .unwrap()
-                .iter()
-                .map(|v| v.to_bits() as u64)
-                .collect();
-            (name, bits)
-        })
-        .collect()
 }
 
 #[test]
@@ -534,19 +472,35 @@ fn the_command_line_says_what_is_true() {
         &dir.path().join("ok"),
     );
     assert!(!stderr(&o).contains("not learning"), "{}", stderr(&o));
-    // Resuming at (or past) the checkpoint's epochs trains nothing: refused.
+    // Resuming at the checkpoint's epochs trains nothing and writes the
+    // run's outputs (what finishes a run killed in its last writes); past
+    // them, --epochs cannot be the total (and under the cosine schedule
+    // the settings differ too): refused.
     let ckpt = dir.path().join("ok/checkpoint.safetensors");
-    let o = train(
-        &[
-            "--dataset",
-            "moons",
-            "--epochs",
-            "2",
-            "--resume",
-            ckpt.to_str().unwrap(),
-        ],
-        &dir.path().join("again"),
+    let resume = |epochs: &str, out: &str| {
+        train(
+            &[
+                "--dataset",
+                "moons",
+                "--epochs",
+                epochs,
+                "--resume",
+                ckpt.to_str().unwrap(),
+            ],
+            &dir.path().join(out),
+        )
+    };
+    let o = resume("2", "again");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        figures(&metrics(&dir.path().join("again"))),
+        figures(&metrics(&dir.path().join("ok")))
     );
+    assert_eq!(
+        model_bits(&dir.path().join("again")),
+        model_bits(&dir.path().join("ok"))
+    );
+    let o = resume("1", "past");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 

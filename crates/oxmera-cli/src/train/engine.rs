@@ -85,11 +85,23 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         step = ckpt.metadata_value(oxmera_checkpoint::STEP_KEY)?;
     }
     let first_epoch = metrics.epochs.len() as u64;
-    if args.resume.is_some() && first_epoch >= args.epochs {
+    if args.resume.is_some() && first_epoch > args.epochs {
         return Err(TrainError::Usage(format!(
             "the checkpoint has {first_epoch} epochs already; --epochs is the total, so \
              pass more than {first_epoch} to train on"
         )));
+    }
+    // A checkpoint of the last epoch: the run it came from was killed
+    // while writing its last outputs (or is simply being repeated).
+    // Rerunning its command completes them rather than refusing, so that
+    // the same command, run again after a kill, always finishes the run.
+    let finished = args.resume.is_some() && first_epoch == args.epochs;
+    if finished && !args.quiet {
+        eprintln!(
+            "note: the checkpoint already holds all {first_epoch} epochs: nothing is left to \
+             train; writing the run's outputs to {}",
+            args.out.display()
+        );
     }
     if args.batch_size > parts.train.len() && !args.quiet {
         eprintln!(
@@ -112,6 +124,21 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         source,
     })?;
     let ckpt_path = args.out.join(CHECKPOINT_FILE);
+    // The resumed state is its epoch's; a run killed inside the write of
+    // that epoch's own file left none, so it is written now.
+    if args.resume.is_some() && first_epoch > 0 && args.keep_epochs > 0 {
+        let epoch_path = args.out.join(epoch_file(first_epoch));
+        if !epoch_path.exists() {
+            save(
+                &epoch_path,
+                net.as_ref(),
+                optimizer.as_ref(),
+                step,
+                &metrics,
+            )?;
+            prune_epoch_files(&args.out, first_epoch, args.keep_epochs);
+        }
+    }
     let train_loader = DataLoader::new(
         &parts.train,
         LoaderConfig::new(args.batch_size)
@@ -226,15 +253,44 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
                 &metrics,
             )?;
         }
-        if let Some(old) = (epoch + 1).checked_sub(args.keep_epochs).filter(|&e| e > 0) {
-            // Gone already (a first run with a smaller --keep-epochs) is fine.
-            let _ = std::fs::remove_file(args.out.join(epoch_file(old)));
-        }
+        prune_epoch_files(&args.out, epoch + 1, args.keep_epochs);
         metrics.total_seconds += epoch_start.elapsed().as_secs_f64();
+        write_outputs(&args.out, &metrics)?;
+    }
+    if finished {
+        save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
         write_outputs(&args.out, &metrics)?;
     }
     table.summary(&metrics, &args.out, started.elapsed().as_secs_f64());
     Ok(metrics)
+}
+
+/// Removes the epoch checkpoints in `out` that `--keep-epochs keep` no
+/// longer covers once `newest` is written: every one, not just the one
+/// that fell out of the window this epoch, so that a run killed between
+/// writing an epoch's file and pruning (or resumed with a smaller
+/// `--keep-epochs`) leaves no stragglers. Other files are untouched, and a
+/// file that cannot be removed is left (a checkpoint too many, not an
+/// error that stops training).
+fn prune_epoch_files(out: &Path, newest: u64, keep: u64) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let epoch = name
+            .strip_prefix("epoch-")
+            .and_then(|n| n.strip_suffix(".safetensors"))
+            .and_then(|n| n.parse::<u64>().ok());
+        // `epoch_file` of the number gives the name back: "epoch-007..."
+        // or "epoch-+7..." are someone else's files.
+        if let Some(epoch) = epoch
+            && epoch_file(epoch) == name
+            && epoch.saturating_add(keep) <= newest
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The file name of the checkpoint written after `epoch` (1-based).

@@ -125,7 +125,9 @@ pub struct TrainArgs {
     /// settings (`DIR/checkpoint.safetensors`, or an epoch's
     /// `DIR/epoch-N.safetensors`): its epoch count is where this run
     /// starts, `--epochs` the total. With `--schedule constant` the total
-    /// may differ from the earlier run's, to train longer.
+    /// may differ from the earlier run's, to train longer. A checkpoint that
+    /// already holds all `--epochs` epochs trains nothing and writes the
+    /// run's outputs: the same command, rerun after a kill, finishes a run.
     #[arg(long, value_name = "CHECKPOINT")]
     pub resume: Option<PathBuf>,
     /// How many per-epoch checkpoints (`epoch-N.safetensors`) to keep, the

@@ -184,8 +184,8 @@ impl Table {
         let acc = metrics
             .final_test_accuracy
             .map_or("n/a".to_string(), |a| format!("{:.2}%", 100.0 * a));
-        // Only the files that are there: a run that trained no epoch (one
-        // resumed at its last) wrote no checkpoint of its own.
+        // Only the files that are there (a run stopped by an error before
+        // its first epoch ended wrote none).
         let written: Vec<&str> = ["checkpoint.safetensors", "metrics.json", "curves.png"]
             .into_iter()
             .filter(|f| out.join(f).is_file())
