@@ -89,6 +89,25 @@ pub enum Error {
         max: usize,
     },
 
+    /// The memory a result needs could not be had: the allocator refused
+    /// `bytes` for `op`'s result on `device`, checked before any work
+    /// started. On Linux, whose default overcommit lets an allocation
+    /// beyond what is free succeed and the process be killed when the
+    /// pages are first touched, this is a promise only for requests the
+    /// kernel refuses outright (more than memory and swap together);
+    /// see docs/LIMITATIONS.md.
+    #[error(
+        "{op}: out of memory: the result needs {bytes} bytes on {device}, and they could not be allocated"
+    )]
+    OutOfMemory {
+        /// The operation.
+        op: &'static str,
+        /// The bytes the result needs.
+        bytes: u64,
+        /// Where they were to be allocated.
+        device: Device,
+    },
+
     /// The number of elements supplied does not fit the shape.
     #[error("{op}: {got} elements do not fill shape {shape} ({expected} elements)")]
     ElementCount {
@@ -451,6 +470,7 @@ impl Error {
             | MatmulInner { op, .. }
             | ShapeMismatch { op, .. }
             | ShapeOverflow { op, .. }
+            | OutOfMemory { op, .. }
             | ElementCount { op, .. }
             | RankMismatch { op, .. }
             | DimOutOfRange { op, .. }
@@ -498,6 +518,7 @@ impl Error {
             MatmulInner { .. } => "MatmulInner",
             ShapeMismatch { .. } => "ShapeMismatch",
             ShapeOverflow { .. } => "ShapeOverflow",
+            OutOfMemory { .. } => "OutOfMemory",
             ElementCount { .. } => "ElementCount",
             RankMismatch { .. } => "RankMismatch",
             DimOutOfRange { .. } => "DimOutOfRange",
@@ -536,6 +557,7 @@ impl Error {
         "MatmulInner",
         "ShapeMismatch",
         "ShapeOverflow",
+        "OutOfMemory",
         "ElementCount",
         "RankMismatch",
         "DimOutOfRange",

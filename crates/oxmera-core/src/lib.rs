@@ -36,6 +36,7 @@ mod device;
 mod dtype;
 mod error;
 mod layout;
+pub mod memory;
 mod philox;
 mod position;
 mod scalar;

@@ -98,6 +98,7 @@ impl Generator {
         let op = dist.name();
         let shape = shape.into();
         let n = shape.valid_numel(op)?;
+        crate::tensor::probe_result(op, &shape, dtype, device)?;
         let backend = crate::tensor::backend_storing(device, op, dtype)?;
         let storage = backend.random(dist, *self, n, dtype)?;
         self.offset = self.offset.wrapping_add(n as u64);

@@ -225,6 +225,7 @@ impl Tensor {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
+        crate::tensor::probe_result("contiguous", self.shape(), self.dtype(), self.device())?;
         let storage = self.backend()?.contiguous(self)?;
         let out = Tensor::from_storage(storage, self.shape().clone());
         Ok(crate::autograd::rules::identity("contiguous", self, out))
@@ -333,6 +334,21 @@ pub(crate) fn backend_storing(
     let backend = registry::backend(device)?;
     check_stores(&*backend, op, dtype)?;
     Ok(backend)
+}
+
+/// `Err(OutOfMemory)` when a result of `shape` and `dtype` on `device`
+/// cannot be allocated (see [`oxmera_core::memory`]): asked before the
+/// backend starts work, since a backend's own allocation aborts.
+pub(crate) fn probe_result(
+    op: &'static str,
+    shape: &Shape,
+    dtype: DType,
+    device: Device,
+) -> Result<()> {
+    // Every shape here has passed `valid_numel`: the product fits, and
+    // times a dtype's size it fits in u64.
+    let bytes = (shape.numel() as u64).saturating_mul(dtype.size_in_bytes() as u64);
+    oxmera_core::memory::probe_result(op, bytes, device)
 }
 
 /// `Err(UnsupportedOnDevice)` when `backend`'s device cannot hold `dtype`.

@@ -119,6 +119,9 @@ fn produce_every_kind() -> BTreeSet<&'static str> {
         "ShapeOverflow",
         Tensor::zeros([1 << 32, 1 << 32], DType::F32, R),
     );
+    // 2^50 bytes: past the 128 TiB a process can map, so refused under
+    // every overcommit setting (tests/out_of_memory.rs has the rest).
+    expect(s, "OutOfMemory", Tensor::zeros([1 << 48], DType::F32, R));
     expect(
         s,
         "ElementCount",

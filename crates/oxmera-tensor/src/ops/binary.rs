@@ -158,6 +158,7 @@ impl Tensor {
         same_dtype(name, self, other)?;
         Tensor::binary_dtype_suits(op, self.dtype())?;
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
+        crate::tensor::probe_result(name, &shape, self.dtype(), self.device())?;
         let a = broadcast_view(self, &shape)?;
         let b = broadcast_view(other, &shape)?;
         let storage = self.backend()?.binary(op, &a, &b)?;

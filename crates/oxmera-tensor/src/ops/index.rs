@@ -173,6 +173,7 @@ impl Tensor {
         }
         let out = Shape::from(out_dims);
         out.valid_numel(op)?;
+        crate::tensor::probe_result(op, &out, first.dtype(), first.device())?;
         cat_op(&xs, d, out)
     }
 
@@ -206,6 +207,7 @@ impl Tensor {
         out_dims.insert(d, xs.len());
         let out = Shape::from(out_dims);
         out.valid_numel(op)?;
+        crate::tensor::probe_result(op, &out, first.dtype(), first.device())?;
         let mut parts = Vec::with_capacity(xs.len());
         for &x in &xs {
             same_device(op, first, x)?;
@@ -433,6 +435,7 @@ impl Tensor {
         }
         let out = Shape::from(out_dims);
         out.valid_numel(op)?;
+        crate::tensor::probe_result(op, &out, self.dtype(), self.device())?;
         // Round the value into the dtype here so that every backend pads
         // with exactly the same element.
         let value = HostBuffer::filled(self.dtype(), 1, value).get_f64(0);
@@ -536,6 +539,8 @@ impl Tensor {
         out_dims.push(num_classes);
         // Before anything is read or made: 2^63 classes fit no tensor.
         Shape::from(out_dims.clone()).valid_numel(op)?;
+        let out = Shape::from(out_dims.clone());
+        crate::tensor::probe_result(op, &out, DType::I64, self.device())?;
         let classes = self.to_dtype(DType::I64)?;
         check_range(op, &classes.to_vec::<i64>()?, self.rank(), num_classes)?;
         let zeros = Tensor::zeros(out_dims, DType::I64, self.device())?;

@@ -115,6 +115,7 @@ impl Tensor {
         };
         // [2^40, 0] @ [0, 2^40] is well formed and has 2^80 outputs.
         with([m, n]).valid_numel(OP)?;
+        crate::tensor::probe_result(OP, &with([m, n]), a.dtype(), a.device())?;
         let a = a.broadcast_to(with([m, k]))?;
         let b = b.broadcast_to(with([k, n]))?;
         let mut out = batched_matmul(&a, &b)?;

@@ -130,6 +130,7 @@ impl Tensor {
     pub(super) fn unary_op(&self, op: UnaryOp) -> Result<Tensor> {
         check_domain(op, self.dtype())?;
         check_params(op)?;
+        crate::tensor::probe_result(op.name(), self.shape(), self.dtype(), self.device())?;
         let storage = self.backend()?.unary(op, self)?;
         let out = Tensor::from_storage(storage, self.shape().clone());
         Ok(crate::autograd::rules::unary(op, self, out))
