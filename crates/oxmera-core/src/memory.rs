@@ -34,7 +34,17 @@ pub const PROBE_MIN_BYTES: u64 = 64 << 20;
 /// assert_eq!(e.kind(), "OutOfMemory");
 /// ```
 pub fn probe_result(op: &'static str, bytes: u64, device: Device) -> Result<()> {
-    if bytes < PROBE_MIN_BYTES || matches!(device, Device::Cuda(_) | Device::Wgpu(_)) {
+    if matches!(device, Device::Cuda(_) | Device::Wgpu(_)) {
+        return Ok(());
+    }
+    probe_host(op, bytes, device)
+}
+
+/// [`probe_result`] for memory an op needs on the host whatever its
+/// device (the handles of many views, a result staged on the host):
+/// `Err(OutOfMemory)` naming `device` when `bytes` cannot be reserved.
+pub fn probe_host(op: &'static str, bytes: u64, device: Device) -> Result<()> {
+    if bytes < PROBE_MIN_BYTES {
         return Ok(());
     }
     let refused = || Error::OutOfMemory { op, bytes, device };

@@ -44,6 +44,11 @@ fn product<T: Copy + Default>(
     step: impl Fn(usize, usize, T) -> T,
 ) -> Vec<T> {
     let mut out = Vec::with_capacity(batch * m * n);
+    // An empty result costs nothing, however many batches it has
+    // (`[2^40, 0, 0]` would otherwise walk 2^40 empty matrices).
+    if m == 0 || n == 0 {
+        return out;
+    }
     for bi in 0..batch {
         for i in 0..m {
             for j in 0..n {

@@ -30,7 +30,7 @@ pub(crate) fn reduce(op: ReduceOp, x: &Tensor, dims: &[usize], out: DType) -> Re
 pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
     let xs = read::f64s(x)?;
     let mut out = vec![0.0; xs.len()];
-    for group in groups(x.shape(), &[dim]) {
+    for group in element_groups(x.shape(), &[dim]) {
         // Shifting by the maximum makes the largest exponent exp(0) = 1, so
         // nothing overflows and at least one term of the sum is 1. A slice
         // of only -inf has max -inf and -inf - -inf = NaN: the result is
@@ -52,7 +52,7 @@ pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
 /// floats folded in `f64` in order, each prefix rounded once; integers and
 /// bool in `i64`, wrapping on store.
 pub(crate) fn scan(op: ScanOp, x: &Tensor, dim: usize, out: DType) -> Result<Storage> {
-    let groups = groups(x.shape(), &[dim]);
+    let groups = element_groups(x.shape(), &[dim]);
     if read::is_float(x) {
         let xs = read::f64s(x)?;
         let mut ys = vec![0.0; xs.len()];
@@ -92,7 +92,7 @@ pub(crate) fn layer_norm(x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
     let mut out = vec![0.0; xs.len()];
     let rank = x.rank();
     let over: Vec<usize> = (rank - dims..rank).collect();
-    for group in groups(x.shape(), &over) {
+    for group in element_groups(x.shape(), &over) {
         let n = group.len() as f64;
         let mean = group.iter().map(|&i| xs[i]).sum::<f64>() / n;
         let var = group.iter().map(|&i| (xs[i] - mean).powi(2)).sum::<f64>() / n;
@@ -120,6 +120,18 @@ fn groups(shape: &Shape, dims: &[usize]) -> Vec<Vec<usize>> {
         groups[kept.ravel(&index)].push(linear);
     }
     groups
+}
+
+/// [`groups`] for ops that write each input element's own result
+/// (softmax, scans, layer normalization): none at all for a tensor with no
+/// elements, whose groups would all be empty however many the other dims
+/// make — `[2^40, 0]` would otherwise build 2^40 empty lists.
+fn element_groups(shape: &Shape, dims: &[usize]) -> Vec<Vec<usize>> {
+    if shape.numel() == 0 {
+        Vec::new()
+    } else {
+        groups(shape, dims)
+    }
 }
 
 fn reduce_f64(op: ReduceOp, xs: &[f64], groups: &[Vec<usize>], out: DType) -> Result<Storage> {

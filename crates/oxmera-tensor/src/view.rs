@@ -240,10 +240,20 @@ impl Tensor {
             ));
         }
         let n = self.dims()[d];
-        (0..n)
-            .step_by(size)
-            .map(|start| self.narrow(d as isize, start, size.min(n - start)))
-            .collect()
+        // Each piece is a view: no data, but a handle and a layout (about
+        // 256 bytes) on the host, so a huge dim split finely (even an
+        // empty tensor's) is refused before it is walked.
+        let pieces = n.div_ceil(size);
+        oxmera_core::memory::probe_host(
+            "split",
+            (pieces as u64).saturating_mul(256),
+            self.device(),
+        )?;
+        let mut out = Vec::with_capacity(pieces);
+        for start in (0..n).step_by(size) {
+            out.push(self.narrow(d as isize, start, size.min(n - start))?);
+        }
+        Ok(out)
     }
 
     /// Splits `dim` into `chunks` nearly equal pieces (fewer when the dim is

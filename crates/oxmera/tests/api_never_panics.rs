@@ -12,6 +12,8 @@
 //! device (services only, every op through the host fallback). Half the
 //! time the second operand lives on another device than the first.
 
+mod limited;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxmera::prelude::*;
@@ -211,6 +213,105 @@ proptest! {
                 "op {} panicked on {:?} {:?} on {} / {:?} {:?} on {}, twist {}, args {:?}",
                 op % 60, a_shape, DTYPES[a_dtype], a_dev, b_shape, DTYPES[b_dtype], b_dev, twist, args
             ),
+        }
+    }
+}
+
+/// A zero-element shape with a huge dim: `rank` dims of up to 3, one of
+/// them 0 and another 2^40 (or 2^62, past what any product may reach
+/// unless the zero stops it).
+fn empty_huge_shape() -> impl Strategy<Value = Vec<usize>> {
+    (
+        prop::collection::vec(0usize..4, 2..5),
+        any::<u8>(),
+        any::<u8>(),
+        any::<bool>(),
+    )
+        .prop_map(|(mut dims, zero, huge, larger)| {
+            let rank = dims.len();
+            let zero = zero as usize % rank;
+            let huge = (zero + 1 + huge as usize % (rank - 1)) % rank;
+            dims[zero] = 0;
+            dims[huge] = if larger { 1 << 62 } else { 1 << 40 };
+            dims
+        })
+}
+
+/// A tensor of `shape` with no elements, on `device`: a zeros tensor (the
+/// shape has a 0), viewed from an offset or transposed by `twist`.
+fn empty(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Tensor> {
+    let base = Tensor::zeros(shape.to_vec(), dtype, device)?;
+    match twist % 3 {
+        1 => base.transpose(0, 1),
+        2 => {
+            let mut longer = shape.to_vec();
+            longer[0] = longer[0].saturating_add(1);
+            Tensor::zeros(longer, dtype, device)?.narrow(0, 1usize, shape[0])
+        }
+        _ => Ok(base),
+    }
+}
+
+/// The address-space limit of the empty-tensor cases' child (2 GiB): some
+/// calls on an empty tensor make a full one (a sum over the empty dim of
+/// `[0, 2^40]` is 2^40 zeros), which must be a typed error, not the
+/// machine's memory.
+const EMPTY_CASES_LIMIT_KIB: u64 = 2 << 20;
+
+#[cfg(unix)]
+#[test]
+fn calls_on_empty_tensors_with_huge_dims_in_a_limited_child() {
+    if !limited::in_child() {
+        limited::run_limited(
+            "calls_on_empty_tensors_with_huge_dims_return_at_once",
+            EMPTY_CASES_LIMIT_KIB,
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Work on a tensor with no elements costs O(rank), whatever its other
+    /// dims: every call on an empty tensor with a 2^40 (or 2^62) dim
+    /// returns at once. A loop over the product of the non-zero dims would
+    /// run for hours; the watchdog turns that into a failure (it asserts
+    /// no time, it only stops a hang). It runs only in the limited child
+    /// that the test above starts.
+    #[test]
+    fn calls_on_empty_tensors_with_huge_dims_return_at_once(
+        op in any::<u8>(),
+        a_shape in empty_huge_shape(),
+        b_shape in empty_huge_shape(),
+        dtype in 0usize..8,
+        twist in any::<u8>(),
+        b_like_a in any::<bool>(),
+        device in 0usize..3,
+        args in prop::collection::vec(-3isize..4, 6),
+    ) {
+        if !limited::in_child() {
+            return Ok(());
+        }
+        let dev = devices()[device];
+        let (a_shape, b_shape) = (a_shape.clone(), if b_like_a { a_shape } else { b_shape });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let case = format!("op {} on {a_shape:?} / {b_shape:?} {:?} on {dev}, twist {twist}, args {args:?}", op % 60, DTYPES[dtype]);
+        std::thread::spawn(move || {
+            let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
+                let a = empty(&a_shape, DTYPES[dtype], twist, dev)?;
+                let b = empty(&b_shape, DTYPES[dtype], twist / 3, dev)?;
+                call(op, &a, &b, &args)
+            }));
+            let _ = tx.send(outcome.map(|r| r.err().map(|e| (e.kind(), e.to_string()))));
+        });
+        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(Ok(None)) => {}
+            Ok(Ok(Some((kind, message)))) => {
+                prop_assert!(Error::KINDS.contains(&kind));
+                prop_assert!(!message.is_empty());
+            }
+            Ok(Err(_)) => prop_assert!(false, "{} panicked", case),
+            Err(_) => prop_assert!(false, "{} did not return in 2 minutes", case),
         }
     }
 }

@@ -202,6 +202,7 @@ impl Tensor {
     fn compare_scalar_op(&self, op: CmpOp, value: Scalar) -> Result<Tensor> {
         let value = value.to_f64(op.name())?;
         check_representable(op.name(), value, self.dtype())?;
+        crate::tensor::probe_result(op.name(), self.shape(), DType::Bool, self.device())?;
         let storage = self.backend()?.compare_scalar(op, self, value)?;
         Ok(Tensor::from_storage(storage, self.shape().clone()))
     }
@@ -214,6 +215,7 @@ impl Tensor {
         same_device(name, self, other)?;
         same_dtype(name, self, other)?;
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
+        crate::tensor::probe_result(name, &shape, DType::Bool, self.device())?;
         let a = broadcast_view(self, &shape)?;
         let b = broadcast_view(other, &shape)?;
         let storage = self.backend()?.compare(op, &a, &b)?;
@@ -233,6 +235,7 @@ impl Tensor {
         }
         same_dtype(op, a, b)?;
         let shape = broadcast_shapes_all(op, &[cond.shape(), a.shape(), b.shape()])?;
+        crate::tensor::probe_result(op, &shape, a.dtype(), a.device())?;
         let c = broadcast_view(cond, &shape)?;
         let x = broadcast_view(a, &shape)?;
         let y = broadcast_view(b, &shape)?;

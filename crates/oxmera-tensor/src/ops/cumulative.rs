@@ -70,6 +70,7 @@ impl Tensor {
         } else {
             DType::I64
         };
+        crate::tensor::probe_result(op.name(), self.shape(), out_dtype, self.device())?;
         let storage = self.backend()?.scan(op, self, dim, out_dtype)?;
         let out = Tensor::from_storage(storage, self.shape().clone());
         Ok(crate::autograd::rules::scan(op, self, dim, out))

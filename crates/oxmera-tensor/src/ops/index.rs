@@ -592,12 +592,14 @@ fn cat_op(xs: &[&Tensor], dim: usize, out_shape: Shape) -> Result<Tensor> {
 }
 
 fn index_select_op(x: &Tensor, dim: usize, indices: &Tensor, out_shape: Shape) -> Result<Tensor> {
+    crate::tensor::probe_result("index_select", &out_shape, x.dtype(), x.device())?;
     let storage = x.backend()?.index_select(x, dim, indices)?;
     let out = Tensor::from_storage(storage, out_shape);
     Ok(rules::index_select(x, dim, indices, out))
 }
 
 fn gather_op(x: &Tensor, dim: usize, index: &Tensor, out_shape: Shape) -> Result<Tensor> {
+    crate::tensor::probe_result("gather", &out_shape, x.dtype(), x.device())?;
     let storage = x.backend()?.gather(x, dim, index)?;
     Ok(rules::gather(
         x,
@@ -614,6 +616,7 @@ fn scatter_op(
     src: &Tensor,
     mode: ScatterMode,
 ) -> Result<Tensor> {
+    crate::tensor::probe_result("scatter", x.shape(), x.dtype(), x.device())?;
     let storage = x.backend()?.scatter(x, dim, index, src, mode)?;
     let out = Tensor::from_storage(storage, x.shape().clone());
     Ok(rules::scatter(x, dim, index, src, mode, out))
@@ -629,6 +632,7 @@ fn pad_op(x: &Tensor, pads: &[(usize, usize)], value: f64, out_shape: Shape) -> 
 }
 
 fn flip_op(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    crate::tensor::probe_result("flip", x.shape(), x.dtype(), x.device())?;
     let storage = x.backend()?.flip(x, dims)?;
     Ok(rules::flip(
         x,
@@ -638,6 +642,7 @@ fn flip_op(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
 }
 
 fn triangle_op(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
+    crate::tensor::probe_result("triangle", x.shape(), x.dtype(), x.device())?;
     let storage = x.backend()?.triangle(x, diagonal, upper)?;
     let out = Tensor::from_storage(storage, x.shape().clone());
     Ok(rules::triangle(x, diagonal, upper, out))

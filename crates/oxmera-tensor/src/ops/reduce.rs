@@ -317,6 +317,7 @@ impl Tensor {
                 format!("must be finite and >= 0, got {eps}"),
             ));
         }
+        crate::tensor::probe_result("layer_norm", self.shape(), self.dtype(), self.device())?;
         let storage = self.backend()?.layer_norm(self, normalized_dims, eps)?;
         let out = Tensor::from_storage(storage, self.shape().clone());
         Ok(crate::autograd::rules::layer_norm(
@@ -361,6 +362,9 @@ impl Tensor {
             });
         }
         let kept = keepdim_shape(self.shape(), &reduced);
+        // Reducing an empty dim leaves the others: [0, 2^40] summed over
+        // dim 0 is 2^40 zeros.
+        crate::tensor::probe_result(name, &kept, out_dtype, self.device())?;
         let storage = self.backend()?.reduce(op, self, &reduced, out_dtype)?;
         let out = Tensor::from_storage(storage, kept);
         let out = crate::autograd::rules::reduce(op, self, &reduced, out);
@@ -385,6 +389,7 @@ impl Tensor {
             });
         }
         let dim = normalize_dim(name, dim, self.rank())?;
+        crate::tensor::probe_result(name, self.shape(), self.dtype(), self.device())?;
         let storage = self.backend()?.softmax(self, dim, log)?;
         let out = Tensor::from_storage(storage, self.shape().clone());
         Ok(crate::autograd::rules::softmax(self, dim, log, out))
