@@ -54,13 +54,16 @@ fn reduce_grad(
         }
         // The gradient is shared evenly among the positions that hold the
         // extremum (ties split it, as PyTorch's amax/amin do); a slice
-        // whose result is NaN sends it to its NaN positions.
+        // whose result is NaN sends it to its NaN positions. The other
+        // positions get 0 *selected*, not g multiplied by a 0/1 mask: an
+        // infinite g gave them 0·∞ = NaN (torch.max(dim), and max() on the
+        // CPU, put the gradient at the maxima with an index_put, giving 0).
         ReduceOp::Max | ReduceOp::Min => {
             let o = spread(out)?;
             let hit = x.eq(&o)?.logical_or(&x.ne(x)?.logical_and(&o.ne(&o)?)?)?;
-            let hit = hit.to_dtype(dt)?;
-            let n = hit.sum(&idims, true)?;
-            spread(g)?.mul(&hit)?.div(&spread(&n)?)
+            let n = hit.to_dtype(dt)?.sum(&idims, true)?;
+            let share = spread(&g.div(&n)?)?;
+            Tensor::where_(&hit, &share, &share.zeros_like()?)
         }
         ReduceOp::Var { correction } | ReduceOp::Std { correction } => {
             // d var / dx_i = 2 (x_i - mean) / (N - correction)
