@@ -12,8 +12,14 @@
 //! overcommit refuses a request larger than memory and swap together, so
 //! `zeros([1 << 40])` (4 TiB of f32) is a typed error; a request that fits
 //! that bound but not what is free succeeds here and may be killed when
-//! its pages are first touched. GPU devices hold results in their own
-//! memory and are not probed here.
+//! its pages are first touched.
+//!
+//! Results on GPU devices are probed against host memory too: a backend
+//! computes what it cannot do natively (and a result too large for one
+//! device buffer) through the host, where an unprobed allocation would
+//! abort. The cost of that caution: a GPU result larger than the host's
+//! memory and swap together is refused even where the device could hold
+//! it (docs/LIMITATIONS.md).
 
 use crate::{Device, Error, Result};
 
@@ -23,8 +29,8 @@ use crate::{Device, Error, Result};
 pub const PROBE_MIN_BYTES: u64 = 64 << 20;
 
 /// `Err(OutOfMemory)` when `bytes` for `op`'s result on `device` cannot be
-/// reserved in host memory; `Ok` for small results and for devices with
-/// memory of their own (`cuda`, `wgpu`), which are not probed.
+/// reserved in host memory (whatever the device: see the module docs);
+/// `Ok` for results under [`PROBE_MIN_BYTES`].
 ///
 /// ```
 /// use oxmera_core::{Device, memory::probe_result};
@@ -34,16 +40,6 @@ pub const PROBE_MIN_BYTES: u64 = 64 << 20;
 /// assert_eq!(e.kind(), "OutOfMemory");
 /// ```
 pub fn probe_result(op: &'static str, bytes: u64, device: Device) -> Result<()> {
-    if matches!(device, Device::Cuda(_) | Device::Wgpu(_)) {
-        return Ok(());
-    }
-    probe_host(op, bytes, device)
-}
-
-/// [`probe_result`] for memory an op needs on the host whatever its
-/// device (the handles of many views, a result staged on the host):
-/// `Err(OutOfMemory)` naming `device` when `bytes` cannot be reserved.
-pub fn probe_host(op: &'static str, bytes: u64, device: Device) -> Result<()> {
     if bytes < PROBE_MIN_BYTES {
         return Ok(());
     }

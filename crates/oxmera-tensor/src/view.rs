@@ -244,7 +244,7 @@ impl Tensor {
         // 256 bytes) on the host, so a huge dim split finely (even an
         // empty tensor's) is refused before it is walked.
         let pieces = n.div_ceil(size);
-        oxmera_core::memory::probe_host(
+        oxmera_core::memory::probe_result(
             "split",
             (pieces as u64).saturating_mul(256),
             self.device(),

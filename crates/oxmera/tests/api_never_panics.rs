@@ -8,9 +8,10 @@
 //!
 //! Every registered backend takes the same calls: the reference, the CPU
 //! backend (whose kernels once sliced out of range on an empty view with
-//! an offset, which a reference-only run could not see) and the loopback
-//! device (services only, every op through the host fallback). Half the
-//! time the second operand lives on another device than the first.
+//! an offset, which a reference-only run could not see), the loopback
+//! device (services only, every op through the host fallback) and, built
+//! with `--features wgpu`, the wgpu device (CI runs it on lavapipe). Half
+//! the time the second operand lives on another device than the first.
 
 mod limited;
 
@@ -24,14 +25,33 @@ use proptest::prelude::*;
 
 const R: Device = Device::Reference;
 
-/// The backends every call is tried on (the GPU ones join when built with
-/// their features and a device is present; see `oxmera conformance`).
-fn devices() -> [Device; 3] {
-    [
-        Device::Reference,
-        Device::Cpu,
-        oxmera::tensor::registry::parse_device("loopback").expect("the loopback device"),
-    ]
+/// The backends every call is tried on: the reference, the cpu backend,
+/// the loopback device, and — built with the `wgpu` feature, where an
+/// adapter opens (on CI, lavapipe) — `wgpu:0`. With the feature and
+/// `OXMERA_REQUIRE_GPU=1`, a missing adapter fails instead of shrinking
+/// the list.
+fn devices() -> &'static [Device] {
+    static DEVICES: std::sync::OnceLock<Vec<Device>> = std::sync::OnceLock::new();
+    DEVICES.get_or_init(|| {
+        #[allow(unused_mut)]
+        let mut devices = vec![
+            Device::Reference,
+            Device::Cpu,
+            oxmera::tensor::registry::parse_device("loopback").expect("the loopback device"),
+        ];
+        #[cfg(feature = "wgpu")]
+        match Tensor::zeros([1], DType::F32, Device::Wgpu(0)) {
+            Ok(_) => devices.push(Device::Wgpu(0)),
+            Err(e) => {
+                assert!(
+                    std::env::var("OXMERA_REQUIRE_GPU").as_deref() != Ok("1"),
+                    "OXMERA_REQUIRE_GPU=1 but wgpu:0 did not open: {e}"
+                );
+                eprintln!("wgpu:0 not tried: {e}");
+            }
+        }
+        devices
+    })
 }
 
 const DTYPES: [DType; 8] = [
@@ -187,12 +207,13 @@ proptest! {
         b_dtype in 0usize..8,
         twist in any::<u8>(),
         b_like_a in any::<bool>(),
-        device in 0usize..3,
+        device in 0usize..12,
         b_elsewhere in any::<bool>(),
         args in prop::collection::vec(-3isize..4, 6),
     ) {
         let devices = devices();
-        let (a_dev, b_dev) = (devices[device], devices[(device + usize::from(b_elsewhere)) % 3]);
+        let device = device % devices.len();
+        let (a_dev, b_dev) = (devices[device], devices[(device + usize::from(b_elsewhere)) % devices.len()]);
         let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
             let a = tensor(&a_shape, DTYPES[a_dtype], twist, a_dev)?;
             // Half the time b matches a, so calls get past the first
@@ -286,13 +307,13 @@ proptest! {
         dtype in 0usize..8,
         twist in any::<u8>(),
         b_like_a in any::<bool>(),
-        device in 0usize..3,
+        device in 0usize..12,
         args in prop::collection::vec(-3isize..4, 6),
     ) {
         if !limited::in_child() {
             return Ok(());
         }
-        let dev = devices()[device];
+        let dev = devices()[device % devices().len()];
         let (a_shape, b_shape) = (a_shape.clone(), if b_like_a { a_shape } else { b_shape });
         let (tx, rx) = std::sync::mpsc::channel();
         let case = format!("op {} on {a_shape:?} / {b_shape:?} {:?} on {dev}, twist {twist}, args {args:?}", op % 60, DTYPES[dtype]);
