@@ -15,6 +15,26 @@ pub type Result<T> = std::result::Result<T, Error>;
 ///
 /// `op` is always the public name of the operation that failed (`"matmul"`,
 /// `"reshape"`, …). Panics are reserved for broken internal invariants.
+///
+/// # Limits
+///
+/// Each limit is a typed error where it is met, never an abort:
+///
+/// - **Elements**: a tensor holds at most [`crate::MAX_NUMEL`] elements
+///   (`isize::MAX / 16`, so every byte extent and stride fits in `isize`
+///   for the widest dtype); more is [`Error::ShapeOverflow`].
+/// - **Memory**: a result of 64 MiB or more is reserved before its op runs
+///   ([`crate::memory`]); a refusal is [`Error::OutOfMemory`]. Under
+///   Linux's default overcommit that promise covers requests beyond memory
+///   and swap together; one that fits that bound but not what is free may
+///   still be killed when its pages are touched.
+/// - Outside this type: a checkpoint header longer than
+///   `oxmera_checkpoint::MAX_HEADER_LEN` (32 MiB, chosen so a hostile
+///   header costs under 400 MB to parse) is `CheckpointError::HeaderTooLarge`,
+///   and an IDX file declaring more than `oxmera_data::MAX_IDX_BYTES` is
+///   `DataError::IdxTooLarge` (4 GiB) before anything is read or decompressed.
+///
+/// docs/LIMITATIONS.md gives the reason for each.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
