@@ -9,16 +9,6 @@ use oxmera_core::{DType, Device, Error};
 use oxmera_tensor::autograd::{DEFAULT_STEP, gradcheck};
 use oxmera_tensor::{Conv2dParams, Generator, Pool2dParams, Tensor, no_grad};
 
-fn leaf(values: &[f64], shape: &[usize]) -> Tensor {
-    t(values, shape, DType::F64)
-        .with_requires_grad(true)
-        .unwrap()
-}
-
-fn grad(x: &Tensor) -> Vec<f64> {
-    x.grad().expect("a gradient").to_f64_vec().unwrap()
-}
-
 /// Seeded values in `[-2, 2)`, each moved at least `margin` away from every
 /// point of `kinks` (where the op has no derivative), and pairwise distinct
 /// by more than the finite-difference reach so that max/min ties are

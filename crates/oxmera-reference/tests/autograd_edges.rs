@@ -15,16 +15,6 @@ use oxmera_tensor::{Pool2dParams, SELU_ALPHA, SELU_SCALE, Tensor};
 const INF: f64 = f64::INFINITY;
 const NAN: f64 = f64::NAN;
 
-fn leaf(values: &[f64], shape: &[usize]) -> Tensor {
-    t(values, shape, DType::F64)
-        .with_requires_grad(true)
-        .unwrap()
-}
-
-fn grad(x: &Tensor) -> Vec<f64> {
-    x.grad().expect("a gradient").to_f64_vec().unwrap()
-}
-
 /// `g` shaped as `like`.
 fn upstream(g: &[f64], like: &Tensor) -> Tensor {
     t(g, like.dims(), DType::F64)

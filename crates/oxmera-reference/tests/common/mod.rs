@@ -25,6 +25,18 @@ pub fn t(values: &[f64], shape: &[usize], dtype: DType) -> Tensor {
     .unwrap()
 }
 
+/// An f64 leaf that requires a gradient (the autograd tests' input).
+pub fn leaf(values: &[f64], shape: &[usize]) -> Tensor {
+    t(values, shape, DType::F64)
+        .with_requires_grad(true)
+        .unwrap()
+}
+
+/// The gradient accumulated in `x`, as f64s.
+pub fn grad(x: &Tensor) -> Vec<f64> {
+    x.grad().expect("a gradient").to_f64_vec().unwrap()
+}
+
 /// A contiguous f32 tensor.
 pub fn f32t(values: &[f64], shape: &[usize]) -> Tensor {
     t(values, shape, DType::F32)
