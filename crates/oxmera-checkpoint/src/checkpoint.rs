@@ -12,7 +12,7 @@ use oxmera_tensor::{Generator, Tensor};
 
 use crate::atomic::write_atomic;
 use crate::codec::{decode, encode, to_safetensors};
-use crate::header::{self, MAX_HEADER_LEN, METADATA_KEY};
+use crate::header::{self, MAX_HEADER_LEN, MAX_METADATA_KEYS, METADATA_KEY};
 use crate::{CheckpointError, RNG_OFFSET_KEY, RNG_SEED_KEY};
 
 /// A loaded checkpoint: named tensors and string metadata.
@@ -47,14 +47,21 @@ impl safetensors::View for &Encoded {
 }
 
 /// The bytes of a safetensors file holding `tensors` and `metadata`.
-/// A header longer than [`MAX_HEADER_LEN`] (tens of thousands of tensors
-/// or megabytes of metadata) is [`CheckpointError::HeaderTooLarge`]: it
-/// could not be loaded. Tensors are written in logical (row-major) order whatever their
+/// A header longer than [`MAX_HEADER_LEN`] (hundreds of thousands of
+/// tensors or megabytes of metadata) is [`CheckpointError::HeaderTooLarge`]
+/// and more than [`MAX_METADATA_KEYS`] metadata keys is
+/// [`CheckpointError::TooManyMetadataKeys`]: either could not be loaded. Tensors are written in logical (row-major) order whatever their
 /// strides, so a transposed view is saved as the matrix it shows.
 pub fn to_bytes(
     tensors: &BTreeMap<String, Tensor>,
     metadata: &BTreeMap<String, String>,
 ) -> Result<Vec<u8>, CheckpointError> {
+    if metadata.len() > MAX_METADATA_KEYS {
+        return Err(CheckpointError::TooManyMetadataKeys {
+            count: metadata.len(),
+            limit: MAX_METADATA_KEYS,
+        });
+    }
     let mut encoded = Vec::with_capacity(tensors.len());
     for (name, tensor) in tensors {
         if name == METADATA_KEY {
@@ -191,18 +198,18 @@ fn build(
         let bytes = data
             .get(entry.start..entry.end)
             .ok_or(CheckpointError::OffsetOutOfRange {
-                name: entry.name.clone(),
+                name: entry.name.to_string(),
                 start: entry.start as u64,
                 end: entry.end as u64,
                 data_len: data.len() as u64,
             })?;
         let buf = decode(&entry.name, entry.dtype, bytes)?;
-        let tensor = Tensor::from_host(buf, entry.shape.clone(), device, "checkpoint::load")
+        let tensor = Tensor::from_host(buf, entry.shape.to_vec(), device, "checkpoint::load")
             .map_err(|source| CheckpointError::Tensor {
-                name: entry.name.clone(),
+                name: entry.name.to_string(),
                 source,
             })?;
-        tensors.insert(entry.name.clone(), tensor);
+        tensors.insert(entry.name.to_string(), tensor);
     }
     Ok(Checkpoint {
         tensors,

@@ -53,6 +53,16 @@ pub enum CheckpointError {
         limit: u64,
     },
 
+    /// More metadata keys than [`crate::MAX_METADATA_KEYS`]: in a file being
+    /// loaded, or in metadata being saved (which could not be loaded).
+    #[error("{count} metadata keys, more than the limit of {limit}")]
+    TooManyMetadataKeys {
+        /// How many keys there are.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+
     /// A tensor name (or a metadata key, as `__metadata__.KEY`) that appears
     /// twice in the header: JSON allows it, but which value is meant is
     /// anyone's guess.

@@ -27,13 +27,25 @@ use crate::json::{JsonError, Kind, Reader};
 /// 300,000 tensors, far more than any model file ships in one piece; the
 /// largest metadata oxmera writes, `oxmera train`'s history, is about 95
 /// bytes an epoch (100,000 epochs: under 10 MB). Reading a header costs
-/// about twice its size for such files, but up to ten times for a header
-/// of tiny metadata entries (each a map node and two strings); at this
-/// limit that worst case stays under 400 MB, where the safetensors crate's
-/// 100 MB limit would allow about a gigabyte (`tests/header_memory.rs`
-/// measures both). [`crate::save`] refuses to write a longer header, so
-/// every file oxmera writes, oxmera reads.
+/// about twice its size for such files (1.9× measured) and under 2.5 times
+/// for the costliest header there is (the shortest tensor entries,
+/// metadata keys up to [`MAX_METADATA_KEYS`]; 2.3× measured): at this
+/// limit, under 80 MB (`tests/header_memory.rs` measures both). The safetensors crate allows
+/// 100 MB; a header past 32 MiB written elsewhere is refused. [`crate::save`]
+/// refuses to write a longer header, so every file oxmera writes, oxmera
+/// reads.
 pub const MAX_HEADER_LEN: u64 = 32 << 20;
+
+/// The most metadata keys a header may hold, read or written: 4096.
+///
+/// A checkpoint's metadata is a handful of keys (oxmera's training run
+/// writes six; files from PyTorch usually one, `format`). Each key costs a
+/// map node and two strings, about a hundred bytes, however short its
+/// JSON (`"k1":"",` is seven): without a cap a header of tiny entries
+/// cost ten times its size to read (9.9× measured). Capped, metadata adds
+/// at most about half a megabyte to the ~2× a header's text and entries
+/// cost.
+pub const MAX_METADATA_KEYS: usize = 4096;
 
 /// The key the format reserves for the string-to-string metadata.
 pub const METADATA_KEY: &str = "__metadata__";
@@ -41,9 +53,11 @@ pub const METADATA_KEY: &str = "__metadata__";
 /// One tensor's entry, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Entry {
-    pub name: String,
+    // Boxed rather than `String`/`Vec`: 16 bytes each instead of 24, and
+    // an entry is held for every tensor of a header while it is checked.
+    pub name: Box<str>,
     pub dtype: DType,
-    pub shape: Vec<usize>,
+    pub shape: Box<[usize]>,
     /// Byte offsets into the data section.
     pub start: usize,
     pub end: usize,
@@ -130,6 +144,12 @@ pub(crate) fn parse_header(header: &[u8], data_len: u64) -> Result<Header, Check
     {
         return Err(CheckpointError::DuplicateName { name });
     }
+    if top.metadata_keys > MAX_METADATA_KEYS {
+        return Err(CheckpointError::TooManyMetadataKeys {
+            count: top.metadata_keys,
+            limit: MAX_METADATA_KEYS,
+        });
+    }
     if let Some(key) = top.metadata_duplicate {
         return Err(CheckpointError::DuplicateName {
             name: format!("{METADATA_KEY}.{key}"),
@@ -161,6 +181,8 @@ struct TopLevel {
     duplicate: Option<String>,
     metadata_duplicate: Option<String>,
     metadata_error: Option<String>,
+    /// Every key of `__metadata__`, kept or not (past the cap only counted).
+    metadata_keys: usize,
     entry_error: Option<CheckpointError>,
 }
 
@@ -195,6 +217,12 @@ impl TopLevel {
             return Ok(());
         }
         r.object(|r, key| {
+            self.metadata_keys += 1;
+            if self.metadata_keys > MAX_METADATA_KEYS {
+                // Read to check the JSON, never kept: the count is the error.
+                r.skip(2)?;
+                return Ok(());
+            }
             let kind = r.peek_kind()?;
             if kind != Kind::String {
                 r.skip(2)?;
@@ -241,7 +269,7 @@ fn repeated_name(entries: &mut [Entry]) -> Option<String> {
     entries
         .windows(2)
         .find(|w| w[0].name == w[1].name)
-        .map(|w| w[0].name.clone())
+        .map(|w| w[0].name.to_string())
 }
 
 /// One tensor entry's fields as read, before validation: `None` where the
@@ -342,9 +370,9 @@ fn parse_entry(name: String, raw: RawEntry, data_len: u64) -> Result<Entry, Chec
         });
     }
     Ok(Entry {
-        name,
+        name: name.into_boxed_str(),
         dtype,
-        shape,
+        shape: shape.into_boxed_slice(),
         start: start as usize,
         end: end as usize,
     })
@@ -363,10 +391,10 @@ fn check_layout(entries: &mut [Entry], data_len: u64) -> Result<(), CheckpointEr
         if entry.start < cursor {
             let other = previous.expect("cursor > 0 only after an entry");
             return Err(CheckpointError::OverlappingData {
-                name: entry.name.clone(),
+                name: entry.name.to_string(),
                 start: entry.start as u64,
                 end: entry.end as u64,
-                other: other.name.clone(),
+                other: other.name.to_string(),
                 other_end: other.end as u64,
             });
         }

@@ -54,7 +54,7 @@ pub use atomic::{
 pub use checkpoint::{Checkpoint, check_tensor, load, prefixed, rng_metadata, save, to_bytes};
 pub use codec::{from_header_name, to_safetensors};
 pub use error::CheckpointError;
-pub use header::{MAX_HEADER_LEN, METADATA_KEY};
+pub use header::{MAX_HEADER_LEN, MAX_METADATA_KEYS, METADATA_KEY};
 
 /// The name prefix of model parameters in a training checkpoint.
 pub const MODEL_PREFIX: &str = "model.";

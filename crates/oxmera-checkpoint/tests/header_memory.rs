@@ -15,7 +15,7 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use oxmera_checkpoint::{CheckpointError, MAX_HEADER_LEN, load};
+use oxmera_checkpoint::{CheckpointError, MAX_HEADER_LEN, MAX_METADATA_KEYS, load};
 use oxmera_core::Device;
 
 struct Counting;
@@ -125,8 +125,8 @@ fn a_large_models_header_costs_about_twice_its_size() {
         header.len(),
         peak
     );
-    // The text (1x) and per entry what is kept: the entry's 72 bytes, its
-    // name (moved from the key) and its shape, about 140 bytes for 119 of
+    // The text (1x) and per entry what is kept: the entry's 56 bytes, its
+    // name (moved from the key) and its shape, about 105 bytes for 119 of
     // JSON; the entries' vector is sized by a counting pass and sorted in
     // place, so nothing is held twice.
     assert!(ratio < 2.5, "{ratio:.2}x");
@@ -151,34 +151,68 @@ fn a_long_metadata_string_with_escapes_costs_about_twice_its_size() {
 }
 
 #[test]
-fn the_worst_header_of_the_largest_size_stays_bounded() {
+fn the_worst_header_stays_within_two_and_a_half_times_its_size() {
     let _one = one_at_a_time();
-    // Many tiny metadata entries cost the most per byte of JSON: each is
-    // a map node and two strings (~100 bytes) for `"k123456":"",` (13).
+    // What costs most per byte of JSON: metadata keys (a map node and two
+    // strings each, ~100 bytes for `"k1":"",`) up to their cap, then the
+    // shortest tensor entries (a 56-byte entry, its name and a one-dim
+    // shape for ~52 bytes of JSON), all zero-sized at offset 0.
     let mut header = String::from(r#"{"__metadata__":{"#);
-    let mut i = 0u64;
-    while header.len() + 16 < 4 << 20 {
+    for i in 0..MAX_METADATA_KEYS {
         if i > 0 {
             header.push(',');
         }
         header.push_str(&format!(r#""{i:x}":"""#));
+    }
+    header.push('}');
+    let mut i = 0u64;
+    while header.len() + 64 < 4 << 20 {
+        header.push_str(&format!(
+            r#","{i:x}":{{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}"#
+        ));
         i += 1;
     }
-    header.push_str("}}");
+    header.push('}');
     let peak = peak_of_load(&header, 0);
     let ratio = peak as f64 / header.len() as f64;
     eprintln!(
-        "tiny metadata entries: {} bytes, peak {} bytes ({ratio:.2}x)",
+        "tiny entries: {} bytes, peak {} bytes ({ratio:.2}x)",
         header.len(),
         peak
     );
-    assert!(ratio < 12.0, "{ratio:.2}x");
-    // At the size limit this worst case is what a hostile file can cost;
-    // the limit was chosen to keep it under 400 MB.
+    // 1x the text, (56 + name + 8) / ~52 for the entries, and half a
+    // megabyte of metadata at most.
+    assert!(ratio < 2.5, "{ratio:.2}x");
     let at_limit = ratio * MAX_HEADER_LEN as f64;
     eprintln!(
         "at MAX_HEADER_LEN ({MAX_HEADER_LEN} bytes) that is at most {:.0} MB",
         at_limit / 1e6
     );
-    assert!(at_limit < 400e6, "{:.0} MB", at_limit / 1e6);
+}
+
+#[test]
+fn more_metadata_keys_than_the_cap_are_refused_reading_and_writing() {
+    let _one = one_at_a_time();
+    let too_many = MAX_METADATA_KEYS + 1;
+    let fields: Vec<String> = (0..too_many).map(|i| format!(r#""{i}":"""#)).collect();
+    let header = format!(r#"{{"__metadata__":{{{}}}}}"#, fields.join(","));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.safetensors");
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.write_all(&(header.len() as u64).to_le_bytes())
+        .unwrap();
+    file.write_all(header.as_bytes()).unwrap();
+    drop(file);
+    assert!(matches!(
+        load(&path, Device::Reference),
+        Err(CheckpointError::TooManyMetadataKeys { count, limit: MAX_METADATA_KEYS })
+            if count == too_many
+    ));
+    let metadata: std::collections::BTreeMap<String, String> = (0..too_many)
+        .map(|i| (i.to_string(), String::new()))
+        .collect();
+    assert!(matches!(
+        oxmera_checkpoint::save(&path, &Default::default(), &metadata),
+        Err(CheckpointError::TooManyMetadataKeys { .. })
+    ));
 }

@@ -12,6 +12,10 @@
 //! device (services only, every op through the host fallback) and, built
 //! with `--features wgpu`, the wgpu device (CI runs it on lavapipe). Half
 //! the time the second operand lives on another device than the first.
+//!
+//! CI runs 2048 and 512 cases. A long run (the child inherits the count):
+//! `OXMERA_API_CASES=200000 cargo test -p oxmera --test api_never_panics`,
+//! with `--features wgpu` for the wgpu device too.
 
 mod limited;
 
@@ -52,6 +56,15 @@ fn devices() -> &'static [Device] {
         }
         devices
     })
+}
+
+/// `OXMERA_API_CASES` cases per property if set (a long run), else
+/// `default` (what CI runs).
+fn cases(default: u32) -> u32 {
+    std::env::var("OXMERA_API_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(default)
 }
 
 const DTYPES: [DType; 8] = [
@@ -196,7 +209,7 @@ fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(2048), ..ProptestConfig::default() })]
 
     #[test]
     fn every_call_returns_ok_or_a_typed_error(
@@ -291,7 +304,7 @@ fn calls_on_empty_tensors_with_huge_dims_in_a_limited_child() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(512), ..ProptestConfig::default() })]
 
     /// Work on a tensor with no elements costs O(rank), whatever its other
     /// dims: every call on an empty tensor with a 2^40 (or 2^62) dim
