@@ -253,6 +253,9 @@ impl Tensor {
 
     /// The elements in logical order as a host buffer of the tensor's dtype.
     pub fn to_host(&self) -> Result<HostBuffer> {
+        // A broadcast view's logical elements can outnumber its storage's
+        // by any factor: the copy is probed like any result.
+        probe_result("to_host", self.shape(), self.dtype(), self.device())?;
         match self.0.storage.as_host() {
             Some(buf) => Ok(crate::with_host_buffer!(buf, v => {
                 Element::into_buffer(self.0.layout.offsets().map(|o| v[o]).collect())

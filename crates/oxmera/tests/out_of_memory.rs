@@ -58,6 +58,9 @@ fn reproducers(device: Device) {
     is_out_of_memory(&d("exp of a broadcast view"), view.exp());
     is_out_of_memory(&d("a broadcast view made contiguous"), view.contiguous());
     is_out_of_memory(&d("a broadcast sum"), &view + &view);
+    is_out_of_memory(&d("sum_all of a broadcast view"), view.sum_all());
+    is_out_of_memory(&d("max over a dim of it"), view.max(&[0], false));
+    is_out_of_memory(&d("its elements copied out"), view.to_vec::<f32>());
     let image = Tensor::zeros([1, 1, 2, 2], DType::F32, device).unwrap();
     let kernel = Tensor::zeros([1, 1, 1, 1], DType::F32, device).unwrap();
     let params = Conv2dParams {

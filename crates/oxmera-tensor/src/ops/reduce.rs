@@ -362,6 +362,12 @@ impl Tensor {
             });
         }
         let kept = keepdim_shape(self.shape(), &reduced);
+        // A view's elements may be read whole (the reference reads every
+        // reduction in f64): `sum_all` of a 2^40-element broadcast of one
+        // row must be a typed error, not a host copy of it.
+        if !self.is_contiguous() {
+            crate::tensor::probe_result(name, self.shape(), DType::F64, self.device())?;
+        }
         // Reducing an empty dim leaves the others: [0, 2^40] summed over
         // dim 0 is 2^40 zeros.
         crate::tensor::probe_result(name, &kept, out_dtype, self.device())?;
