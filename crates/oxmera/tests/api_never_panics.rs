@@ -110,6 +110,9 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
     }
 }
 
+/// How many families of calls `call` chooses from.
+const FAMILIES: u8 = 62;
+
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
 fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
@@ -117,7 +120,7 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
     let e = args[1];
     let u = |i: usize| args[i].unsigned_abs();
     let shape: Vec<usize> = args[2..].iter().map(|v| v.unsigned_abs() % 5).collect();
-    match op % 60 {
+    match op % FAMILIES {
         0 => a.add(b).map(drop),
         1 => a.sub(b).map(drop),
         2 => a.mul(b).map(drop),
@@ -200,6 +203,8 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             .map(drop),
         58 => a.elu(e as f64)?.hardtanh(d as f64, e as f64).map(drop),
         59 => a.expm1()?.isfinite()?.isnan().map(drop),
+        60 => a.sort(d, e > 0).map(drop),
+        61 => a.topk(u(2), d, e > 0)?.1.argsort(e, d > 0).map(drop),
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }
@@ -245,7 +250,7 @@ proptest! {
             Err(_) => prop_assert!(
                 false,
                 "op {} panicked on {:?} {:?} on {} / {:?} {:?} on {}, twist {}, args {:?}",
-                op % 60, a_shape, DTYPES[a_dtype], a_dev, b_shape, DTYPES[b_dtype], b_dev, twist, args
+                op % FAMILIES, a_shape, DTYPES[a_dtype], a_dev, b_shape, DTYPES[b_dtype], b_dev, twist, args
             ),
         }
     }
@@ -329,7 +334,7 @@ proptest! {
         let dev = devices()[device % devices().len()];
         let (a_shape, b_shape) = (a_shape.clone(), if b_like_a { a_shape } else { b_shape });
         let (tx, rx) = std::sync::mpsc::channel();
-        let case = format!("op {} on {a_shape:?} / {b_shape:?} {:?} on {dev}, twist {twist}, args {args:?}", op % 60, DTYPES[dtype]);
+        let case = format!("op {} on {a_shape:?} / {b_shape:?} {:?} on {dev}, twist {twist}, args {args:?}", op % FAMILIES, DTYPES[dtype]);
         std::thread::spawn(move || {
             let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
                 let a = empty(&a_shape, DTYPES[dtype], twist, dev)?;

@@ -13,4 +13,5 @@ mod matmul;
 mod operators;
 mod reduce;
 mod shape;
+mod sort;
 mod unary;
