@@ -156,29 +156,9 @@ impl<'a> Reader<'a> {
     /// Reads a string value, decoded into an allocation of exactly its
     /// length.
     pub(crate) fn string(&mut self) -> Result<String> {
-        self.eat(b'"', "expected a string")?;
         // First pass: find the end and the decoded length, validating the
         // escapes; second pass: decode into a string of that capacity.
-        let start = self.pos;
-        let mut decoded_len = 0usize;
-        loop {
-            match self.bytes.get(self.pos) {
-                None => return self.fail("unterminated string"),
-                Some(b'"') => break,
-                Some(b'\\') => {
-                    let (c, width) = self.escape_at(self.pos)?;
-                    decoded_len += c.len_utf8();
-                    self.pos += width;
-                }
-                Some(&b) if b < 0x20 => return self.fail("control character in a string"),
-                Some(_) => {
-                    decoded_len += 1;
-                    self.pos += 1;
-                }
-            }
-        }
-        let end = self.pos;
-        self.pos += 1;
+        let (start, end, decoded_len) = self.scan_string()?;
         let mut out = String::with_capacity(decoded_len);
         let mut i = start;
         while i < end {
@@ -204,6 +184,33 @@ impl<'a> Reader<'a> {
         }
         debug_assert_eq!(out.len(), decoded_len);
         Ok(out)
+    }
+
+    /// Reads past a string, validating it: the byte range of its contents
+    /// (between the quotes) and its decoded length in bytes.
+    fn scan_string(&mut self) -> Result<(usize, usize, usize)> {
+        self.eat(b'"', "expected a string")?;
+        let start = self.pos;
+        let mut decoded_len = 0usize;
+        loop {
+            match self.bytes.get(self.pos) {
+                None => return self.fail("unterminated string"),
+                Some(b'"') => break,
+                Some(b'\\') => {
+                    let (c, width) = self.escape_at(self.pos)?;
+                    decoded_len += c.len_utf8();
+                    self.pos += width;
+                }
+                Some(&b) if b < 0x20 => return self.fail("control character in a string"),
+                Some(_) => {
+                    decoded_len += 1;
+                    self.pos += 1;
+                }
+            }
+        }
+        let end = self.pos;
+        self.pos += 1;
+        Ok((start, end, decoded_len))
     }
 
     /// The character an escape at `at` (a backslash) stands for, and how
@@ -318,35 +325,42 @@ impl<'a> Reader<'a> {
     /// any element is something else (the rest are still read, to check
     /// the document).
     pub(crate) fn integers(&mut self) -> Result<Option<Vec<u64>>> {
-        self.eat(b'[', "expected an array")?;
         let mut out = Some(Vec::new());
-        self.skip_whitespace();
-        if self.bytes.get(self.pos) == Some(&b']') {
-            self.pos += 1;
-            return Ok(out);
-        }
-        loop {
-            let value = match self.peek_kind()? {
-                Kind::Number => self.number()?,
+        self.array(|r| {
+            let value = match r.peek_kind()? {
+                Kind::Number => r.number()?,
                 _ => {
-                    self.skip(1)?;
+                    r.skip(1)?;
                     None
                 }
             };
-            match value {
-                Some(v) => {
-                    if let Some(list) = &mut out {
-                        list.push(v);
-                    }
-                }
-                None => out = None,
+            match (value, &mut out) {
+                (Some(v), Some(list)) => list.push(v),
+                (Some(_), None) => {}
+                (None, _) => out = None,
             }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Reads an array, calling `item` for each element; `item` must read
+    /// (or skip) it.
+    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        self.eat(b'[', "expected an array")?;
+        self.skip_whitespace();
+        if self.bytes.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            item(self)?;
             self.skip_whitespace();
             match self.bytes.get(self.pos) {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(out);
+                    return Ok(());
                 }
                 _ => return self.fail("expected ',' or ']' in an array"),
             }
@@ -359,20 +373,8 @@ impl<'a> Reader<'a> {
         let kind = self.peek_kind()?;
         match kind {
             Kind::String => {
-                // Validated, not stored: the same scan `string` makes.
-                self.pos += 1;
-                loop {
-                    match self.bytes.get(self.pos) {
-                        None => return self.fail("unterminated string"),
-                        Some(b'"') => break,
-                        Some(b'\\') => self.pos += self.escape_at(self.pos)?.1,
-                        Some(&b) if b < 0x20 => {
-                            return self.fail("control character in a string");
-                        }
-                        Some(_) => self.pos += 1,
-                    }
-                }
-                self.pos += 1;
+                // Validated, not stored.
+                self.scan_string()?;
             }
             Kind::Number => {
                 self.number()?;
@@ -395,24 +397,7 @@ impl<'a> Reader<'a> {
                 if kind == Kind::Object {
                     self.object(|r, _key| r.skip(depth + 1).map(drop))?;
                 } else {
-                    self.eat(b'[', "expected an array")?;
-                    self.skip_whitespace();
-                    if self.bytes.get(self.pos) == Some(&b']') {
-                        self.pos += 1;
-                        return Ok(kind);
-                    }
-                    loop {
-                        self.skip(depth + 1)?;
-                        self.skip_whitespace();
-                        match self.bytes.get(self.pos) {
-                            Some(b',') => self.pos += 1,
-                            Some(b']') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            _ => return self.fail("expected ',' or ']' in an array"),
-                        }
-                    }
+                    self.array(|r| r.skip(depth + 1).map(drop))?;
                 }
             }
         }
