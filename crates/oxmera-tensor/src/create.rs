@@ -18,8 +18,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let value = value.into().to_f64("full")?;
         let shape = shape.into();
-        let n = shape.valid_numel("full")?;
-        crate::tensor::probe_result("full", &shape, dtype, device)?;
+        let n = crate::tensor::probe_result("full", &shape, dtype, device)?;
         let backend = backend_storing(device, "full", dtype)?;
         let storage = backend.fill(dtype, n, value)?;
         Ok(Tensor::from_storage(storage, shape))
@@ -96,10 +95,8 @@ impl Tensor {
         dtype: DType,
         device: Device,
     ) -> Result<Tensor> {
-        Shape::from([steps]).valid_numel("linspace")?;
         // Built on the host in f64, whatever the device.
-        let host = Shape::from([steps]);
-        crate::tensor::probe_result("linspace", &host, DType::F64, Device::Cpu)?;
+        crate::tensor::probe_result("linspace", &Shape::from([steps]), DType::F64, device)?;
         let values = (0..steps).map(|i| match steps {
             1 => start,
             // Interpolate from whichever end is nearer, so both ends are exact.
@@ -117,9 +114,8 @@ impl Tensor {
     /// The `n × n` identity matrix.
     pub fn eye(n: usize, dtype: DType, device: Device) -> Result<Tensor> {
         // n * n overflows for n = 2^32 (and wraps to 0 in a release build).
-        Shape::from([n, n]).valid_numel("eye")?;
         // Built on the host in f64, whatever the device.
-        crate::tensor::probe_result("eye", &Shape::from([n, n]), DType::F64, Device::Cpu)?;
+        crate::tensor::probe_result("eye", &Shape::from([n, n]), DType::F64, device)?;
         let values = (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 });
         Tensor::from_host(HostBuffer::from_f64s(dtype, values), [n, n], device, "eye")
     }

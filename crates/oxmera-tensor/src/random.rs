@@ -97,8 +97,7 @@ impl Generator {
     ) -> Result<Tensor> {
         let op = dist.name();
         let shape = shape.into();
-        let n = shape.valid_numel(op)?;
-        crate::tensor::probe_result(op, &shape, dtype, device)?;
+        let n = crate::tensor::probe_result(op, &shape, dtype, device)?;
         let backend = crate::tensor::backend_storing(device, op, dtype)?;
         let storage = backend.random(dist, *self, n, dtype)?;
         self.offset = self.offset.wrapping_add(n as u64);

@@ -339,19 +339,22 @@ pub(crate) fn backend_storing(
     Ok(backend)
 }
 
-/// `Err(OutOfMemory)` when a result of `shape` and `dtype` on `device`
-/// cannot be allocated (see [`oxmera_core::memory`]): asked before the
-/// backend starts work, since a backend's own allocation aborts.
+/// The element count of a result of `shape` and `dtype` on `device`, once
+/// it is known that a tensor may have that shape (`Err(ShapeOverflow)`
+/// otherwise) and that its memory can be had (`Err(OutOfMemory)`, see
+/// [`oxmera_core::memory`]): asked before the backend starts work, since a
+/// backend's own allocation aborts.
 pub(crate) fn probe_result(
     op: &'static str,
     shape: &Shape,
     dtype: DType,
     device: Device,
-) -> Result<()> {
-    // Every shape here has passed `valid_numel`: the product fits, and
-    // times a dtype's size it fits in u64.
-    let bytes = (shape.numel() as u64).saturating_mul(dtype.size_in_bytes() as u64);
-    oxmera_core::memory::probe_result(op, bytes, device)
+) -> Result<usize> {
+    let n = shape.valid_numel(op)?;
+    // At most MAX_NUMEL elements of at most 16 bytes: fits in u64.
+    let bytes = (n as u64).saturating_mul(dtype.size_in_bytes() as u64);
+    oxmera_core::memory::probe_result(op, bytes, device)?;
+    Ok(n)
 }
 
 /// `Err(UnsupportedOnDevice)` when `backend`'s device cannot hold `dtype`.

@@ -172,7 +172,6 @@ impl Tensor {
             out_dims[d] = out_dims[d].saturating_add(x.dims()[d]);
         }
         let out = Shape::from(out_dims);
-        out.valid_numel(op)?;
         crate::tensor::probe_result(op, &out, first.dtype(), first.device())?;
         cat_op(&xs, d, out)
     }
@@ -206,7 +205,6 @@ impl Tensor {
         let mut out_dims = first.dims().to_vec();
         out_dims.insert(d, xs.len());
         let out = Shape::from(out_dims);
-        out.valid_numel(op)?;
         crate::tensor::probe_result(op, &out, first.dtype(), first.device())?;
         let mut parts = Vec::with_capacity(xs.len());
         for &x in &xs {
@@ -434,7 +432,6 @@ impl Tensor {
             out_dims.push(total);
         }
         let out = Shape::from(out_dims);
-        out.valid_numel(op)?;
         crate::tensor::probe_result(op, &out, self.dtype(), self.device())?;
         // Round the value into the dtype here so that every backend pads
         // with exactly the same element.
@@ -538,9 +535,12 @@ impl Tensor {
         let mut out_dims = self.dims().to_vec();
         out_dims.push(num_classes);
         // Before anything is read or made: 2^63 classes fit no tensor.
-        Shape::from(out_dims.clone()).valid_numel(op)?;
-        let out = Shape::from(out_dims.clone());
-        crate::tensor::probe_result(op, &out, DType::I64, self.device())?;
+        crate::tensor::probe_result(
+            op,
+            &Shape::from(out_dims.clone()),
+            DType::I64,
+            self.device(),
+        )?;
         let classes = self.to_dtype(DType::I64)?;
         check_range(op, &classes.to_vec::<i64>()?, self.rank(), num_classes)?;
         let zeros = Tensor::zeros(out_dims, DType::I64, self.device())?;
