@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use oxmera_core::{Error, Result};
+use oxmera_core::{Error, Result, Shape};
 use oxmera_tensor::{Generator, Tensor};
 
 use crate::{Module, ModuleState, Param};
@@ -83,12 +83,20 @@ impl Module for Dropout {
     /// Float input of any shape ([`Error::UnsupportedDType`] otherwise, in
     /// training mode).
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.drop("Dropout", x, x.shape().clone())
+    }
+}
+
+impl Dropout {
+    /// `x` times a mask of `mask_shape` (which broadcasts to `x`): each
+    /// mask element 0 with probability `p`, else `1 / (1 − p)`.
+    fn drop(&self, op: &'static str, x: &Tensor, mask_shape: Shape) -> Result<Tensor> {
         if !self.training || self.p == 0.0 {
             return Ok(x.clone());
         }
         if !x.dtype().is_float() {
             return Err(Error::UnsupportedDType {
-                op: "Dropout",
+                op,
                 dtype: x.dtype(),
                 hint: "dropout scales values, so it needs a float dtype",
             });
@@ -98,12 +106,89 @@ impl Module for Dropout {
             // the input still gets its (zero) gradient.
             return x.mul_scalar(0.0);
         }
-        let u = self.lock().rand(x.shape().clone(), x.dtype(), x.device())?;
+        let u = self.lock().rand(mask_shape, x.dtype(), x.device())?;
         let mask = u
             .ge_scalar(self.p)?
             .to_dtype(x.dtype())?
             .mul_scalar(1.0 / (1.0 - self.p))?;
         x.mul(&mask)
+    }
+}
+
+/// Channel dropout, as PyTorch's `nn.Dropout2d`: in training, zeroes each
+/// whole channel of `[N, C, H, W]` (or unbatched `[C, H, W]`) with
+/// probability `p` and scales the kept channels by `1 / (1 − p)`; in
+/// evaluation, the identity. Neighbouring pixels of a feature map are
+/// strongly correlated, so dropping pixels one by one regularizes little;
+/// dropping maps does. Seeded like [`Dropout`].
+///
+/// ```
+/// # use oxmera_reference as _;
+/// use oxmera_core::{DType, Device};
+/// use oxmera_nn::{Dropout2d, Module};
+/// use oxmera_tensor::{Generator, Tensor};
+/// let drop = Dropout2d::new(0.5, Generator::new(1))?;
+/// let x = Tensor::ones([2, 3, 4, 4], DType::F32, Device::Reference)?;
+/// let y = drop.forward(&x)?.to_vec::<f32>()?;
+/// // Each 4x4 map is all 0 or all 2.
+/// for map in y.chunks(16) {
+///     assert!(map.iter().all(|&v| v == map[0]) && (map[0] == 0.0 || map[0] == 2.0));
+/// }
+/// # Ok::<(), oxmera_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Dropout2d(Dropout);
+
+impl Dropout2d {
+    /// Channel dropout with probability `p` in `[0, 1]`, drawing from
+    /// `rng`. [`Error::InvalidArgument`] otherwise.
+    pub fn new(p: f64, rng: Generator) -> Result<Dropout2d> {
+        Dropout::new(p, rng).map(Dropout2d)
+    }
+
+    /// The drop probability.
+    pub fn p(&self) -> f64 {
+        self.0.p
+    }
+
+    /// The generator's current state (seed and offset).
+    pub fn generator(&self) -> Generator {
+        self.0.generator()
+    }
+
+    /// Replaces the generator, e.g. with a saved state.
+    pub fn set_generator(&self, rng: Generator) {
+        self.0.set_generator(rng)
+    }
+}
+
+impl Module for Dropout2d {
+    /// `x` is `[N, C, H, W]` or `[C, H, W]`, float
+    /// ([`Error::RankMismatch`] / [`Error::UnsupportedDType`] otherwise).
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if !(x.rank() == 3 || x.rank() == 4) {
+            return Err(Error::RankMismatch {
+                op: "Dropout2d",
+                expected: 4,
+                shape: x.shape().clone(),
+            });
+        }
+        let mut channels = x.dims().to_vec();
+        let r = channels.len();
+        channels[r - 2..].fill(1);
+        self.0.drop("Dropout2d", x, Shape::from(channels))
+    }
+}
+
+impl ModuleState for Dropout2d {
+    fn visit_params(&self, _prefix: &str, _out: &mut Vec<(String, Param)>) {}
+
+    fn set_training(&mut self, training: bool) {
+        self.0.training = training;
+    }
+
+    fn is_training(&self) -> bool {
+        self.0.training
     }
 }
 
@@ -203,5 +288,54 @@ mod tests {
             Err(Error::UnsupportedDType { op: "Dropout", .. })
         ));
         assert_eq!(d.p(), 0.5);
+    }
+
+    #[test]
+    fn dropout2d_drops_whole_channels_at_rate_p() {
+        let p = 0.3;
+        let d = Dropout2d::new(p, Generator::new(9)).unwrap();
+        let (n, c) = (50, 40);
+        let x = Tensor::ones([n, c, 2, 3], DType::F64, DEV)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let y = d.forward(&x).unwrap();
+        let v = y.to_f64_vec().unwrap();
+        let mut dropped = 0;
+        for map in v.chunks(6) {
+            assert!(
+                map.iter().all(|&e| e == map[0]),
+                "a channel is all kept or all dropped"
+            );
+            assert!(map[0] == 0.0 || map[0] == 1.0 / (1.0 - p));
+            dropped += usize::from(map[0] == 0.0);
+        }
+        // 2000 channels: the dropped fraction's standard deviation is
+        // √(p(1−p)/2000) ≈ 0.0102; five of them bound a correct draw.
+        let rate = dropped as f64 / (n * c) as f64;
+        assert!(
+            (rate - p).abs() < 5.0 * (p * (1.0 - p) / (n * c) as f64).sqrt(),
+            "{rate}"
+        );
+        assert_eq!(
+            d.generator().offset(),
+            (n * c) as u64,
+            "one draw per channel"
+        );
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(x.grad().unwrap().to_f64_vec().unwrap(), v);
+        assert!(matches!(
+            d.forward(&t64(&[1.0; 4], [2, 2])),
+            Err(Error::RankMismatch {
+                op: "Dropout2d",
+                ..
+            })
+        ));
+        let mut d = d;
+        d.eval();
+        assert_eq!(
+            d.forward(&x).unwrap().to_f64_vec().unwrap(),
+            vec![1.0; n * c * 6]
+        );
     }
 }

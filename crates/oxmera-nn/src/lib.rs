@@ -91,6 +91,7 @@
 //! ```
 
 mod activation;
+mod attention;
 mod config;
 mod conv;
 mod dropout;
@@ -109,16 +110,19 @@ mod test_util;
 pub use activation::{
     Flatten, GELU, GeluApproximation, LeakyReLU, ReLU, SiLU, Sigmoid, Softmax, Tanh,
 };
+pub use attention::{
+    LearnedPositionalEmbedding, MultiheadAttention, SinusoidalPositionalEmbedding,
+};
 pub use config::{
     BatchNormConfig, Conv2dConfig, DropoutConfig, EmbeddingConfig, LayerNormConfig, LinearConfig,
 };
 pub use conv::{AvgPool2d, Conv2d, MaxPool2d};
-pub use dropout::Dropout;
+pub use dropout::{Dropout, Dropout2d};
 pub use embedding::Embedding;
 pub use field::ModuleField;
 pub use linear::Linear;
 pub use module::{Module, ModuleState, join_name};
-pub use norm::{BatchNorm1d, BatchNorm2d, LayerNorm};
+pub use norm::{BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm};
 /// `#[derive(Module)]`: writes [`ModuleState`] from a struct's fields
 /// (see [`ModuleField`] for what each field type contributes).
 pub use oxmera_nn_derive::Module;

@@ -46,6 +46,11 @@ pub(crate) struct Node {
     pub(crate) name: &'static str,
     pub(crate) inputs: Vec<Tensor>,
     pub(crate) backward: Box<BackwardFn>,
+    /// The tensors the backward function keeps, where the op declares
+    /// them (see [`record_saving`]); `None` where the closure's captures
+    /// are not listed. Handles only: they share storage with what the
+    /// closure holds, so listing them costs no memory.
+    pub(crate) saved: Option<Vec<Tensor>>,
 }
 
 /// What a tensor that requires grad carries.
@@ -159,6 +164,32 @@ pub(crate) fn record(
         name,
         inputs: inputs.iter().map(|t| (*t).clone()).collect(),
         backward: Box::new(backward),
+        saved: None,
+    };
+    out.with_grad_meta(Some(Arc::new(node)))
+}
+
+/// [`record`] for an op that declares what its backward keeps: `saved`
+/// (detached tensors) is handed to `backward` at every call and listed by
+/// [`Tensor::saved_for_backward`], so a test can count what the graph
+/// holds — the one way to show that a fused op keeps less than the chain
+/// of ops it replaces.
+pub(crate) fn record_saving(
+    out: Tensor,
+    name: &'static str,
+    inputs: &[&Tensor],
+    saved: Vec<Tensor>,
+    backward: impl Fn(&Tensor, &[Tensor]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+) -> Tensor {
+    if !wants_grad(inputs) || !out.dtype().is_float() {
+        return out;
+    }
+    let kept = saved.clone();
+    let node = Node {
+        name,
+        inputs: inputs.iter().map(|t| (*t).clone()).collect(),
+        backward: Box::new(move |g| backward(g, &kept)),
+        saved: Some(saved),
     };
     out.with_grad_meta(Some(Arc::new(node)))
 }
@@ -221,6 +252,17 @@ impl Tensor {
     /// The name of the op that produced this tensor, when it was recorded.
     pub fn grad_fn_name(&self) -> Option<&'static str> {
         self.grad_meta()?.node.as_ref().map(|n| n.name)
+    }
+
+    /// The shapes of the tensors this tensor's op keeps for its backward
+    /// pass, where the op declares them (fused ops such as
+    /// [`Tensor::scaled_dot_product_attention`] do); `None` for a leaf, a
+    /// tensor outside the graph, or an op whose backward does not list
+    /// what it keeps.
+    pub fn saved_for_backward(&self) -> Option<Vec<oxmera_core::Shape>> {
+        let node = self.grad_meta()?.node.as_ref()?;
+        let saved = node.saved.as_ref()?;
+        Some(saved.iter().map(|t| t.shape().clone()).collect())
     }
 
     /// The same data, cut from the graph: it does not require grad, and

@@ -2,6 +2,7 @@
 //! per family. Each public method is an inherent method of [`crate::Tensor`].
 
 mod activation;
+mod attention;
 mod binary;
 pub mod chain;
 mod conv;
@@ -15,3 +16,5 @@ mod reduce;
 mod shape;
 mod sort;
 mod unary;
+
+pub use attention::AttentionOptions;

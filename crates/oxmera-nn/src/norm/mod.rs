@@ -1,4 +1,8 @@
-//! Normalization layers: LayerNorm and BatchNorm.
+//! Normalization layers: LayerNorm and BatchNorm here, GroupNorm and
+//! RMSNorm in [`group`].
+
+mod group;
+pub use group::{GroupNorm, RMSNorm};
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 use oxmera_tensor::{Tensor, no_grad};
