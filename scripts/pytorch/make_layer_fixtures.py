@@ -5,8 +5,11 @@ One small safetensors file per layer goes into
 loads each into the matching oxmera layer and checks that outputs and
 gradients agree with PyTorch's.
 
-Needs PyTorch, safetensors and numpy (not part of oxmera's build; CI reads
-the committed files and never runs this). From the repository root::
+Needs PyTorch and safetensors (not part of oxmera's build; CI reads the
+committed files and never runs this). PyPI's torch wheel is CUDA-linked and
+does not import without its nvidia-* dependencies, even on a CPU-only
+machine, so install it normally (about 3 GB of wheels). From the repository
+root::
 
     python3.11 -m venv /work/torchenv
     /work/torchenv/bin/pip install torch safetensors numpy
