@@ -625,6 +625,9 @@ fn multihead_attention() -> AnyResult<()> {
     check("mha output_causal (float mask)", &by_mask, &want, fwd)?;
     let by_flag = layer.attend(&x, &x, &x, &causal)?;
     check("mha output_causal (causal flag)", &by_flag, &want, fwd)?;
+    // self_attend fuses the three projections into one product.
+    let fused = layer.self_attend(&x, &causal)?;
+    check("mha output_causal (self_attend)", &fused, &want, fwd)?;
     let cross = layer.attend(
         &get(&ck, "query")?,
         &get(&ck, "key")?,
