@@ -13,8 +13,8 @@ use half::{bf16, f16};
 use oxmera_core::{DType, Result};
 use oxmera_reference::Reference;
 use oxmera_reference::scalar::{
-    clamp, elu, gelu_tanh, hardsigmoid, hardswish, logsigmoid, mish, rem, selu, sigmoid, silu,
-    softplus,
+    clamp, elu, erf, gelu_erf, gelu_tanh, hardsigmoid, hardswish, logsigmoid, mish, rem, selu,
+    sigmoid, silu, softplus,
 };
 use oxmera_tensor::{Backend, BinaryOp, CmpOp, Element, Storage, Tensor, UnaryOp};
 
@@ -113,7 +113,7 @@ fn unary_f64(op: UnaryOp, x: &Tensor) -> Result<Option<Vec<f64>>> {
 }
 
 /// The `f64` function of a transcendental unary op, or `None` for the ops
-/// handled elsewhere (exact ones, `exp`) or delegated (`erf`, exact GELU).
+/// handled elsewhere (exact ones, `exp`).
 fn transcendental(op: UnaryOp) -> Option<fn(f64) -> f64> {
     use UnaryOp::*;
     Some(match op {
@@ -126,6 +126,8 @@ fn transcendental(op: UnaryOp) -> Option<fn(f64) -> f64> {
         Sigmoid => sigmoid,
         Silu => silu,
         GeluTanh => gelu_tanh,
+        GeluErf => gelu_erf,
+        Erf => erf,
         Softplus => softplus,
         Expm1 => f64::exp_m1,
         Log2 => f64::log2,

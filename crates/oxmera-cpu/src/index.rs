@@ -191,3 +191,55 @@ fn scatter_as<T: Element>(
     }
     Ok(out)
 }
+
+/// `x` inside a border of `value`: `pads[d] = (before, after)` per dim.
+/// Every element of the result is written once — the border filled, then
+/// each innermost row of `x` copied to its place — where the reference
+/// computes a coordinate per element.
+pub(crate) fn pad(x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Storage> {
+    by_dtype!(x.dtype(), T => Ok(host::store(pad_t::<T>(x, pads, value)?)))
+}
+
+fn pad_t<T: Element>(x: &Tensor, pads: &[(usize, usize)], value: f64) -> Result<Vec<T>> {
+    let values = host::read::<T>(x)?;
+    let dims = x.dims();
+    let out_dims: Vec<usize> = dims
+        .iter()
+        .zip(pads)
+        .map(|(&d, &(before, after))| before + d + after)
+        .collect();
+    let mut out = vec![T::from_f64(value); out_dims.iter().product()];
+    let Some(&row) = dims.last() else {
+        // Rank 0: nothing to pad around.
+        return Ok(values.into_owned());
+    };
+    if values.is_empty() || row == 0 {
+        return Ok(out);
+    }
+    // Row-major strides of the output, and where x's first element lands.
+    let mut strides = vec![1usize; out_dims.len()];
+    for d in (0..out_dims.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * out_dims[d + 1];
+    }
+    let base: usize = pads.iter().zip(&strides).map(|(p, s)| p.0 * s).sum();
+    let lead = &dims[..dims.len() - 1];
+    let mut index = vec![0usize; lead.len()];
+    for src in values.chunks_exact(row) {
+        let at = base
+            + index
+                .iter()
+                .zip(&strides)
+                .map(|(i, s)| i * s)
+                .sum::<usize>();
+        out[at..at + row].copy_from_slice(src);
+        // The next row's coordinates: an odometer over the leading dims.
+        for d in (0..lead.len()).rev() {
+            index[d] += 1;
+            if index[d] < lead[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Ok(out)
+}

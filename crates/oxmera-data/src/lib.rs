@@ -9,7 +9,9 @@
 //! [`split`] divides sample indices into train and test parts the same way.
 //!
 //! Built in, with no download: [`digits()`] (1797 8x8 handwritten digits,
-//! embedded; CC BY 4.0, see `data/PROVENANCE.md`), and the procedural
+//! embedded; CC BY 4.0, see `data/PROVENANCE.md`), [`shakespeare()`]
+//! (eight plays, 1 MB of text, embedded; CC BY 2.5, same file) with
+//! [`CharVocab`] and [`TextSplit`] for character-level models, and the procedural
 //! [`spirals`] and [`moons`] (classification) and [`sine`]
 //! (regression). For files a user has, [`read_idx`] and
 //! [`mnist`] read the IDX format of MNIST and Fashion-MNIST, plain or
@@ -29,6 +31,7 @@ mod random;
 mod split;
 mod synthetic;
 mod tensor_dataset;
+mod text;
 
 pub use dataset::{Dataset, Sample, Subset, Target, TargetKind};
 pub use digits::digits;
@@ -42,3 +45,4 @@ pub use random::permutation;
 pub use split::{DEFAULT_TEST_FRACTION, Split, split};
 pub use synthetic::{MoonsConfig, SineConfig, SpiralsConfig, moons, sine, spirals};
 pub use tensor_dataset::TensorDataset;
+pub use text::{CharVocab, TextPart, TextSplit, shakespeare};

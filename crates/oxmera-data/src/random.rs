@@ -50,6 +50,12 @@ impl Stream {
         (u64::from(w[1]) << 32) | u64::from(w[0])
     }
 
+    /// Moves the counter `n` words on: where a pure function of a position
+    /// (a training step) starts reading.
+    pub(crate) fn skip(&mut self, n: u64) {
+        self.counter = self.counter.wrapping_add(n);
+    }
+
     /// A uniform integer in `0..bound` (`bound > 0`), by Lemire's
     /// multiply-and-reject method, which has no modulo bias.
     pub(crate) fn below(&mut self, bound: u64) -> u64 {

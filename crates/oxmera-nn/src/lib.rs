@@ -100,6 +100,7 @@ mod field;
 pub mod init;
 mod linear;
 pub mod loss;
+pub mod models;
 mod module;
 mod norm;
 mod param;

@@ -37,8 +37,9 @@ mod reduce;
 /// ops in `f64` calls them rather than restating them, so it agrees with
 /// the reference to the last bit by construction.
 pub mod scalar {
+    pub use crate::elementwise::erf::erf;
     pub use crate::elementwise::{
-        clamp_f64 as clamp, elu, gelu_tanh, hardsigmoid, hardswish, logsigmoid, mish,
+        clamp_f64 as clamp, elu, gelu_erf, gelu_tanh, hardsigmoid, hardswish, logsigmoid, mish,
         rem_f64 as rem, selu, sigmoid, silu, softplus,
     };
 }

@@ -134,7 +134,7 @@ fn erfc_large(y: f64) -> f64 {
 
 /// The error function. Odd: `erf(-x) == -erf(x)` exactly, `erf(±0) == ±0`,
 /// `erf(±inf) == ±1`, NaN gives NaN.
-pub(crate) fn erf(x: f64) -> f64 {
+pub fn erf(x: f64) -> f64 {
     let y = x.abs();
     if y <= SMALL {
         return erf_small(x);
