@@ -48,8 +48,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Train a classifier (an MLP on the embedded digits by default).
+    /// Train a classifier (an MLP on the embedded digits by default) or a
+    /// character-level transformer (`--model transformer`).
     Train(train::TrainArgs),
+    /// Continue a prompt with a transformer trained by `oxmera train --model transformer`.
+    Sample(train::sample::SampleArgs),
     /// A checkpoint's loss, accuracy and confusion matrix on the test split.
     Eval(train::eval::EvalArgs),
     /// Export a checkpoint for other runtimes (ONNX).
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Train(args) => train::run(args),
+        Command::Sample(args) => train::sample::run(args),
         Command::Eval(args) => train::eval::run(args),
         Command::Export(args) => train::export::run(args),
         Command::Tour(args) => tour::run(args),

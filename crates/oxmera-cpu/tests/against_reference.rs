@@ -41,7 +41,7 @@ const EXACT_UNARY: [(&str, Op); 13] = [
 /// `f64` values may differ by a few `f64` ulps (different formulas or
 /// libm paths), which can move the `f32` rounding by one step at most —
 /// so one `ulp` of the output.
-const F64_UNARY: [(&str, Op); 14] = [
+const F64_UNARY: [(&str, Op); 13] = [
     ("log", |t| t.log()),
     ("log1p", |t| t.log1p()),
     ("rsqrt", |t| t.rsqrt()),
@@ -51,7 +51,6 @@ const F64_UNARY: [(&str, Op); 14] = [
     ("sigmoid", |t| t.sigmoid()),
     ("silu", |t| t.silu()),
     ("gelu_tanh", |t| t.gelu_tanh()),
-    ("gelu", |t| t.gelu()),
     ("softplus", |t| t.softplus()),
     ("erf", |t| t.erf()),
     ("powf", |t| t.powf(2.5)),
@@ -109,6 +108,27 @@ fn unary_ops_on_every_layout_and_special_value() {
                 &x.exp().unwrap(),
                 &rx.exp().unwrap(),
                 |_, w| bound * ulp(w, dtype),
+            );
+            // Exact GELU: f64 rounds the reference's function once; f32
+            // runs Abramowitz and Stegun's erfc (absolute error 1.5e-7)
+            // with the vectorized exp, held to the conformance suite's
+            // bound for GELU, ε·|want| + 4ε·(|want| + |x|): every
+            // evaluation of x·(1 + erf(x/√2))/2 cancels, so the error
+            // scales with |x| (crates/oxmera-conformance's tolerance
+            // table; the kernel's own sweep measured 0.175 of it).
+            let xs = x.to_f64_vec().unwrap();
+            assert_close(
+                &format!("gelu {what}"),
+                &x.gelu().unwrap(),
+                &rx.gelu().unwrap(),
+                |i, w| {
+                    if dtype == DType::F32 {
+                        let eps = f64::from(f32::EPSILON);
+                        ulp(w, dtype).max(eps * w.abs() + 4.0 * eps * (w.abs() + xs[i].abs()))
+                    } else {
+                        ulp(w, dtype)
+                    }
+                },
             );
         }
     }

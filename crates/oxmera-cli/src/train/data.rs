@@ -1,7 +1,8 @@
 //! The data sets `oxmera train` knows, split into train and test parts.
 
 use oxmera_data::{
-    Dataset, MoonsConfig, SpiralsConfig, Subset, TargetKind, TensorDataset, moons, spirals, split,
+    CharVocab, Dataset, MoonsConfig, SpiralsConfig, Subset, TargetKind, TensorDataset, TextSplit,
+    moons, spirals, split,
 };
 
 use super::error::TrainError;
@@ -22,9 +23,44 @@ pub struct Parts {
 /// official test part.
 const TEST_FRACTION: f64 = 0.2;
 
+/// A text as ids, split for training and validation, with its vocabulary.
+pub struct TextParts {
+    /// What the text is, for the summary line.
+    pub description: String,
+    pub split: TextSplit,
+    pub vocab: CharVocab,
+}
+
+/// The share of a text held out for validation: its last tenth.
+const VALID_FRACTION: f64 = 0.1;
+
+/// The text `args` ask for (`--model transformer`).
+pub fn load_text(args: &TrainArgs) -> Result<TextParts, TrainError> {
+    if args.dataset() != DatasetKind::Shakespeare {
+        return Err(TrainError::Usage(format!(
+            "--model transformer reads text: --dataset shakespeare (the default for it), not {:?}",
+            args.dataset()
+        )));
+    }
+    let text = oxmera_data::shakespeare()?;
+    let vocab = CharVocab::from_text(&text);
+    let split = TextSplit::new(vocab.encode(&text)?, VALID_FRACTION)?;
+    let description = format!(
+        "shakespeare (8 plays, embedded): {} train / {} validation characters, {} distinct",
+        split.train.len(),
+        split.valid.len(),
+        vocab.len()
+    );
+    Ok(TextParts {
+        description,
+        split,
+        vocab,
+    })
+}
+
 /// The train and test parts `args` ask for.
 pub fn load(args: &TrainArgs) -> Result<Parts, TrainError> {
-    let (description, whole) = match args.dataset {
+    let (description, whole) = match args.dataset() {
         DatasetKind::Digits => ("digits (8x8, embedded)", oxmera_data::digits()?),
         DatasetKind::Spirals => {
             let config = SpiralsConfig {
@@ -41,6 +77,11 @@ pub fn load(args: &TrainArgs) -> Result<Parts, TrainError> {
             ("moons (procedural)", moons(config)?)
         }
         DatasetKind::Mnist => return load_mnist(args),
+        DatasetKind::Shakespeare => {
+            return Err(TrainError::Usage(
+                "--dataset shakespeare is text: train it with --model transformer".into(),
+            ));
+        }
     };
     let parts = split(whole.len(), TEST_FRACTION, args.seed)?;
     let description = format!(

@@ -7,13 +7,15 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use oxmera::{Device, Generator};
 use oxmera_checkpoint::Checkpoint;
-use oxmera_data::{DataLoader, Dataset, LoaderConfig};
-use oxmera_nn::Module;
-use oxmera_nn::loss::{CrossEntropyOptions, cross_entropy};
-use oxmera_optim::{ConstantLr, CosineAnnealing, LrSchedule, Optimizer, apply_schedule};
+use oxmera_data::Dataset;
+use oxmera_nn::{Module, Param};
+use oxmera_optim::{
+    ConstantLr, CosineAnnealing, LrSchedule, Optimizer, apply_schedule, clip_grad_norm,
+};
 
 use super::error::TrainError;
 use super::report::{EpochMetrics, Metrics, RunConfig, Table};
+use super::task::{self, Classes, Task, Text};
 use super::watch::{StepRecord, Watch, grad_norm};
 use super::{ScheduleKind, TrainArgs, data, model, plot};
 
@@ -26,26 +28,40 @@ pub(super) const CONFIG_KEY: &str = "train_config";
 const HISTORY_KEY: &str = "train_history";
 /// Above this many epochs the run warns that it will not end soon.
 const MANY_EPOCHS: u64 = 100_000;
-/// Samples per batch when evaluating (no gradients, so larger is fine).
-const EVAL_BATCH: usize = 256;
+/// The gradient norm a language model's step is clipped to: one unlucky
+/// batch of text can produce a gradient many times the usual size, and a
+/// transformer trained without a bound on it is known to spike.
+const LM_CLIP_NORM: f64 = 1.0;
 
 /// Trains as `args` say, on `device`; returns the figures of every epoch.
 pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     if args.batch_size == 0 {
         return Err(TrainError::Usage("--batch-size must be at least 1".into()));
     }
-    if args.epochs == 0 {
+    if args.epochs() == 0 {
         return Err(TrainError::Usage(
             "--epochs must be at least 1 (it is the total, counting the epochs of a --resume'd run)"
                 .into(),
         ));
     }
-    if args.epochs > MANY_EPOCHS {
+    if args.epochs() > MANY_EPOCHS {
         eprintln!(
             "warning: --epochs {} is more than anyone waits for; Ctrl-C stops the run, and the \
              checkpoint of the last finished epoch is kept",
-            args.epochs
+            args.epochs()
         );
+    }
+    if args.steps_per_epoch.is_some() && !args.model.is_language_model() {
+        return Err(TrainError::Usage(
+            "--steps-per-epoch is for --model transformer; a classifier's epoch is one pass \
+             over its training set"
+                .into(),
+        ));
+    }
+    if args.steps_per_epoch == Some(0) {
+        return Err(TrainError::Usage(
+            "--steps-per-epoch must be at least 1".into(),
+        ));
     }
     if !(args.lr().is_finite() && args.lr() > 0.0) {
         return Err(TrainError::Usage(format!(
@@ -54,23 +70,100 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         )));
     }
     let started = Instant::now();
-    let parts = data::load(args)?;
     let config = RunConfig::from_args(args, device);
     let mut rng = Generator::new(args.seed);
-    let mut net = model::build(
+    if args.model.is_language_model() {
+        let text = data::load_text(args)?;
+        let shape = model::transformer_config(text.vocab.len());
+        let net = model::build(
+            args.model,
+            &[shape.context],
+            text.vocab.len(),
+            &mut rng,
+            device,
+        )?;
+        let classes = text.vocab.len();
+        let task = Text::new(
+            text.split,
+            text.vocab,
+            shape.to_line(),
+            shape.context,
+            args.batch_size,
+            args.steps_per_epoch(),
+            args.seed,
+            device,
+        );
+        return run(
+            args,
+            device,
+            config,
+            text.description,
+            net,
+            &task,
+            classes,
+            started,
+        );
+    }
+    let parts = data::load(args)?;
+    let net = model::build(
         args.model,
         &parts.feature_shape,
         parts.num_classes,
         &mut rng,
         device,
     )?;
-    let mut optimizer = model::optimizer(args, net.named_parameters())?;
+    if args.batch_size > parts.train.len() && !args.quiet {
+        eprintln!(
+            "note: --batch-size {} is larger than the {} training samples: each epoch is one \
+             batch of {}",
+            args.batch_size,
+            parts.train.len(),
+            parts.train.len()
+        );
+    }
+    let task = Classes::new(
+        &parts.train,
+        &parts.test,
+        args.batch_size,
+        args.seed,
+        device,
+    )?;
+    let description = parts.description.clone();
+    run(
+        args,
+        device,
+        config,
+        description,
+        net,
+        &task,
+        parts.num_classes,
+        started,
+    )
+}
 
-    let mut metrics = Metrics::new(
-        config.clone(),
-        parts.description.clone(),
-        net.num_parameters(),
-    );
+/// The loop itself, the same for every task: epochs of steps, an
+/// evaluation and the checkpoints after each.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    args: &TrainArgs,
+    device: Device,
+    config: RunConfig,
+    description: String,
+    mut net: Box<dyn Module>,
+    task: &dyn Task,
+    classes: usize,
+    started: Instant,
+) -> Result<Metrics, TrainError> {
+    let mut optimizer = model::optimizer(args, net.named_parameters())?;
+    // What the language model's steps clip (the same slots the optimizer
+    // holds).
+    let clipped: Vec<Param> = if args.model.is_language_model() {
+        optimizer.params().iter().map(|(_, p)| p.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let extra = task.metadata();
+    let mut metrics = Metrics::new(config.clone(), description, net.num_parameters());
     let mut step: u64 = 0;
     if let Some(path) = &args.resume {
         let ckpt = oxmera_checkpoint::load(path, device)?;
@@ -85,7 +178,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         step = ckpt.metadata_value(oxmera_checkpoint::STEP_KEY)?;
     }
     let first_epoch = metrics.epochs.len() as u64;
-    if args.resume.is_some() && first_epoch > args.epochs {
+    if args.resume.is_some() && first_epoch > args.epochs() {
         return Err(TrainError::Usage(format!(
             "the checkpoint has {first_epoch} epochs already; --epochs is the total, so \
              pass more than {first_epoch} to train on"
@@ -95,7 +188,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
     // while writing its last outputs (or is simply being repeated).
     // Rerunning its command completes them rather than refusing, so that
     // the same command, run again after a kill, always finishes the run.
-    let finished = args.resume.is_some() && first_epoch == args.epochs;
+    let finished = args.resume.is_some() && first_epoch == args.epochs();
     if finished && !args.quiet {
         eprintln!(
             "note: the checkpoint already holds all {first_epoch} epochs: nothing is left to \
@@ -103,16 +196,6 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             args.out.display()
         );
     }
-    if args.batch_size > parts.train.len() && !args.quiet {
-        eprintln!(
-            "note: --batch-size {} is larger than the {} training samples: each epoch is one \
-             batch of {}",
-            args.batch_size,
-            parts.train.len(),
-            parts.train.len()
-        );
-    }
-
     std::fs::create_dir_all(&args.out).map_err(|source| TrainError::Io {
         path: args.out.clone(),
         source,
@@ -135,21 +218,15 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
                 optimizer.as_ref(),
                 step,
                 &metrics,
+                &extra,
             )?;
             prune_epoch_files(&args.out, first_epoch, args.keep_epochs);
         }
     }
-    let train_loader = DataLoader::new(
-        &parts.train,
-        LoaderConfig::new(args.batch_size)
-            .shuffled(args.seed)
-            .on(device),
-    )?;
-    let train_eval = DataLoader::new(&parts.train, LoaderConfig::new(EVAL_BATCH).on(device))?;
-    let test_eval = DataLoader::new(&parts.test, LoaderConfig::new(EVAL_BATCH).on(device))?;
-    let schedule = schedule(args, train_loader.num_batches())?;
+    let steps_per_epoch = task.steps_per_epoch();
+    let schedule = schedule(args, steps_per_epoch)?;
     if let Some(path) = &args.resume {
-        check_steps(path, step, first_epoch, train_loader.num_batches() as u64)?;
+        check_steps(path, step, first_epoch, steps_per_epoch as u64)?;
     }
 
     let mut watch = Watch::open(
@@ -157,22 +234,23 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         args.metrics_jsonl.as_deref(),
         args.log_every,
     )?;
-    let table = Table::new(args.quiet);
+    let table = Table::new(args.quiet, args.model.is_language_model());
     // The loss of this run's first step, and whether the run was already
     // told it is not learning (once is enough).
     let mut first_loss = None;
     let mut warned_stuck = false;
-    table.header(&metrics, first_epoch, args.epochs);
-    for epoch in first_epoch..args.epochs {
+    let epochs = args.epochs();
+    table.header(&metrics, first_epoch, epochs);
+    for epoch in first_epoch..epochs {
         let epoch_start = Instant::now();
         net.train();
-        let bar = progress_bar(args.quiet, train_loader.num_batches(), epoch, args.epochs);
+        let bar = progress_bar(args.quiet, steps_per_epoch, epoch, epochs);
         let (mut loss_sum, mut seen) = (0.0, 0usize);
-        for (b, batch) in train_loader.epoch(epoch).enumerate() {
+        for (b, batch) in task.epoch(epoch, step).enumerate() {
             let batch = batch?;
             let step_start = Instant::now();
             let logits = net.forward(&batch.x)?;
-            let loss = cross_entropy(&logits, &batch.y, &CrossEntropyOptions::default())?;
+            let loss = task::loss(&logits, &batch.y)?;
             let value = loss.item()?;
             if !value.is_finite() {
                 bar.abandon();
@@ -192,11 +270,14 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             // Figures for a logged step are read before the update: the
             // gradient's norm is gone after zero_grad.
             let logged = if watch.logs(step + 1) {
-                let batch_accuracy = oxmera_nn::loss::accuracy(&logits.detach(), &batch.y)?;
+                let batch_accuracy = task::hits(&logits.detach(), &batch.y)?;
                 Some((batch_accuracy, grad_norm(optimizer.params())?))
             } else {
                 None
             };
+            if !clipped.is_empty() {
+                clip_grad_norm(&clipped, LM_CLIP_NORM)?;
+            }
             let lr = optimizer.lr();
             optimizer.step()?;
             optimizer.zero_grad();
@@ -212,7 +293,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
                     seconds: step_start.elapsed().as_secs_f64(),
                 })?;
             }
-            let n = batch.indices.len();
+            let n = batch.samples;
             loss_sum += value * n as f64;
             seen += n;
             let rate = seen as f64 / epoch_start.elapsed().as_secs_f64().max(1e-9);
@@ -225,24 +306,32 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         bar.finish_and_clear();
         let train_seconds = epoch_start.elapsed().as_secs_f64();
         net.eval();
-        let train_accuracy = accuracy(net.as_ref(), &train_eval)?;
-        let test_accuracy = accuracy(net.as_ref(), &test_eval)?;
+        let train_score = task.score(net.as_ref(), true)?;
+        let test_score = task.score(net.as_ref(), false)?;
         let row = EpochMetrics {
             epoch: epoch + 1,
             loss: loss_sum / seen.max(1) as f64,
-            train_accuracy,
-            test_accuracy,
+            train_accuracy: train_score.accuracy,
+            test_accuracy: test_score.accuracy,
+            test_loss: Some(test_score.loss),
             seconds: epoch_start.elapsed().as_secs_f64(),
             samples_per_second: seen as f64 / train_seconds.max(1e-9),
         };
         table.row(&row);
-        if !warned_stuck && let Some(warning) = stuck(&row, first_loss, parts.num_classes) {
+        if !warned_stuck && let Some(warning) = stuck(&row, first_loss, classes) {
             eprintln!("{warning}");
             warned_stuck = true;
         }
         watch.epoch(&row, step, net.as_ref())?;
         metrics.push(row);
-        save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
+        save(
+            &ckpt_path,
+            net.as_ref(),
+            optimizer.as_ref(),
+            step,
+            &metrics,
+            &extra,
+        )?;
         if args.keep_epochs > 0 {
             let epoch_path = args.out.join(epoch_file(epoch + 1));
             save(
@@ -251,6 +340,7 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
                 optimizer.as_ref(),
                 step,
                 &metrics,
+                &extra,
             )?;
         }
         prune_epoch_files(&args.out, epoch + 1, args.keep_epochs);
@@ -258,7 +348,14 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
         write_outputs(&args.out, &metrics)?;
     }
     if finished {
-        save(&ckpt_path, net.as_ref(), optimizer.as_ref(), step, &metrics)?;
+        save(
+            &ckpt_path,
+            net.as_ref(),
+            optimizer.as_ref(),
+            step,
+            &metrics,
+            &extra,
+        )?;
         write_outputs(&args.out, &metrics)?;
     }
     table.summary(&metrics, &args.out, started.elapsed().as_secs_f64());
@@ -304,7 +401,7 @@ fn schedule(args: &TrainArgs, batches: usize) -> Result<Box<dyn LrSchedule>, Tra
     Ok(match args.schedule {
         ScheduleKind::Constant => Box::new(ConstantLr::new(args.lr())?),
         ScheduleKind::Cosine => {
-            let steps = (args.epochs * batches as u64).max(1);
+            let steps = (args.epochs() * batches as u64).max(1);
             Box::new(CosineAnnealing::new(args.lr(), steps, 0.0)?)
         }
     })
@@ -323,24 +420,6 @@ fn progress_bar(quiet: bool, batches: usize, epoch: u64, epochs: u64) -> Progres
     bar.set_style(style);
     bar.set_prefix(format!("{}/{epochs}", epoch + 1));
     bar
-}
-
-/// The fraction of samples whose highest logit is their label.
-fn accuracy<D: Dataset>(net: &dyn Module, loader: &DataLoader<D>) -> Result<f64, TrainError> {
-    let _no_grad = oxmera::tensor::NoGradGuard::new();
-    let (mut correct, mut total) = (0.0, 0usize);
-    for batch in loader.epoch(0) {
-        let batch = batch?;
-        let logits = net.forward(&batch.x)?;
-        let n = batch.indices.len();
-        correct += oxmera_nn::loss::accuracy(&logits, &batch.y)? * n as f64;
-        total += n;
-    }
-    Ok(if total == 0 {
-        0.0
-    } else {
-        correct / total as f64
-    })
 }
 
 /// A warning when an epoch shows a run that is not learning though its
@@ -413,6 +492,7 @@ fn save(
     optimizer: &dyn Optimizer,
     step: u64,
     metrics: &Metrics,
+    extra: &BTreeMap<String, String>,
 ) -> Result<(), TrainError> {
     let mut tensors =
         oxmera_checkpoint::prefixed(oxmera_checkpoint::MODEL_PREFIX, &net.state_dict());
@@ -420,7 +500,8 @@ fn save(
         oxmera_checkpoint::OPTIM_PREFIX,
         &optimizer.state_dict()?,
     ));
-    let metadata = BTreeMap::from([
+    let mut metadata = extra.clone();
+    metadata.extend([
         (oxmera_checkpoint::STEP_KEY.to_string(), step.to_string()),
         (
             oxmera_checkpoint::EPOCH_KEY.to_string(),

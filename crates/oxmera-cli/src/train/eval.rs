@@ -111,6 +111,15 @@ pub fn restore(
     let kind = setting(&config, "model")
         .and_then(|m| ModelKind::from_str(m, true).ok())
         .ok_or_else(|| unknown("model"))?;
+    if kind.is_language_model() {
+        return Err(TrainError::Usage(format!(
+            "{} holds a character-level transformer: `oxmera sample {}` continues a prompt with \
+             it, and its training table has its validation loss (`eval` and `export` score \
+             and ship classifiers)",
+            path.display(),
+            path.display()
+        )));
+    }
     let dataset = match dataset {
         Some(d) => d,
         None => setting(&config, "dataset")
@@ -122,12 +131,13 @@ pub fn restore(
         .ok_or_else(|| unknown("seed"))?;
     let train_args = TrainArgs {
         model: kind,
-        dataset,
+        dataset: Some(dataset),
         data: data_dir,
-        epochs: 0,
+        epochs: None,
+        steps_per_epoch: None,
         batch_size: 1,
         lr: None,
-        optimizer: OptimizerKind::Sgd,
+        optimizer: Some(OptimizerKind::Sgd),
         schedule: ScheduleKind::Constant,
         seed,
         device: device.to_string(),

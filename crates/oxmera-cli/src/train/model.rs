@@ -1,6 +1,7 @@
 //! The networks and optimizers `oxmera train` builds.
 
 use oxmera::{DType, Device, Generator};
+use oxmera_nn::models::{CharTransformer, TransformerConfig};
 use oxmera_nn::{Conv2d, Flatten, Linear, MaxPool2d, Module, Param, ReLU, Sequential};
 use oxmera_optim::{Adam, AdamConfig, AdamW, AdamWConfig, Optimizer, Sgd, SgdConfig};
 
@@ -11,7 +12,15 @@ use super::{ModelKind, OptimizerKind, TrainArgs};
 /// cost of under a second per run.
 const HIDDEN: usize = 512;
 
-/// Builds the network for samples of `feature_shape` and `classes` classes.
+/// The transformer `oxmera train --model transformer` trains over a
+/// vocabulary of `vocab` characters: the defaults of
+/// [`TransformerConfig::new`].
+pub fn transformer_config(vocab: usize) -> TransformerConfig {
+    TransformerConfig::new(vocab)
+}
+
+/// Builds the network for samples of `feature_shape` and `classes` classes
+/// (for the transformer: windows `[context]` over `classes` characters).
 pub fn build(
     kind: ModelKind,
     feature_shape: &[usize],
@@ -48,6 +57,13 @@ pub fn build(
                 .push(ReLU)
                 .push(Linear::new(64, classes, true, rng, dt, device)?)
         }
+        ModelKind::Transformer => {
+            let config = TransformerConfig {
+                context: feature_shape[0],
+                ..transformer_config(classes)
+            };
+            return Ok(Box::new(CharTransformer::new(config, rng, dt, device)?));
+        }
     };
     Ok(Box::new(net))
 }
@@ -57,7 +73,7 @@ pub fn optimizer(
     args: &TrainArgs,
     params: Vec<(String, Param)>,
 ) -> oxmera::Result<Box<dyn Optimizer>> {
-    Ok(match args.optimizer {
+    Ok(match args.optimizer() {
         OptimizerKind::Sgd => Box::new(Sgd::new(
             params,
             SgdConfig {

@@ -27,11 +27,11 @@ impl RunConfig {
         let name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
         RunConfig {
             model: name(&args.model),
-            dataset: name(&args.dataset),
-            epochs: args.epochs,
+            dataset: name(&args.dataset()),
+            epochs: args.epochs(),
             batch_size: args.batch_size,
             lr: args.lr(),
-            optimizer: name(&args.optimizer),
+            optimizer: name(&args.optimizer()),
             schedule: name(&args.schedule),
             seed: args.seed,
             device: device.to_string(),
@@ -73,8 +73,13 @@ pub struct EpochMetrics {
     pub loss: f64,
     /// Accuracy on the training set after the epoch (eval mode).
     pub train_accuracy: f64,
-    /// Accuracy on the test set after the epoch (eval mode).
+    /// Accuracy on the test set after the epoch (eval mode); for a
+    /// language model, next-character accuracy on the validation text.
     pub test_accuracy: f64,
+    /// Mean loss on the test set (the validation text) after the epoch.
+    /// Absent from histories written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_loss: Option<f64>,
     /// Wall time of the epoch, training and evaluation.
     pub seconds: f64,
     /// Training throughput.
@@ -89,6 +94,9 @@ pub struct Metrics {
     pub parameters: usize,
     pub epochs: Vec<EpochMetrics>,
     pub final_test_accuracy: Option<f64>,
+    /// The last epoch's test (validation) loss.
+    #[serde(default)]
+    pub final_test_loss: Option<f64>,
     pub total_seconds: f64,
 }
 
@@ -100,12 +108,14 @@ impl Metrics {
             parameters,
             epochs: Vec::new(),
             final_test_accuracy: None,
+            final_test_loss: None,
             total_seconds: 0.0,
         }
     }
 
     pub fn push(&mut self, row: EpochMetrics) {
         self.final_test_accuracy = Some(row.test_accuracy);
+        self.final_test_loss = row.test_loss;
         self.epochs.push(row);
     }
 
@@ -129,14 +139,16 @@ impl Metrics {
     }
 }
 
-/// The per-epoch table on stdout (silent when quiet).
+/// The per-epoch table on stdout (silent when quiet). A language model's
+/// table shows the validation loss and next-character accuracy.
 pub struct Table {
     quiet: bool,
+    text: bool,
 }
 
 impl Table {
-    pub fn new(quiet: bool) -> Table {
-        Table { quiet }
+    pub fn new(quiet: bool, text: bool) -> Table {
+        Table { quiet, text }
     }
 
     pub fn header(&self, metrics: &Metrics, first_epoch: u64, epochs: u64) {
@@ -159,6 +171,13 @@ impl Table {
         if first_epoch > 0 {
             println!("resuming after epoch {first_epoch} of {epochs}");
         }
+        if self.text {
+            println!(
+                "{:>5}  {:>10}  {:>10}  {:>9}  {:>7}  {:>10}",
+                "epoch", "train loss", "valid loss", "valid acc", "time", "windows/s"
+            );
+            return;
+        }
         println!(
             "{:>5}  {:>9}  {:>9}  {:>9}  {:>7}  {:>10}",
             "epoch", "loss", "train acc", "test acc", "time", "samples/s"
@@ -167,6 +186,18 @@ impl Table {
 
     pub fn row(&self, r: &EpochMetrics) {
         if self.quiet {
+            return;
+        }
+        if self.text {
+            println!(
+                "{:>5}  {:>10.4}  {:>10.4}  {:>8.2}%  {:>6.1}s  {:>10.1}",
+                r.epoch,
+                r.loss,
+                r.test_loss.unwrap_or(f64::NAN),
+                100.0 * r.test_accuracy,
+                r.seconds,
+                r.samples_per_second
+            );
             return;
         }
         println!(
@@ -190,8 +221,14 @@ impl Table {
             .into_iter()
             .filter(|f| out.join(f).is_file())
             .collect();
+        let headline = match (self.text, metrics.final_test_loss) {
+            (true, Some(loss)) => format!(
+                "validation loss {loss:.4} nats per character (next-character accuracy {acc})"
+            ),
+            _ => format!("test accuracy {acc}"),
+        };
         println!(
-            "test accuracy {acc} after {} epochs in {seconds:.1}s · wrote {}/{{{}}}",
+            "{headline} after {} epochs in {seconds:.1}s · wrote {}/{{{}}}",
             metrics.epochs.len(),
             out.display(),
             written.join(", ")

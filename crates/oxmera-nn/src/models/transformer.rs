@@ -241,6 +241,18 @@ impl CharTransformer {
         options: &SampleOptions,
         rng: &mut Generator,
     ) -> Result<Vec<i64>> {
+        self.generate_each(prompt, options, rng, |_| {})
+    }
+
+    /// [`CharTransformer::generate`], calling `each` with every new id as
+    /// soon as it is drawn (to print a sample as it grows).
+    pub fn generate_each(
+        &self,
+        prompt: &[i64],
+        options: &SampleOptions,
+        rng: &mut Generator,
+        mut each: impl FnMut(i64),
+    ) -> Result<Vec<i64>> {
         let bad = |name: &'static str, what: String| Error::invalid("generate", name, what);
         if prompt.is_empty() {
             return Err(bad("prompt", "needs at least one token".into()));
@@ -261,7 +273,9 @@ impl CharTransformer {
             let window = &ids[ids.len().saturating_sub(self.config.context)..];
             let x = Tensor::from_vec(window.to_vec(), [1, window.len()], device)?;
             let logits = self.forward(&x)?.select(1, -1)?.to_f64_vec()?;
-            ids.push(sample(&logits, options, rng)?);
+            let id = sample(&logits, options, rng)?;
+            each(id);
+            ids.push(id);
         }
         Ok(ids)
     }

@@ -115,6 +115,18 @@ impl Tensor {
         };
         // [2^40, 0] @ [0, 2^40] is well formed and has 2^80 outputs.
         crate::tensor::probe_result(OP, &with([m, n]), a.dtype(), a.device())?;
+        // A stack of matrices times one matrix (every Linear layer on a
+        // batch of sequences) is one matrix product with the stack's rows
+        // folded together: [.., m, k] → [(..)·m, k]. Broadcasting the
+        // right operand instead would run one small product per batch
+        // entry, and its gradient would be a product per entry summed back
+        // over the batch — many times the work of one large product.
+        if br == 2 && ar > 2 && !lhs_vector {
+            let rows = batch.numel() * m;
+            let folded = a.reshape([rows, k])?;
+            let out = batched_matmul(&folded, &b)?;
+            return out.reshape(with([m, n]));
+        }
         let a = a.broadcast_to(with([m, k]))?;
         let b = b.broadcast_to(with([k, n]))?;
         let mut out = batched_matmul(&a, &b)?;
