@@ -36,9 +36,28 @@ pub fn curves(
         .iter()
         .map(|e| (e.epoch as f64, e.loss))
         .collect();
-    let max_loss = losses.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-3) * 1.05;
+    // The held-out loss beside it where the run recorded one that the
+    // table shows (the language model's validation loss).
+    let held_out: Vec<(f64, f64)> = metrics
+        .epochs
+        .iter()
+        .filter(|_| metrics.config.model == "transformer")
+        .filter_map(|e| e.test_loss.map(|l| (e.epoch as f64, l)))
+        .collect();
+    let max_loss = losses
+        .iter()
+        .chain(&held_out)
+        .map(|p| p.1)
+        .fold(0.0, f64::max)
+        .max(1e-3)
+        * 1.05;
+    let caption = if held_out.is_empty() {
+        "training loss"
+    } else {
+        "loss (blue: training, red: validation)"
+    };
     let mut chart = ChartBuilder::on(&left)
-        .caption("training loss", (FAMILY, 18))
+        .caption(caption, (FAMILY, 18))
         .margin(12)
         .x_label_area_size(32)
         .y_label_area_size(52)
@@ -49,6 +68,9 @@ pub fn curves(
         .label_style((FAMILY, 12))
         .draw()?;
     chart.draw_series(LineSeries::new(losses, BLUE.stroke_width(2)))?;
+    if !held_out.is_empty() {
+        chart.draw_series(LineSeries::new(held_out, RED.stroke_width(2)))?;
+    }
 
     let mut chart = ChartBuilder::on(&right)
         .caption("accuracy", (FAMILY, 18))
