@@ -4,7 +4,8 @@
 //! A language model's "sample" is a window of `context` characters and
 //! the same window shifted by one (the next character at every position),
 //! so text does not go through [`crate::Dataset`]'s one-target samples:
-//! [`TextSplit::batch`] cuts windows straight into `i64` id tensors.
+//! [`TextSplit::train_batch`] and [`TextSplit::spread_batch`] cut windows
+//! straight into `i64` id tensors.
 
 use std::io::Read;
 
@@ -208,18 +209,6 @@ impl TextSplit {
             .collect();
         cut(ids, &starts, context, device).map(Some)
     }
-
-    /// [`TextSplit::spread_batch`] over the validation part.
-    pub fn valid_batch(
-        &self,
-        first: usize,
-        batch: usize,
-        count: usize,
-        context: usize,
-        device: Device,
-    ) -> Result<Option<(Tensor, Tensor)>, DataError> {
-        self.spread_batch(TextPart::Valid, first, batch, count, context, device)
-    }
 }
 
 /// Which part of a [`TextSplit`].
@@ -305,12 +294,23 @@ mod tests {
         let next = split.train_batch(7, 4, 4, 8, dev).unwrap().0;
         assert_ne!(next.to_vec::<i64>().unwrap(), xs);
         // Validation: a fixed set of evenly spread windows, in batches.
-        let (v, _) = split.valid_batch(0, 3, 5, 8, dev).unwrap().unwrap();
+        let (v, _) = split
+            .spread_batch(TextPart::Valid, 0, 3, 5, 8, dev)
+            .unwrap()
+            .unwrap();
         assert_eq!(v.to_vec::<i64>().unwrap()[..2], [900, 901]);
         assert_eq!(v.dims(), &[3, 8]);
-        let (rest, _) = split.valid_batch(3, 3, 5, 8, dev).unwrap().unwrap();
+        let (rest, _) = split
+            .spread_batch(TextPart::Valid, 3, 3, 5, 8, dev)
+            .unwrap()
+            .unwrap();
         assert_eq!(rest.dims(), &[2, 8]);
-        assert!(split.valid_batch(6, 3, 5, 8, dev).unwrap().is_none());
+        assert!(
+            split
+                .spread_batch(TextPart::Valid, 6, 3, 5, 8, dev)
+                .unwrap()
+                .is_none()
+        );
         assert!(split.train_batch(0, 0, 1, 900, dev).is_err());
         assert!(TextSplit::new(vec![1, 2], 1.0).is_err());
     }

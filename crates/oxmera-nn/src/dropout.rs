@@ -116,7 +116,9 @@ impl Dropout {
 }
 
 /// Channel dropout, as PyTorch's `nn.Dropout2d`: in training, zeroes each
-/// whole channel of `[N, C, H, W]` (or unbatched `[C, H, W]`) with
+/// whole channel of `[N, C, H, W]` (or unbatched `[C, H, W]`, which
+/// PyTorch 2.x still reads as `[N, C, L]` with a warning that it will
+/// change to this) with
 /// probability `p` and scales the kept channels by `1 / (1 − p)`; in
 /// evaluation, the identity. Neighbouring pixels of a feature map are
 /// strongly correlated, so dropping pixels one by one regularizes little;

@@ -464,3 +464,67 @@ proptest! {
         prop_assert_eq!(ab_t.to_f64_vec().unwrap(), bt_at.to_f64_vec().unwrap());
     }
 }
+
+/// A stack of matrices times one matrix folds its rows into one product
+/// (a view of the stack) or, where the stack is no view of `[rows, k]`
+/// (transposed, broadcast), runs per batch entry: both give the batched
+/// definition's values, gradients and shapes, a vector on the right
+/// included.
+#[test]
+fn a_stack_times_a_matrix_folds_rows_without_changing_results() {
+    let dev = Device::Reference;
+    let mut rng = oxmera_tensor::Generator::new(4);
+    let w = rng.randn([3, 5], DType::F64, dev).unwrap();
+    let v = rng.randn([3], DType::F64, dev).unwrap();
+    let contiguous = rng.randn([2, 4, 3], DType::F64, dev).unwrap();
+    let transposed = rng
+        .randn([2, 3, 4], DType::F64, dev)
+        .unwrap()
+        .transpose(-2, -1)
+        .unwrap();
+    let broadcast = rng
+        .randn([1, 4, 3], DType::F64, dev)
+        .unwrap()
+        .broadcast_to([2, 4, 3])
+        .unwrap();
+    for (what, x) in [
+        ("contiguous", contiguous),
+        ("transposed", transposed),
+        ("broadcast", broadcast),
+    ] {
+        let x = x.with_requires_grad(true).unwrap();
+        let wg = w.with_requires_grad(true).unwrap();
+        let y = x.matmul(&wg).unwrap();
+        assert_eq!(y.dims(), &[2, 4, 5], "{what}");
+        // The definition: each batch entry on its own.
+        for b in 0..2 {
+            let want = x
+                .select(0, b)
+                .unwrap()
+                .matmul(&w)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap();
+            let got = y.select(0, b).unwrap().to_vec::<f64>().unwrap();
+            assert_eq!(got, want, "{what}, batch {b}");
+        }
+        y.sum_all().unwrap().backward().unwrap();
+        // d(sum)/dw = Σ over all rows of x, ᵀ·1; d/dx = 1·wᵀ per row.
+        let rows = x.detach().reshape([8, 3]).unwrap();
+        let ones = Tensor::ones([8, 5], DType::F64, dev).unwrap();
+        let want_w = rows
+            .t()
+            .unwrap()
+            .matmul(&ones)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        let got_w = wg.grad().unwrap().to_vec::<f64>().unwrap();
+        for (g, e) in got_w.iter().zip(&want_w) {
+            assert!((g - e).abs() < 1e-12, "{what}: dw {g} vs {e}");
+        }
+        assert_eq!(x.grad().unwrap().dims(), &[2, 4, 3], "{what}");
+        // A vector on the right: [2, 4, 3] @ [3] is [2, 4].
+        assert_eq!(x.detach().matmul(&v).unwrap().dims(), &[2, 4], "{what}");
+    }
+}

@@ -8,24 +8,11 @@
 //! (default 300 steps; `oxmera train --model transformer` is the full run,
 //! with checkpoints, curves and `oxmera sample`).
 
-use oxmera::data::{CharVocab, TextSplit, shakespeare};
-use oxmera::nn::loss::{CrossEntropyOptions, cross_entropy};
-use oxmera::nn::models::{CharTransformer, SampleOptions, TransformerConfig};
+use oxmera::data::{CharVocab, TextPart, TextSplit, shakespeare};
+use oxmera::nn::models::{CharTransformer, SampleOptions, TransformerConfig, next_char_loss};
 use oxmera::optim::{AdamW, AdamWConfig, clip_grad_norm};
 use oxmera::prelude::*;
 use oxmera::tensor::no_grad;
-
-/// Mean cross-entropy of `logits` `[B, T, V]` against `targets` `[B, T]`:
-/// every position is one prediction.
-fn loss(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
-    let v = logits.dims()[2];
-    let flat = logits.reshape([logits.numel() / v, v])?;
-    cross_entropy(
-        &flat,
-        &targets.reshape([targets.numel()])?,
-        &CrossEntropyOptions::default(),
-    )
-}
 
 fn main() -> AnyResult<()> {
     let steps: u64 = match std::env::args().nth(1) {
@@ -57,7 +44,7 @@ fn main() -> AnyResult<()> {
     let started = std::time::Instant::now();
     for step in 0..steps {
         let (x, y) = data.train_batch(0, step, batch, config.context, device)?;
-        let l = loss(&model.forward(&x)?, &y)?;
+        let l = next_char_loss(&model.forward(&x)?, &y)?;
         l.backward()?;
         clip_grad_norm(&handles, 1.0)?;
         opt.step()?;
@@ -66,10 +53,15 @@ fn main() -> AnyResult<()> {
             model.eval();
             let valid = no_grad(|| -> AnyResult<f64> {
                 let (mut sum, mut n) = (0.0, 0.0);
-                while let Some((x, y)) =
-                    data.valid_batch(n as usize * 64, 64, 256, config.context, device)?
-                {
-                    sum += loss(&model.forward(&x)?, &y)?.item()?;
+                while let Some((x, y)) = data.spread_batch(
+                    TextPart::Valid,
+                    n as usize * 64,
+                    64,
+                    256,
+                    config.context,
+                    device,
+                )? {
+                    sum += next_char_loss(&model.forward(&x)?, &y)?.item()?;
                     n += 1.0;
                 }
                 Ok(sum / n)

@@ -32,8 +32,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use oxmera::data::{CharVocab, TextSplit, shakespeare};
-use oxmera::nn::loss::{CrossEntropyOptions, cross_entropy};
-use oxmera::nn::models::{CharTransformer, TransformerConfig};
+use oxmera::nn::models::{CharTransformer, TransformerConfig, next_char_loss};
 use oxmera::optim::{AdamW, AdamWConfig, clip_grad_norm};
 use oxmera::prelude::*;
 use oxmera::tensor::no_grad;
@@ -83,18 +82,6 @@ fn parse_args() -> Result<Args> {
     })
 }
 
-/// Mean cross-entropy of `logits` `[B, T, V]` against `targets` `[B, T]`:
-/// every position is one prediction.
-fn loss(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
-    let v = logits.dims()[2];
-    let flat = logits.reshape([logits.numel() / v, v])?;
-    cross_entropy(
-        &flat,
-        &targets.reshape([targets.numel()])?,
-        &CrossEntropyOptions::default(),
-    )
-}
-
 /// The windows of `ids` that begin at `starts`: inputs `x` and targets `y`
 /// (the next character at every position), both `[starts.len(), context]`.
 fn windows(ids: &[i64], starts: &[i64], context: usize) -> Result<(Tensor, Tensor)> {
@@ -129,7 +116,7 @@ fn validate(model: &mut CharTransformer, valid: &[i64], starts: &[i64]) -> Resul
         let mut total = 0.0;
         for chunk in starts.chunks(EVAL_BATCH) {
             let (x, y) = windows(valid, chunk, context)?;
-            total += loss(&model.forward(&x)?, &y)?.item()? * chunk.len() as f64;
+            total += next_char_loss(&model.forward(&x)?, &y)?.item()? * chunk.len() as f64;
         }
         Ok(total)
     })?;
@@ -190,7 +177,7 @@ fn main() -> AnyResult<()> {
     for (step, starts) in train_starts.chunks(batch).enumerate() {
         let started = Instant::now();
         let (x, y) = windows(&data.train, starts, config.context)?;
-        loss(&model.forward(&x)?, &y)?.backward()?;
+        next_char_loss(&model.forward(&x)?, &y)?.backward()?;
         clip_grad_norm(&handles, 1.0)?;
         opt.step()?;
         opt.zero_grad();

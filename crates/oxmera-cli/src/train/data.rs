@@ -27,7 +27,9 @@ const TEST_FRACTION: f64 = 0.2;
 pub struct TextParts {
     /// What the text is, for the summary line.
     pub description: String,
+    /// The ids, split into training and validation parts.
     pub split: TextSplit,
+    /// The sorted distinct characters.
     pub vocab: CharVocab,
 }
 

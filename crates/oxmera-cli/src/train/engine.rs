@@ -83,16 +83,16 @@ pub fn train(args: &TrainArgs, device: Device) -> Result<Metrics, TrainError> {
             device,
         )?;
         let classes = text.vocab.len();
-        let task = Text::new(
-            text.split,
-            text.vocab,
-            shape.to_line(),
-            shape.context,
-            args.batch_size,
-            args.steps_per_epoch(),
-            args.seed,
+        let task = Text {
+            split: text.split,
+            vocab: text.vocab,
+            model_config: shape.to_line(),
+            context: shape.context,
+            batch: args.batch_size,
+            steps: args.steps_per_epoch(),
+            seed: args.seed,
             device,
-        );
+        };
         return run(
             args,
             device,
@@ -541,7 +541,8 @@ fn restore(
     if saved != config.fingerprint() {
         return Err(TrainError::Usage(format!(
             "{} was written by a run with other settings ({saved}); this run has {}. \
-             Resume with the same --model, --dataset, --batch-size, --lr, --optimizer and --seed.",
+             Resume with the same --model, --dataset, --batch-size, --lr, --optimizer and --seed \
+             (and --steps-per-epoch for the transformer).",
             path.display(),
             config.fingerprint()
         )));

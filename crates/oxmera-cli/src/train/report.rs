@@ -20,6 +20,10 @@ pub struct RunConfig {
     pub schedule: String,
     pub seed: u64,
     pub device: String,
+    /// Steps per epoch, for the language model (whose epoch is a number
+    /// of steps, not a pass over the data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_per_epoch: Option<usize>,
 }
 
 impl RunConfig {
@@ -35,6 +39,10 @@ impl RunConfig {
             schedule: name(&args.schedule),
             seed: args.seed,
             device: device.to_string(),
+            steps_per_epoch: args
+                .model
+                .is_language_model()
+                .then(|| args.steps_per_epoch()),
         }
     }
 
@@ -51,8 +59,13 @@ impl RunConfig {
         } else {
             format!(" epochs={}", self.epochs)
         };
+        // Only a language model's runs name it: a classifier's fingerprint
+        // stays what its older checkpoints hold.
+        let steps = self
+            .steps_per_epoch
+            .map_or(String::new(), |n| format!(" steps_per_epoch={n}"));
         format!(
-            "model={} dataset={} batch_size={} lr={} optimizer={} schedule={}{horizon} seed={}",
+            "model={} dataset={} batch_size={} lr={} optimizer={} schedule={}{horizon}{steps} seed={}",
             self.model,
             self.dataset,
             self.batch_size,

@@ -78,8 +78,10 @@ fn sample(args: &SampleArgs) -> Result<(), TrainError> {
             config.vocab_size
         )));
     }
-    let model = CharTransformer::new(config, &mut Generator::new(0), oxmera::DType::F32, device)?;
+    let mut model =
+        CharTransformer::new(config, &mut Generator::new(0), oxmera::DType::F32, device)?;
     model.load_state_dict(&ckpt.with_prefix(oxmera_checkpoint::MODEL_PREFIX))?;
+    model.eval();
     if args.prompt.is_empty() {
         return Err(TrainError::Usage(
             "--prompt needs at least one character".into(),

@@ -14,7 +14,8 @@ use oxmera_data::{
     CharVocab, DataLoader, LoaderConfig, Subset, TensorDataset, TextPart, TextSplit,
 };
 use oxmera_nn::Module;
-use oxmera_nn::loss::{CrossEntropyOptions, accuracy, cross_entropy};
+use oxmera_nn::loss::accuracy;
+use oxmera_nn::models::{flatten_positions, next_char_loss};
 
 use super::error::TrainError;
 
@@ -34,7 +35,9 @@ pub const VOCAB_KEY: &str = "vocab";
 
 /// One optimizer step's inputs and targets.
 pub struct StepBatch {
+    /// The inputs (features, or windows of ids).
     pub x: Tensor,
+    /// The targets (classes, or the next ids).
     pub y: Tensor,
     /// Samples in the batch (for a text batch, windows).
     pub samples: usize,
@@ -43,7 +46,9 @@ pub struct StepBatch {
 /// A model's loss and accuracy on one part of the data.
 #[derive(Debug, Clone, Copy)]
 pub struct Score {
+    /// The mean loss per prediction.
     pub loss: f64,
+    /// The fraction of predictions right.
     pub accuracy: f64,
 }
 
@@ -68,26 +73,17 @@ pub trait Task {
 }
 
 /// The loss of `logits` against `targets`: `[N, C]` against `[N]`, or a
-/// sequence's `[B, T, C]` against `[B, T]`, every position a prediction.
+/// sequence's `[B, T, C]` against `[B, T]`, every position a prediction
+/// ([`next_char_loss`]).
 pub fn loss(logits: &Tensor, targets: &Tensor) -> oxmera::Result<Tensor> {
-    let (l, t) = flatten(logits, targets)?;
-    cross_entropy(&l, &t, &CrossEntropyOptions::default())
+    next_char_loss(logits, targets)
 }
 
 /// The fraction of predictions whose highest logit is the target, with
 /// [`loss`]'s shapes.
 pub fn hits(logits: &Tensor, targets: &Tensor) -> oxmera::Result<f64> {
-    let (l, t) = flatten(logits, targets)?;
+    let (l, t) = flatten_positions(logits, targets)?;
     accuracy(&l, &t)
-}
-
-fn flatten(logits: &Tensor, targets: &Tensor) -> oxmera::Result<(Tensor, Tensor)> {
-    if logits.rank() != 3 {
-        return Ok((logits.clone(), targets.clone()));
-    }
-    let c = logits.dims()[2];
-    let n = logits.numel() / c.max(1);
-    Ok((logits.reshape([n, c])?, targets.reshape([n])?))
 }
 
 /// A classifier on a data set's train and test parts.
@@ -159,44 +155,25 @@ impl Task for Classes<'_> {
     }
 }
 
-/// A character-level language model on a text split.
+/// A character-level language model on a text split: batches of `batch`
+/// windows of `context` characters, `steps` an epoch, drawn under `seed`.
 pub struct Text {
-    split: TextSplit,
-    vocab: CharVocab,
+    /// The text as ids, training and validation parts.
+    pub split: TextSplit,
+    /// The characters the ids stand for (recorded in checkpoints).
+    pub vocab: CharVocab,
     /// The transformer's shape, as its checkpoint records it.
-    model_config: String,
-    context: usize,
-    batch: usize,
-    steps: usize,
-    seed: u64,
-    device: Device,
-}
-
-impl Text {
-    /// Batches of `batch` windows of `context` characters of `split`,
-    /// `steps` a epoch, drawn under `seed`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        split: TextSplit,
-        vocab: CharVocab,
-        model_config: String,
-        context: usize,
-        batch: usize,
-        steps: usize,
-        seed: u64,
-        device: Device,
-    ) -> Self {
-        Text {
-            split,
-            vocab,
-            model_config,
-            context,
-            batch,
-            steps,
-            seed,
-            device,
-        }
-    }
+    pub model_config: String,
+    /// Characters per window.
+    pub context: usize,
+    /// Windows per step.
+    pub batch: usize,
+    /// Steps per epoch.
+    pub steps: usize,
+    /// The seed the windows' offsets are drawn under.
+    pub seed: u64,
+    /// Where batches are made.
+    pub device: Device,
 }
 
 impl Task for Text {

@@ -5,4 +5,6 @@
 
 mod transformer;
 
-pub use transformer::{CharTransformer, SampleOptions, TransformerConfig};
+pub use transformer::{
+    CharTransformer, SampleOptions, TransformerConfig, flatten_positions, next_char_loss,
+};

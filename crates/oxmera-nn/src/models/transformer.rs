@@ -20,6 +20,7 @@
 use oxmera_core::{DType, Device, Error, Result};
 use oxmera_tensor::{AttentionOptions, Generator, NoGradGuard, Tensor};
 
+use crate::loss::{CrossEntropyOptions, cross_entropy};
 use crate::{
     Dropout, Embedding, LayerNorm, LearnedPositionalEmbedding, Linear, Module, MultiheadAttention,
     Param,
@@ -95,6 +96,44 @@ impl TransformerConfig {
                 .map_err(|_| bad(format!("dropout={dropout} is not a number")))?,
         })
     }
+}
+
+/// The loss a character model trains with: the mean cross-entropy of
+/// logits `[B, T, V]` against the next characters `[B, T]`, every
+/// position one prediction (the logits seen as `[B·T, V]`).
+///
+/// ```
+/// # use oxmera_reference as _;
+/// use oxmera_core::{DType, Device};
+/// use oxmera_nn::models::next_char_loss;
+/// use oxmera_tensor::Tensor;
+/// // Equal logits over 4 characters: ln 4 per prediction.
+/// let logits = Tensor::zeros([2, 3, 4], DType::F64, Device::Reference)?;
+/// let next = Tensor::zeros([2, 3], DType::I64, Device::Reference)?;
+/// assert!((next_char_loss(&logits, &next)?.item()? - 4f64.ln()).abs() < 1e-15);
+/// # Ok::<(), oxmera_core::Error>(())
+/// ```
+pub fn next_char_loss(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
+    let (flat, next) = flatten_positions(logits, targets)?;
+    cross_entropy(&flat, &next, &CrossEntropyOptions::default())
+}
+
+/// Logits `[B, T, V]` and targets `[B, T]` as `[B·T, V]` and `[B·T]`
+/// (other ranks unchanged): every position one prediction.
+pub fn flatten_positions(logits: &Tensor, targets: &Tensor) -> Result<(Tensor, Tensor)> {
+    if logits.rank() != 3 {
+        return Ok((logits.clone(), targets.clone()));
+    }
+    if targets.dims() != &logits.dims()[..2] {
+        return Err(Error::ShapeMismatch {
+            op: "next_char_loss",
+            lhs: logits.shape().clone(),
+            rhs: targets.shape().clone(),
+        });
+    }
+    let v = logits.dims()[2];
+    let n = logits.numel() / v.max(1);
+    Ok((logits.reshape([n, v])?, targets.reshape([n])?))
 }
 
 /// One pre-norm block: causal self-attention, then an MLP, each added to
@@ -234,7 +273,8 @@ impl CharTransformer {
     /// sampled ids, each drawn from the softmax of the last position's
     /// logits divided by the temperature, among the `top_k` likeliest
     /// (all when `None`). The model reads at most its last `context` ids.
-    /// Deterministic for a given `rng`.
+    /// Deterministic for a given `rng`. Call [`Module::eval`] first if the
+    /// model has dropout.
     pub fn generate(
         &self,
         prompt: &[i64],
@@ -273,7 +313,7 @@ impl CharTransformer {
             let window = &ids[ids.len().saturating_sub(self.config.context)..];
             let x = Tensor::from_vec(window.to_vec(), [1, window.len()], device)?;
             let logits = self.forward(&x)?.select(1, -1)?.to_f64_vec()?;
-            let id = sample(&logits, options, rng)?;
+            let id = sample(&logits, options, rng, device)?;
             each(id);
             ids.push(id);
         }
@@ -307,7 +347,12 @@ impl Default for SampleOptions {
 /// the k-th value kept too, so the draw does not depend on a sort's
 /// order), softmax at the temperature, then the inverse of the cumulative
 /// distribution at one uniform draw.
-fn sample(logits: &[f64], options: &SampleOptions, rng: &mut Generator) -> Result<i64> {
+fn sample(
+    logits: &[f64],
+    options: &SampleOptions,
+    rng: &mut Generator,
+    device: Device,
+) -> Result<i64> {
     let mut scaled: Vec<f64> = logits.iter().map(|l| l / options.temperature).collect();
     if let Some(k) = options.top_k
         && k < scaled.len()
@@ -324,7 +369,8 @@ fn sample(logits: &[f64], options: &SampleOptions, rng: &mut Generator) -> Resul
     let max = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let weights: Vec<f64> = scaled.iter().map(|s| (s - max).exp()).collect();
     let total: f64 = weights.iter().sum();
-    let u = rng.rand([1], DType::F64, Device::Cpu)?.to_f64_vec()?[0] * total;
+    // Drawn where the model is (every device has f32 uniforms).
+    let u = f64::from(rng.rand([1], DType::F32, device)?.to_vec::<f32>()?[0]) * total;
     let mut acc = 0.0;
     for (i, w) in weights.iter().enumerate() {
         acc += w;

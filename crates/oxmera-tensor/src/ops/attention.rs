@@ -129,7 +129,10 @@ impl Tensor {
             d.extend_from_slice(&tail);
             Shape::from(d)
         };
-        let scale = options.scale.unwrap_or(1.0 / (e as f64).sqrt());
+        // With E = 0 every score is 0 whatever the scale: take 1, not 1/√0.
+        let scale = options
+            .scale
+            .unwrap_or(if e == 0 { 1.0 } else { 1.0 / (e as f64).sqrt() });
         if !scale.is_finite() {
             return Err(Error::invalid(
                 OP,

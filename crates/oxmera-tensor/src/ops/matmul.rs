@@ -121,11 +121,14 @@ impl Tensor {
         // right operand instead would run one small product per batch
         // entry, and its gradient would be a product per entry summed back
         // over the batch — many times the work of one large product.
-        if br == 2 && ar > 2 && !lhs_vector {
-            let rows = batch.numel() * m;
-            let folded = a.reshape([rows, k])?;
-            let out = batched_matmul(&folded, &b)?;
-            return out.reshape(with([m, n]));
+        //
+        // Only where the fold is a view: a broadcast (stride-0) stack would
+        // be copied whole, where the kernel reads it in place.
+        let rows = batch.numel() * m;
+        if br == 2 && ar > 2 && a.layout().reshape(OP, &Shape::from([rows, k])).is_ok() {
+            let out = batched_matmul(&a.reshape([rows, k])?, &b)?.reshape(with([m, n]))?;
+            // A vector on the right was promoted to a [k, 1] column.
+            return if rhs_vector { out.squeeze(-1) } else { Ok(out) };
         }
         let a = a.broadcast_to(with([m, k]))?;
         let b = b.broadcast_to(with([k, n]))?;
