@@ -56,6 +56,45 @@ pub enum Composite {
     Trace,
     /// `a.outer(b)`.
     Outer,
+    /// `x.sort(dim, descending).0`: the sorted values.
+    Sort {
+        /// The dim sorted along.
+        dim: isize,
+        /// Largest first.
+        descending: bool,
+    },
+    /// `x.argsort(dim, descending)`: the sorting permutation (`i64`).
+    Argsort {
+        /// The dim sorted along.
+        dim: isize,
+        /// Largest first.
+        descending: bool,
+    },
+    /// `x.topk(k, dim, largest).0`.
+    Topk {
+        /// How many.
+        k: usize,
+        /// The dim.
+        dim: isize,
+        /// The largest `k` (else the smallest).
+        largest: bool,
+    },
+    /// `x.kthvalue(k, dim, keepdim).0`.
+    Kthvalue {
+        /// 1-based rank.
+        k: usize,
+        /// The dim.
+        dim: isize,
+        /// Keep the dim as size 1.
+        keepdim: bool,
+    },
+    /// `x.median(dim, keepdim).0`.
+    Median {
+        /// The dim.
+        dim: isize,
+        /// Keep the dim as size 1.
+        keepdim: bool,
+    },
 }
 
 impl Composite {
@@ -73,6 +112,11 @@ impl Composite {
             "diag",
             "trace",
             "outer",
+            "sort",
+            "argsort",
+            "topk",
+            "kthvalue",
+            "median",
         ]
     }
 
@@ -126,6 +170,36 @@ impl Composite {
             "diag" => Composite::Diag(p.diagonal.take().unwrap_or(0)),
             "trace" => Composite::Trace,
             "outer" => Composite::Outer,
+            // PyTorch's defaults: the last dim, ascending / largest, no keepdim.
+            "sort" | "argsort" => {
+                let dim = p.dim.take().unwrap_or(-1) as isize;
+                let descending = p.descending.take().unwrap_or(false);
+                if name == "sort" {
+                    Composite::Sort { dim, descending }
+                } else {
+                    Composite::Argsort { dim, descending }
+                }
+            }
+            "topk" => Composite::Topk {
+                k: match p.k.take() {
+                    Some(k) => k,
+                    None => return Some(Err(format!("op `{name}` needs `k`"))),
+                },
+                dim: p.dim.take().unwrap_or(-1) as isize,
+                largest: p.largest.take().unwrap_or(true),
+            },
+            "kthvalue" => Composite::Kthvalue {
+                k: match p.k.take() {
+                    Some(k) => k,
+                    None => return Some(Err(format!("op `{name}` needs `k`"))),
+                },
+                dim: p.dim.take().unwrap_or(-1) as isize,
+                keepdim: p.keepdim.take().unwrap_or(false),
+            },
+            "median" => Composite::Median {
+                dim: p.dim.take().unwrap_or(-1) as isize,
+                keepdim: p.keepdim.take().unwrap_or(false),
+            },
             _ => return None,
         }))
     }
@@ -144,6 +218,11 @@ impl Composite {
             Composite::Diag(_) => "diag",
             Composite::Trace => "trace",
             Composite::Outer => "outer",
+            Composite::Sort { .. } => "sort",
+            Composite::Argsort { .. } => "argsort",
+            Composite::Topk { .. } => "topk",
+            Composite::Kthvalue { .. } => "kthvalue",
+            Composite::Median { .. } => "median",
         }
     }
 
@@ -156,11 +235,11 @@ impl Composite {
     }
 
     /// Whether autograd records it (for float outputs): all but the masks,
-    /// whose outputs are bool.
+    /// whose outputs are bool, and `argsort`, whose output is `i64`.
     pub fn differentiable(&self) -> bool {
         !matches!(
             self,
-            Composite::IsNan | Composite::IsInf | Composite::IsFinite
+            Composite::IsNan | Composite::IsInf | Composite::IsFinite | Composite::Argsort { .. }
         )
     }
 
@@ -182,6 +261,11 @@ impl Composite {
             Composite::Diag(k) => x[0].diag(*k),
             Composite::Trace => x[0].trace(),
             Composite::Outer => x[0].outer(&x[1]),
+            Composite::Sort { dim, descending } => Ok(x[0].sort(*dim, *descending)?.0),
+            Composite::Argsort { dim, descending } => x[0].argsort(*dim, *descending),
+            Composite::Topk { k, dim, largest } => Ok(x[0].topk(*k, *dim, *largest)?.0),
+            Composite::Kthvalue { k, dim, keepdim } => Ok(x[0].kthvalue(*k, *dim, *keepdim)?.0),
+            Composite::Median { dim, keepdim } => Ok(x[0].median(*dim, *keepdim)?.0),
         }
     }
 }

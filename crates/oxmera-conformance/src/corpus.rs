@@ -28,6 +28,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("mask.toml", include_str!("../corpus/mask.toml")),
     ("scan.toml", include_str!("../corpus/scan.toml")),
     ("shape.toml", include_str!("../corpus/shape.toml")),
+    ("sort.toml", include_str!("../corpus/sort.toml")),
     ("compare.toml", include_str!("../corpus/compare.toml")),
     ("reduce.toml", include_str!("../corpus/reduce.toml")),
     ("softmax.toml", include_str!("../corpus/softmax.toml")),
@@ -222,6 +223,9 @@ struct RawCase {
     neginf: Option<f64>,
     shifts: Option<Vec<i64>>,
     repeats: Option<Vec<usize>>,
+    descending: Option<bool>,
+    largest: Option<bool>,
+    k: Option<usize>,
 }
 
 /// An input as written.
@@ -285,6 +289,9 @@ impl RawCase {
             neginf: self.neginf,
             shifts: self.shifts,
             repeats: self.repeats,
+            descending: self.descending,
+            largest: self.largest,
+            k: self.k,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -354,6 +354,9 @@ pub(crate) struct Params {
     pub neginf: Option<f64>,
     pub shifts: Option<Vec<i64>>,
     pub repeats: Option<Vec<usize>>,
+    pub descending: Option<bool>,
+    pub largest: Option<bool>,
+    pub k: Option<usize>,
 }
 
 impl Params {
@@ -390,6 +393,9 @@ impl Params {
         note(self.neginf.is_some(), "neginf");
         note(self.shifts.is_some(), "shifts");
         note(self.repeats.is_some(), "repeats");
+        note(self.descending.is_some(), "descending");
+        note(self.largest.is_some(), "largest");
+        note(self.k.is_some(), "k");
         left
     }
 }

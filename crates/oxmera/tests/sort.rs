@@ -123,3 +123,79 @@ fn a_scalar_and_an_empty_tensor_with_a_huge_dim() {
         assert_eq!((v.dims(), i.dims()), (&[1 << 40, 0][..], &[1 << 40, 0][..]));
     }
 }
+
+#[test]
+fn kthvalue_and_median_pick_elements_by_hand() {
+    for dev in DEVICES {
+        // Row 0 sorted: 1 (i1), 2 (i3), 4 (i2), 5 (i0); row 1 has a tie and a NaN.
+        let x = f32s(&[5.0, 1.0, 4.0, 2.0, 7.0, 7.0, f32::NAN, 3.0], &[2, 4], dev);
+        let (v, i) = x.kthvalue(2, 1, false).unwrap();
+        assert_eq!(v.to_vec::<f32>().unwrap(), [2.0, 7.0]);
+        // Of the two 7s the first in the slice (index 0) is named.
+        assert_eq!(idx(&i), [3, 0]);
+        let (v, i) = x.kthvalue(4, -1, true).unwrap();
+        assert_eq!(v.dims(), &[2, 1]);
+        let v = v.to_vec::<f32>().unwrap();
+        assert_eq!(v[0], 5.0);
+        assert!(v[1].is_nan(), "NaN counts as the largest");
+        assert_eq!(idx(&i), [0, 2]);
+        for bad in [0, 5] {
+            assert!(matches!(
+                x.kthvalue(bad, 1, false),
+                Err(Error::InvalidArgument { .. })
+            ));
+        }
+        // Median: the lower middle of an even count (2 of 1, 2, 4, 5);
+        // a slice with a NaN has NaN, at the NaN's index.
+        let (v, i) = x.median(1, false).unwrap();
+        let v = v.to_vec::<f32>().unwrap();
+        assert_eq!(v[0], 2.0);
+        assert!(v[1].is_nan());
+        assert_eq!(idx(&i), [3, 2]);
+        // Along dim 0 (columns of two): the lower of each pair.
+        let (v, i) = x.median(0, true).unwrap();
+        assert_eq!(v.dims(), &[1, 4]);
+        let v = v.to_vec::<f32>().unwrap();
+        assert_eq!([v[0], v[1], v[3]], [5.0, 1.0, 2.0]);
+        assert!(v[2].is_nan());
+        assert_eq!(idx(&i), [0, 0, 1, 0]);
+        let odd = f32s(&[9.0, -1.0, 3.0], &[3], dev);
+        assert_eq!(odd.median_all().unwrap().item().unwrap(), 3.0);
+        let ints = Tensor::from_vec(vec![4i64, 8, 6, 2], [4], dev).unwrap();
+        let (v, i) = ints.median(0, false).unwrap();
+        assert_eq!((v.to_vec::<i64>().unwrap(), idx(&i)), (vec![4], vec![0]));
+        let empty = f32s(&[], &[2, 0], dev);
+        assert!(matches!(
+            empty.median(1, false),
+            Err(Error::InvalidArgument { .. })
+        ));
+        let scalar = Tensor::scalar(2.5f32, dev).unwrap();
+        assert_eq!(scalar.median(0, false).unwrap().0.dims(), &[] as &[usize]);
+    }
+}
+
+#[test]
+fn the_chosen_element_gets_the_gradient() {
+    let x = Tensor::from_vec(vec![5.0f64, 1.0, 4.0, 2.0], [4], Device::Reference)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
+    x.median(0, false).unwrap().0.backward().unwrap();
+    // The lower median of 1, 2, 4, 5 is 2, at index 3.
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>().unwrap(),
+        [0.0, 0.0, 0.0, 1.0]
+    );
+    x.zero_grad();
+    x.kthvalue(3, 0, false)
+        .unwrap()
+        .0
+        .mul_scalar(2.0)
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>().unwrap(),
+        [0.0, 0.0, 2.0, 0.0]
+    );
+}

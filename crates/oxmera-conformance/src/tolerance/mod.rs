@@ -239,7 +239,12 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::Repeat(_)
             | Composite::Tile(_)
             | Composite::Diagonal { .. }
-            | Composite::Diag(_),
+            | Composite::Diag(_)
+            | Composite::Sort { .. }
+            | Composite::Argsort { .. }
+            | Composite::Topk { .. }
+            | Composite::Kthvalue { .. }
+            | Composite::Median { .. },
         )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.

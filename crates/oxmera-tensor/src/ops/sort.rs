@@ -1,4 +1,5 @@
-//! Sorting along a dim: `sort`, `argsort` and `topk`, as PyTorch has them.
+//! Sorting along a dim: `sort`, `argsort`, `topk`, `kthvalue` and `median`,
+//! as PyTorch has them.
 //!
 //! The order is computed on the host — a comparison sort has no
 //! elementwise kernel to share with the backends — and the values are
@@ -12,7 +13,7 @@ use std::cmp::Ordering;
 
 use oxmera_core::{DType, Error, Result, normalize_dim};
 
-use crate::{HostBuffer, Tensor};
+use crate::{HostBuffer, Tensor, keepdim_shape};
 
 impl Tensor {
     /// `self` sorted along `dim`, ascending unless `descending`, with the
@@ -73,6 +74,123 @@ impl Tensor {
             .sort_indices(op, dim, largest)?
             .narrow(d as isize, 0, k)?;
         Ok((self.gather(d as isize, &indices)?, indices))
+    }
+
+    /// The `k`-th smallest element (1-based) of every slice along `dim`,
+    /// with its index, as `torch.kthvalue(x, k, dim, keepdim)`: NaN counts
+    /// as the largest, and of equal values the first in the slice is the
+    /// one whose index is given. `k` outside `1..=extent` is
+    /// [`Error::InvalidArgument`]. The gradient goes to that element.
+    ///
+    /// ```
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// # use oxmera_reference as _;
+    /// let x = Tensor::from_vec(vec![5.0f32, 1.0, 4.0, 2.0], [4], Device::Reference)?;
+    /// let (value, index) = x.kthvalue(2, 0, false)?;
+    /// assert_eq!((value.item()?, index.to_vec::<i64>()?), (2.0, vec![3]));
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn kthvalue(&self, k: usize, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let op = "kthvalue";
+        let (x, d) = self.as_slices(op, dim)?;
+        let extent = x.dims()[d];
+        if k == 0 || k > extent {
+            return Err(Error::invalid(
+                op,
+                "k",
+                format!("k = {k} is outside 1..={extent}, the elements along dim {d}"),
+            ));
+        }
+        let indices =
+            x.sort_indices(op, d as isize, false)?
+                .narrow(d as isize, (k - 1) as isize, 1)?;
+        let values = x.gather(d as isize, &indices)?;
+        self.finish_selection(values, indices, d, keepdim)
+    }
+
+    /// The median of every slice along `dim`, with its index, as
+    /// `torch.median(x, dim, keepdim)`: of an even count the lower of the
+    /// two middle values (no average, so the result is an element and the
+    /// gradient goes to it), and NaN — with the index of the slice's first
+    /// NaN — where a slice holds one (`torch.nanmedian` would skip them).
+    ///
+    /// ```
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// # use oxmera_reference as _;
+    /// let x = Tensor::from_vec(vec![3.0f32, 1.0, 4.0, 2.0, 9.0, f32::NAN], [2, 3], Device::Reference)?;
+    /// let (values, indices) = x.median(1, false)?;
+    /// let v = values.to_vec::<f32>()?;
+    /// assert_eq!(v[0], 3.0);
+    /// assert!(v[1].is_nan());
+    /// assert_eq!(indices.to_vec::<i64>()?, [0, 2]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn median(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let op = "median";
+        let (x, d) = self.as_slices(op, dim)?;
+        let extent = x.dims()[d];
+        if extent == 0 {
+            return Err(Error::invalid(
+                op,
+                "dim",
+                format!("dim {d} is empty: a median needs at least one element"),
+            ));
+        }
+        let order = x.sort_indices(op, d as isize, false)?;
+        let sorted = x.gather(d as isize, &order)?;
+        // Sorted ascending, NaNs come last: where a slice has `m > 0` of
+        // them, position `extent - m` holds its first NaN (the sort is
+        // stable); otherwise the lower middle, `(extent - 1) / 2`.
+        let nans = if x.dtype().is_float() {
+            x.isnan()?.to_dtype(DType::I64)?.sum(&[d as isize], true)?
+        } else {
+            Tensor::zeros(keepdim_shape(x.shape(), &[d]), DType::I64, x.device())?
+        };
+        let middle = ((extent - 1) / 2) as i64;
+        let first_nan = nans.neg()?.add_scalar(extent as i64)?;
+        let lower_middle = nans.mul_scalar(0)?.add_scalar(middle)?;
+        let at = Tensor::where_(&nans.gt_scalar(0)?, &first_nan, &lower_middle)?;
+        let indices = order.gather(d as isize, &at)?;
+        let values = sorted.gather(d as isize, &at)?;
+        self.finish_selection(values, indices, d, keepdim)
+    }
+
+    /// The median of all elements (the flattened tensor), 0-d; see
+    /// [`Tensor::median`].
+    pub fn median_all(&self) -> Result<Tensor> {
+        let flat = self.reshape([self.numel()])?;
+        Ok(flat.median(0, false)?.0)
+    }
+
+    /// `self` as slices along `dim`: a 0-d tensor as a one-element vector.
+    fn as_slices(&self, op: &'static str, dim: isize) -> Result<(Tensor, usize)> {
+        let d = normalize_dim(op, dim, self.rank().max(1))?;
+        let x = if self.rank() == 0 {
+            self.reshape([1])?
+        } else {
+            self.clone()
+        };
+        Ok((x, d))
+    }
+
+    /// The selected `[.., 1, ..]` values and indices in `self`'s rank:
+    /// the dim kept or dropped (a 0-d input gives 0-d results).
+    fn finish_selection(
+        &self,
+        values: Tensor,
+        indices: Tensor,
+        d: usize,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        if self.rank() == 0 {
+            return Ok((values.reshape([])?, indices.reshape([])?));
+        }
+        if keepdim {
+            return Ok((values, indices));
+        }
+        Ok((values.squeeze(d as isize)?, indices.squeeze(d as isize)?))
     }
 
     /// The stable sorting permutation of every slice along `dim`, as an
