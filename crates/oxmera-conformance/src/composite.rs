@@ -180,22 +180,19 @@ impl Composite {
                     Composite::Argsort { dim, descending }
                 }
             }
-            "topk" => Composite::Topk {
-                k: match p.k.take() {
-                    Some(k) => k,
-                    None => return Some(Err(format!("op `{name}` needs `k`"))),
-                },
-                dim: p.dim.take().unwrap_or(-1) as isize,
-                largest: p.largest.take().unwrap_or(true),
-            },
-            "kthvalue" => Composite::Kthvalue {
-                k: match p.k.take() {
-                    Some(k) => k,
-                    None => return Some(Err(format!("op `{name}` needs `k`"))),
-                },
-                dim: p.dim.take().unwrap_or(-1) as isize,
-                keepdim: p.keepdim.take().unwrap_or(false),
-            },
+            "topk" | "kthvalue" => {
+                let Some(k) = p.k.take() else {
+                    return Some(Err(format!("op `{name}` needs `k`")));
+                };
+                let dim = p.dim.take().unwrap_or(-1) as isize;
+                if name == "topk" {
+                    let largest = p.largest.take().unwrap_or(true);
+                    Composite::Topk { k, dim, largest }
+                } else {
+                    let keepdim = p.keepdim.take().unwrap_or(false);
+                    Composite::Kthvalue { k, dim, keepdim }
+                }
+            }
             "median" => Composite::Median {
                 dim: p.dim.take().unwrap_or(-1) as isize,
                 keepdim: p.keepdim.take().unwrap_or(false),

@@ -74,6 +74,26 @@ impl DType {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
 
+    /// The machine epsilon of a float dtype — the gap between 1 and the
+    /// next number it holds (`torch.finfo(dtype).eps`); `None` for the
+    /// integer dtypes and bool.
+    ///
+    /// ```
+    /// use oxmera_core::DType;
+    /// assert_eq!(DType::F32.machine_epsilon(), Some(f32::EPSILON as f64));
+    /// assert_eq!(DType::BF16.machine_epsilon(), Some(2f64.powi(-7)));
+    /// assert_eq!(DType::I64.machine_epsilon(), None);
+    /// ```
+    pub fn machine_epsilon(self) -> Option<f64> {
+        match self {
+            DType::F16 => Some(2f64.powi(-10)),
+            DType::BF16 => Some(2f64.powi(-7)),
+            DType::F32 => Some(2f64.powi(-23)),
+            DType::F64 => Some(2f64.powi(-52)),
+            _ => None,
+        }
+    }
+
     /// Whether this is an integer dtype (bool is not an integer).
     pub const fn is_int(self) -> bool {
         matches!(self, DType::I32 | DType::I64 | DType::U8)

@@ -458,14 +458,10 @@ fn pow_tolerance() -> Tolerance {
     Tolerance::new(1.0, 4.0, Scale::Pow)
 }
 
-/// The machine epsilon of a float dtype.
+/// The machine epsilon of a float dtype ([`DType::machine_epsilon`]);
+/// the integer dtypes and bool, compared exactly, get `f64`'s.
 pub fn eps(dtype: DType) -> f64 {
-    match dtype {
-        DType::F16 => 2f64.powi(-10),
-        DType::BF16 => 2f64.powi(-7),
-        DType::F32 => 2f64.powi(-23),
-        _ => 2f64.powi(-52),
-    }
+    dtype.machine_epsilon().unwrap_or(f64::EPSILON)
 }
 
 /// The smallest normal number of a float dtype.

@@ -197,17 +197,6 @@ impl RMSNorm {
     }
 }
 
-/// The machine epsilon of a float dtype: the gap between 1 and the next
-/// number (PyTorch's `torch.finfo(dtype).eps`).
-fn machine_epsilon(dtype: DType) -> f64 {
-    match dtype {
-        DType::F64 => f64::EPSILON,
-        DType::F16 => 2f64.powi(-10),
-        DType::BF16 => 2f64.powi(-7),
-        _ => f32::EPSILON as f64,
-    }
-}
-
 impl Module for RMSNorm {
     /// `x`'s trailing dims must equal `normalized_shape`
     /// ([`Error::ShapeMismatch`] named `"RMSNorm"` otherwise).
@@ -227,7 +216,12 @@ impl Module for RMSNorm {
                 hint: "normalization needs a float dtype",
             });
         }
-        let eps = self.eps.unwrap_or_else(|| machine_epsilon(x.dtype()));
+        // PyTorch's default: the input dtype's machine epsilon (a float,
+        // checked just above).
+        let eps = self
+            .eps
+            .or(x.dtype().machine_epsilon())
+            .unwrap_or(f64::from(f32::EPSILON));
         let over: Vec<isize> = (-(k as isize)..0).collect();
         let rstd = x.square()?.mean(&over, true)?.add_scalar(eps)?.rsqrt()?;
         affine(x.mul(&rstd)?, self.weight.as_ref(), None, None)

@@ -150,7 +150,7 @@ impl Tensor {
         };
         let middle = ((extent - 1) / 2) as i64;
         let first_nan = nans.neg()?.add_scalar(extent as i64)?;
-        let lower_middle = nans.mul_scalar(0)?.add_scalar(middle)?;
+        let lower_middle = Tensor::full(nans.shape().clone(), middle, DType::I64, x.device())?;
         let at = Tensor::where_(&nans.gt_scalar(0)?, &first_nan, &lower_middle)?;
         let indices = order.gather(d as isize, &at)?;
         let values = sorted.gather(d as isize, &at)?;
