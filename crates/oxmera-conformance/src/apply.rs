@@ -27,6 +27,10 @@ impl Op {
                 op: ScanOp::Prod,
                 dim,
             } => x[0].cumprod(*dim),
+            Op::Scan {
+                op: ScanOp::LogSumExp,
+                dim,
+            } => x[0].logcumsumexp(*dim),
             Op::LayerNorm {
                 normalized_dims,
                 eps,

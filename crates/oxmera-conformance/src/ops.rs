@@ -43,7 +43,7 @@ pub enum Op {
         /// Log-softmax instead.
         log: bool,
     },
-    /// An inclusive scan (`cumsum`, `cumprod`) along `dim`.
+    /// An inclusive scan (`cumsum`, `cumprod`, `logcumsumexp`) along `dim`.
     Scan {
         /// Which scan.
         op: ScanOp,
@@ -305,6 +305,7 @@ pub fn backend_op_names() -> Vec<&'static str> {
         "log_softmax",
         "cumsum",
         "cumprod",
+        "logcumsumexp",
         "layer_norm",
         "matmul",
         "cat",
@@ -506,6 +507,10 @@ impl Op {
                 op: ScanOp::Prod,
                 dim: dim(p)?,
             },
+            "logcumsumexp" => Op::Scan {
+                op: ScanOp::LogSumExp,
+                dim: dim(p)?,
+            },
             "layer_norm" => Op::LayerNorm {
                 normalized_dims: required(p.normalized_dims.take(), name, "normalized_dims")?,
                 eps: p.eps.take().unwrap_or(1e-5),
@@ -652,7 +657,7 @@ mod tests {
                 "leaky_relu" => p.slope = Some(0.1),
                 "powf" => p.exponent = Some(2.0),
                 "softmax" | "log_softmax" | "cat" | "index_select" | "gather" | "scatter"
-                | "scatter_add" | "cumsum" | "cumprod" => p.dim = Some(0),
+                | "scatter_add" | "cumsum" | "cumprod" | "logcumsumexp" => p.dim = Some(0),
                 "pad" => p.pads = Some(vec![[0, 1]]),
                 "flip" => p.dims = Some(vec![0]),
                 "max_pool2d" | "avg_pool2d" => p.kernel = Some([2, 2]),

@@ -1,4 +1,5 @@
-//! The scans `cumsum` and `cumprod` for `f32` and `f64`: each slice along
+//! The scans `cumsum`, `cumprod` and `logcumsumexp` for `f32` and `f64`
+//! (the reference's step functions, so no second definition): each slice along
 //! the dim is one row (moved last by the softmax module's `along` when it
 //! is not already), rows go to threads, and each row is folded in `f64` in
 //! order with every prefix rounded once — the reference's definition, so
@@ -6,6 +7,7 @@
 
 use oxmera_core::{DType, Result};
 use oxmera_reference::Reference;
+use oxmera_reference::scalar::{scan_identity, scan_step};
 use oxmera_tensor::{Backend, Element, ScanOp, Storage, Tensor};
 
 use crate::{delegated, host, softmax};
@@ -22,17 +24,12 @@ pub(crate) fn scan(op: ScanOp, x: &Tensor, dim: usize, out: DType) -> Result<Sto
     }
 }
 
-/// The running sum or product of one row, accumulated in `f64`.
+/// The running sum, product or log-sum-exp of one row, accumulated in
+/// `f64` by the reference's own step.
 fn row<T: Element>(op: ScanOp, x: &[T], out: &mut [T]) {
-    let mut acc = match op {
-        ScanOp::Sum => 0.0,
-        ScanOp::Prod => 1.0,
-    };
+    let mut acc = scan_identity(op);
     for (o, &v) in out.iter_mut().zip(x) {
-        acc = match op {
-            ScanOp::Sum => acc + v.to_f64(),
-            ScanOp::Prod => acc * v.to_f64(),
-        };
+        acc = scan_step(op, acc, v.to_f64());
         *o = T::from_f64(acc);
     }
 }
@@ -52,5 +49,14 @@ mod tests {
         let mut out = [0.0f32; 3];
         row(ScanOp::Sum, &[16_777_216.0f32, 1.0, 1.0], &mut out);
         assert_eq!(out[2], 16_777_218.0);
+        // log(e^0) = 0, log(1 + 1) = ln 2, log(2 + 0) = ln 2.
+        let mut out = [0.0f64; 3];
+        row(
+            ScanOp::LogSumExp,
+            &[0.0f64, 0.0, f64::NEG_INFINITY],
+            &mut out,
+        );
+        assert_eq!((out[0], out[2]), (0.0, out[1]));
+        assert!((out[1] - std::f64::consts::LN_2).abs() <= f64::EPSILON);
     }
 }

@@ -42,6 +42,7 @@ pub mod scalar {
         clamp_f64 as clamp, elu, gelu_erf, gelu_tanh, hardsigmoid, hardswish, logsigmoid, mish,
         rem_f64 as rem, selu, sigmoid, silu, softplus,
     };
+    pub use crate::reduce::{log_add_exp, scan_identity, scan_step};
 }
 
 /// The reference backend (a unit value; it has no state).

@@ -8,7 +8,7 @@
 //! Floats are folded in `f64` and rounded once at the end; integers in
 //! `i64`, wrapping.
 
-use oxmera_core::{DType, Result, Shape};
+use oxmera_core::{DType, Error, Result, Shape};
 use oxmera_tensor::{ReduceOp, ScanOp, Storage, Tensor, keepdim_shape};
 
 use crate::read;
@@ -50,19 +50,24 @@ pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
 
 /// The inclusive scan of each slice of `x` along `dim`, into `out`:
 /// floats folded in `f64` in order, each prefix rounded once; integers and
-/// bool in `i64`, wrapping on store.
+/// bool in `i64`, wrapping on store. `logcumsumexp` is defined for floats
+/// only ([`Error::UnsupportedDType`] otherwise).
 pub(crate) fn scan(op: ScanOp, x: &Tensor, dim: usize, out: DType) -> Result<Storage> {
+    if op == ScanOp::LogSumExp && !read::is_float(x) {
+        return Err(Error::UnsupportedDType {
+            op: op.name(),
+            dtype: x.dtype(),
+            hint: "cast to a float dtype first",
+        });
+    }
     let groups = element_groups(x.shape(), &[dim]);
     if read::is_float(x) {
         let xs = read::f64s(x)?;
         let mut ys = vec![0.0; xs.len()];
         for group in groups {
-            let mut acc = if op == ScanOp::Sum { 0.0 } else { 1.0 };
+            let mut acc = scan_identity(op);
             for i in group {
-                acc = match op {
-                    ScanOp::Sum => acc + xs[i],
-                    ScanOp::Prod => acc * xs[i],
-                };
+                acc = scan_step(op, acc, xs[i]);
                 ys[i] = acc;
             }
         }
@@ -76,12 +81,47 @@ pub(crate) fn scan(op: ScanOp, x: &Tensor, dim: usize, out: DType) -> Result<Sto
                 acc = match op {
                     ScanOp::Sum => acc.wrapping_add(xs[i]),
                     ScanOp::Prod => acc.wrapping_mul(xs[i]),
+                    ScanOp::LogSumExp => unreachable!("rejected above"),
                 };
                 ys[i] = acc;
             }
         }
         Ok(read::store_i64(out, ys))
     }
+}
+
+/// The value a float scan starts from: 0, 1, or `-inf` (the log of an
+/// empty sum).
+pub fn scan_identity(op: ScanOp) -> f64 {
+    match op {
+        ScanOp::Sum => 0.0,
+        ScanOp::Prod => 1.0,
+        ScanOp::LogSumExp => f64::NEG_INFINITY,
+    }
+}
+
+/// One step of a float scan: the running value `acc` with `x` folded in.
+pub fn scan_step(op: ScanOp, acc: f64, x: f64) -> f64 {
+    match op {
+        ScanOp::Sum => acc + x,
+        ScanOp::Prod => acc * x,
+        ScanOp::LogSumExp => log_add_exp(acc, x),
+    }
+}
+
+/// `log(exp(a) + exp(b))` without overflow, as PyTorch's logcumsumexp
+/// step: `max + log1p(exp(min - max))`. NaN propagates; two infinities of
+/// the same sign give that infinity (where `min - max` would be NaN), so
+/// `-inf` is the identity and a slice of `-inf` stays `-inf`.
+pub fn log_add_exp(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        return f64::NAN;
+    }
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    if lo == hi && lo.is_infinite() {
+        return a;
+    }
+    hi + (lo - hi).exp().ln_1p()
 }
 
 /// Layer normalization of each slice of `x` over its last `dims` dims:

@@ -319,10 +319,12 @@ pub trait Backend: Send + Sync + fmt::Debug {
         host.finish(host.reference().reduce(op, &x, dims, out_dtype)?)
     }
 
-    /// The inclusive scan `op` along `dim` (`cumsum`, `cumprod`): shape of
-    /// `x`, dtype `out_dtype` (`x`'s for floats, `i64` for integers and
-    /// bool, wrapping), as the front end's docs say. Floats are
-    /// accumulated in at least the computing precision, in order.
+    /// The inclusive scan `op` along `dim` (`cumsum`, `cumprod`,
+    /// `logcumsumexp`): shape of `x`, dtype `out_dtype` (`x`'s for floats,
+    /// `i64` for integers and bool, wrapping), as the front end's docs say.
+    /// Floats are accumulated in at least the computing precision, in
+    /// order; `logcumsumexp` (floats only) folds each element into the
+    /// running value `a` as `max + log1p(exp(min - max))` of the pair.
     fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
         let host = Host::begin(self, op.name(), x.dtype())?;
         let x = host.tensor_of(x)?;

@@ -275,21 +275,26 @@ impl ReduceOp {
     }
 }
 
-/// Inclusive scans along one dim (`cumsum`, `cumprod`).
+/// Inclusive scans along one dim (`cumsum`, `cumprod`, `logcumsumexp`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScanOp {
     /// Running sums: element `i` is the sum of elements `0..=i`.
     Sum,
     /// Running products: element `i` is the product of elements `0..=i`.
     Prod,
+    /// Running log-sum-exps: element `i` is `log Σ_{j<=i} exp(x_j)`
+    /// (floats only).
+    LogSumExp,
 }
 
 impl ScanOp {
-    /// The public name of the op (`"cumsum"`, `"cumprod"`).
+    /// The public name of the op (`"cumsum"`, `"cumprod"`,
+    /// `"logcumsumexp"`).
     pub fn name(&self) -> &'static str {
         match self {
             ScanOp::Sum => "cumsum",
             ScanOp::Prod => "cumprod",
+            ScanOp::LogSumExp => "logcumsumexp",
         }
     }
 }

@@ -143,6 +143,12 @@ pub fn backward_roundings(op: &Op) -> f64 {
             op: oxmera_tensor::ScanOp::Prod,
             ..
         } => 4.0,
+        // |g|, its log, - y, + x, exp (the reversed logcumsumexp's own
+        // steps are in the conditioning), and the two parts' difference
+        Op::Scan {
+            op: oxmera_tensor::ScanOp::LogSumExp,
+            ..
+        } => 6.0,
         // y·(g - Σ g·y), or g - exp(y)·Σ g
         Op::Softmax { .. } => 4.0,
         // var (4, as its own rule counts), + eps, rsqrt (2), mean(g),
@@ -179,7 +185,7 @@ fn reuses_output(op: &Op) -> bool {
             | Op::Softmax { .. }
             | Op::LayerNorm { .. }
             | Op::Scan {
-                op: oxmera_tensor::ScanOp::Prod,
+                op: oxmera_tensor::ScanOp::Prod | oxmera_tensor::ScanOp::LogSumExp,
                 ..
             }
     )
@@ -220,6 +226,33 @@ pub fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
                 normalized_dims,
                 eps,
             } => layer_norm_conditioning(&inputs[0], *normalized_dims, *eps)?,
+            // logcumsumexp's rule is exp(x_i + r_i), r_i a reversed
+            // logcumsumexp of log|g_j| - y_j over the n - i later elements:
+            // by the forward row's analysis r_i is within n·ε·(6 + |r| +
+            // max|log|g| - y|) of exact, which with |y| ≤ max|x| + ln n
+            // is within n·(8 + 2·max|x| + ln n) ulps, counting log|g|
+            // weighted by g (g·|ln g| ≤ max(|g|·|ln‖g‖|, 1/e)). That
+            // absolute error in the exponent is a relative one in a part
+            // that may reach n·‖g‖ before the two parts cancel: κ is
+            // n·(n + 4)·(8 + 2·max|x| + ln n), taken over finite |x|.
+            Op::Scan {
+                op: oxmera_tensor::ScanOp::LogSumExp,
+                dim,
+            } => {
+                let x = &inputs[0];
+                let n = if x.rank() == 0 {
+                    1
+                } else {
+                    let d = if *dim < 0 {
+                        *dim + x.rank() as isize
+                    } else {
+                        *dim
+                    };
+                    x.dims().get(d as usize).copied().unwrap_or(1)
+                } as f64;
+                let m = finite_max(wide(x)?.abs()?.to_f64_vec()?);
+                n * (n + 4.0) * (8.0 + 2.0 * m + n.ln())
+            }
             _ => 0.0,
         })
     })

@@ -1,4 +1,5 @@
-//! Front end: inclusive scans along one dim — `cumsum` and `cumprod`.
+//! Front end: inclusive scans along one dim — `cumsum`, `cumprod` and
+//! `logcumsumexp`.
 //!
 //! Both are one [`crate::Backend::scan`] call (a Backend method whose
 //! default body runs the reference through the counted host fallback, so a
@@ -7,10 +8,12 @@
 //! element along dim 0 or -1.
 //!
 //! Dtypes follow PyTorch: floats keep their dtype; integers and bool give
-//! `i64` (wrapping on overflow), as [`Tensor::sum`] does.
+//! `i64` (wrapping on overflow), as [`Tensor::sum`] does; `logcumsumexp`
+//! takes floats only, as PyTorch's.
 
-use oxmera_core::{DType, Result, Shape, normalize_dim};
+use oxmera_core::{DType, Error, Result, Shape, normalize_dim};
 
+use super::unary::FLOAT_ONLY_HINT;
 use crate::{ScanOp, Tensor};
 
 impl Tensor {
@@ -57,7 +60,45 @@ impl Tensor {
         self.scan_op(ScanOp::Prod, dim)
     }
 
-    /// The one path both scans take: dim and dtype, then the backend.
+    /// The running log-sum-exp along `dim`, as `torch.logcumsumexp`:
+    /// element `i` is `log Σ_{j<=i} exp(x_j)` of its slice, computed
+    /// without overflow by folding each element into the running value
+    /// as `max + log1p(exp(min - max))` (so `[1000, 1000]` gives
+    /// `[1000, 1000 + ln 2]`, not `inf`). A slice that starts with `-inf`
+    /// stays `-inf` until a larger element; `+inf` and NaN propagate
+    /// forward. Floats only ([`Error::UnsupportedDType`] otherwise, as
+    /// PyTorch's); the reference folds in `f64` and rounds each prefix
+    /// once.
+    ///
+    /// The gradient is `∂L/∂x_i = Σ_{j>=i} g_j · exp(x_i - y_j)` (each
+    /// output's softmax weights over its prefix), computed as PyTorch's
+    /// `logcumsumexp_backward`: in logs, the positive and negative parts of
+    /// `g` apart, so that no `exp` overflows.
+    ///
+    /// ```
+    /// # use oxmera_reference as _;
+    /// use oxmera_core::Device;
+    /// use oxmera_tensor::Tensor;
+    /// // log(e^0) = 0, log(e^0 + e^0) = ln 2, log(1 + 1 + 1) = ln 3
+    /// let x = Tensor::from_vec(vec![0.0f64, 0.0, 0.0], [3], Device::Reference)?;
+    /// let y = x.logcumsumexp(0)?.to_vec::<f64>()?;
+    /// assert!((y[1] - 2f64.ln()).abs() < 1e-15 && (y[2] - 3f64.ln()).abs() < 1e-15);
+    /// let big = Tensor::from_vec(vec![1000.0f32, 1000.0], [2], Device::Reference)?;
+    /// assert_eq!(big.logcumsumexp(-1)?.to_vec::<f32>()?, [1000.0, 1000.0 + 2f32.ln()]);
+    /// # Ok::<(), oxmera_core::Error>(())
+    /// ```
+    pub fn logcumsumexp(&self, dim: isize) -> Result<Tensor> {
+        if !self.dtype().is_float() {
+            return Err(Error::UnsupportedDType {
+                op: ScanOp::LogSumExp.name(),
+                dtype: self.dtype(),
+                hint: FLOAT_ONLY_HINT,
+            });
+        }
+        self.scan_op(ScanOp::LogSumExp, dim)
+    }
+
+    /// The one path every scan takes: dim and dtype, then the backend.
     fn scan_op(&self, op: ScanOp, dim: isize) -> Result<Tensor> {
         if self.rank() == 0 {
             // A scalar is a slice of one: validate the dim against rank 1.

@@ -17,7 +17,7 @@ use crate::Tensor;
 
 /// The largest finite value of a float `dtype` (`f64::MAX` otherwise,
 /// never asked for).
-fn finite_max(dtype: DType) -> f64 {
+pub(crate) fn finite_max(dtype: DType) -> f64 {
     match dtype {
         DType::F16 => f16::MAX.to_f64(),
         DType::BF16 => bf16::MAX.to_f64(),

@@ -8,7 +8,7 @@ pub mod chain;
 mod conv;
 mod cumulative;
 mod index;
-mod mask;
+pub(crate) mod mask;
 mod math;
 mod matmul;
 mod operators;

@@ -1,4 +1,4 @@
-//! Rules of the scans `cumsum` and `cumprod`.
+//! Rules of the scans `cumsum`, `cumprod` and `logcumsumexp`.
 
 use oxmera_core::Result;
 
@@ -11,6 +11,7 @@ pub(crate) fn scan(op: ScanOp, x: &Tensor, dim: usize, y: Tensor) -> Tensor {
     record_unary(y, op.name(), x, move |g| match op {
         ScanOp::Sum => reverse_cumsum(g, dim),
         ScanOp::Prod => cumprod_grad(&xd, &yd, g, dim),
+        ScanOp::LogSumExp => logcumsumexp_grad(&xd, &yd, g, dim),
     })
 }
 
@@ -40,4 +41,37 @@ fn cumprod_grad(x: &Tensor, y: &Tensor, g: &Tensor, dim: usize) -> Result<Tensor
     let at_zero = reverse_cumsum(&g.mul(&skipped)?, dim)?;
     let rest = Tensor::where_(&at_first, &at_zero, &g.zeros_like()?)?;
     Tensor::where_(&before_first, &plain, &rest)
+}
+
+/// `∂L/∂x_i = Σ_{j >= i} g_j · exp(x_i - y_j)` for `y = logcumsumexp(x)`,
+/// as PyTorch's `logcumsumexp_backward`: with `g = g⁺ - g⁻` (both parts
+/// non-negative), each part's sum is `exp(x_i + log Σ_{j>=i} exp(log g_j -
+/// y_j))`, a reversed logcumsumexp, so no `exp` of a large argument is
+/// ever formed. Where a part is zero its log is the dtype's lowest finite
+/// value rather than `-inf` (PyTorch's choice too), which keeps a `-inf`
+/// output from meeting `-inf - -inf`.
+fn logcumsumexp_grad(x: &Tensor, y: &Tensor, g: &Tensor, dim: usize) -> Result<Tensor> {
+    let d = [dim as isize];
+    let lowest = Tensor::full(
+        g.shape().clone(),
+        -crate::ops::mask::finite_max(g.dtype()),
+        g.dtype(),
+        g.device(),
+    )?;
+    let log_abs = g.abs()?.log()?;
+    let part = |positive: bool| -> Result<Tensor> {
+        let side = if positive {
+            g.gt_scalar(0.0)?
+        } else {
+            g.lt_scalar(0.0)?
+        };
+        let log_g = Tensor::where_(&side, &log_abs, &lowest)?;
+        let reversed = log_g
+            .sub(y)?
+            .flip(&d)?
+            .logcumsumexp(dim as isize)?
+            .flip(&d)?;
+        reversed.add(x)?.exp()
+    };
+    part(true)?.sub(&part(false)?)
 }

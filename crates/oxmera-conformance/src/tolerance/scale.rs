@@ -1,0 +1,197 @@
+//! The per-element scale `S` of a tolerance (see the module docs of
+//! [`super`]), computed by the reference in `f64` from a case's inputs.
+
+use oxmera_core::{DType, Result};
+use oxmera_tensor::{ReduceOp, Tensor, UnaryOp, no_grad};
+
+use super::backward::layer_norm_moments;
+use super::{Scale, Tolerance, summation};
+use crate::composite::Composite;
+use crate::ops::Op;
+
+/// The per-element scale `S` of `tol` for a run of `op` on the reference
+/// `inputs` (logical views) whose reference output is `want`.
+pub(crate) fn scale(
+    tol: &Tolerance,
+    op: &Op,
+    inputs: &[Tensor],
+    want: &[f64],
+    n: usize,
+) -> Result<Vec<f64>> {
+    no_grad(|| scale_inner(tol, op, inputs, want, n))
+}
+
+pub(super) fn wide(x: &Tensor) -> Result<Tensor> {
+    x.detach().to_dtype(DType::F64)
+}
+
+fn scale_inner(
+    tol: &Tolerance,
+    op: &Op,
+    inputs: &[Tensor],
+    want: &[f64],
+    n: usize,
+) -> Result<Vec<f64>> {
+    let abs_want = || want.iter().map(|w| w.abs()).collect::<Vec<_>>();
+    let nf = n as f64;
+    let s = match tol.scale {
+        Scale::None => vec![0.0; want.len()],
+        Scale::Want => abs_want(),
+        Scale::WantPlusOne => want.iter().map(|w| w.abs() + 1.0).collect(),
+        Scale::WantPlusInput => {
+            let x = wide(&inputs[0])?.to_f64_vec()?;
+            want.iter().zip(x).map(|(w, x)| w.abs() + x.abs()).collect()
+        }
+        Scale::Pow => {
+            let a = wide(&inputs[0])?.abs()?;
+            let cond = match op {
+                Op::Unary(UnaryOp::Powf(p)) => a.log()?.mul_scalar(*p)?,
+                _ => a.log()?.mul(&wide(&inputs[1])?)?,
+            };
+            let cond = cond.abs()?.to_f64_vec()?;
+            want.iter()
+                .zip(cond)
+                .map(|(w, c)| w.abs() * (1.0 + c))
+                .collect()
+        }
+        Scale::AbsScatter => {
+            let Op::Scatter { dim, .. } = op else {
+                unreachable!("the scatter scale belongs to scatter_add")
+            };
+            wide(&inputs[0])?
+                .abs()?
+                .scatter_add(*dim, &inputs[1].detach(), &wide(&inputs[2])?.abs()?)?
+                .to_f64_vec()?
+        }
+        Scale::AbsCumSum => {
+            let Op::Scan { dim, .. } = op else {
+                unreachable!("the running-sum scale belongs to cumsum")
+            };
+            wide(&inputs[0])?.abs()?.cumsum(*dim)?.to_f64_vec()?
+        }
+        Scale::LogCumSumExp => {
+            let Op::Scan { dim, .. } = op else {
+                unreachable!("the running log-sum-exp scale belongs to logcumsumexp")
+            };
+            let a = wide(&inputs[0])?.abs()?;
+            if a.numel() == 0 {
+                return Ok(Vec::new());
+            }
+            let finite = Tensor::where_(&a.isfinite()?, &a, &a.zeros_like()?)?;
+            let m = if a.rank() == 0 {
+                finite
+            } else {
+                finite.max(&[*dim], true)?.expand(a.shape().clone())?
+            };
+            want.iter()
+                .zip(m.to_f64_vec()?)
+                .map(|(w, m)| 6.0 + w.abs() + m)
+                .collect()
+        }
+        Scale::AbsSum if *op == Op::Composite(Composite::Trace) => {
+            vec![wide(&inputs[0])?.abs()?.trace()?.item()?]
+        }
+        Scale::AbsSum | Scale::AbsMean | Scale::Moment2 | Scale::Lse => {
+            let x = wide(&inputs[0])?;
+            let Op::Reduce {
+                op: rop,
+                dims,
+                keepdim,
+            } = op
+            else {
+                unreachable!("reduction scales belong to reductions")
+            };
+            let over = |t: &Tensor, max: bool| -> Result<Tensor> {
+                match (dims, max) {
+                    (None, false) => t.sum_all(),
+                    (None, true) => t.max_all(),
+                    (Some(d), false) => t.sum(d, *keepdim),
+                    (Some(d), true) => t.max(d, *keepdim),
+                }
+            };
+            match tol.scale {
+                Scale::AbsSum => over(&x.abs()?, false)?.to_f64_vec()?,
+                Scale::AbsMean => over(&x.abs()?, false)?
+                    .div_scalar(nf.max(1.0))?
+                    .to_f64_vec()?,
+                Scale::Moment2 => {
+                    let c = match rop {
+                        ReduceOp::Var { correction } | ReduceOp::Std { correction } => *correction,
+                        _ => 0.0,
+                    };
+                    over(&x.square()?, false)?
+                        .div_scalar((nf - c).max(1.0))?
+                        .to_f64_vec()?
+                }
+                _ => {
+                    if n == 0 {
+                        vec![0.0; want.len()]
+                    } else {
+                        let m = over(&x.abs()?, true)?.to_f64_vec()?;
+                        m.iter().zip(want).map(|(m, w)| m + w.abs()).collect()
+                    }
+                }
+            }
+        }
+        Scale::Softmax | Scale::LogSoftmax => {
+            let Op::Softmax { dim, .. } = op else {
+                unreachable!("softmax scales belong to softmax")
+            };
+            let x = wide(&inputs[0])?;
+            if x.numel() == 0 {
+                return Ok(Vec::new());
+            }
+            let d = x.sub(&x.max(&[*dim], true)?)?.abs()?.to_f64_vec()?;
+            want.iter()
+                .zip(d)
+                .map(|(w, d)| match tol.scale {
+                    Scale::Softmax => w.abs() * (summation(n) + 4.0 + d),
+                    _ => w.abs() + d + summation(n) + 4.0,
+                })
+                .collect()
+        }
+        Scale::LayerNorm => {
+            let Op::LayerNorm {
+                normalized_dims,
+                eps,
+            } = op
+            else {
+                unreachable!("the layer-norm scale belongs to layer_norm")
+            };
+            if inputs[0].numel() == 0 {
+                return Ok(Vec::new());
+            }
+            let [ra, q, _] = layer_norm_moments(&inputs[0], *normalized_dims, *eps)?;
+            want.iter()
+                .zip(ra.iter().zip(q))
+                .map(|(w, (ra, q))| ra + w.abs() * (1.0 + q))
+                .collect()
+        }
+        Scale::AbsMatmul => wide(&inputs[0])?
+            .abs()?
+            .matmul(&wide(&inputs[1])?.abs()?)?
+            .to_f64_vec()?,
+        Scale::AbsConv => {
+            let Op::Conv2d(params) = op else {
+                unreachable!("the conv scale belongs to conv2d")
+            };
+            let bias = match inputs.get(2) {
+                Some(b) => Some(wide(b)?.abs()?),
+                None => None,
+            };
+            wide(&inputs[0])?
+                .abs()?
+                .conv2d(&wide(&inputs[1])?.abs()?, bias.as_ref(), *params)?
+                .to_f64_vec()?
+        }
+        Scale::AbsPool => {
+            let Op::AvgPool2d(params) = op else {
+                unreachable!("the pool scale belongs to avg_pool2d")
+            };
+            wide(&inputs[0])?.abs()?.avg_pool2d(*params)?.to_f64_vec()?
+        }
+    };
+    Ok(s.into_iter()
+        .map(|v| if v.is_finite() { v } else { 0.0 })
+        .collect())
+}
