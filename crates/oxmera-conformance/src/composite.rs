@@ -95,6 +95,16 @@ pub enum Composite {
         /// Keep the dim as size 1.
         keepdim: bool,
     },
+    /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
+    /// when `dims` is `None`.
+    VectorNorm {
+        /// Which norm: 2, 1, 0, ±inf or any other `p`.
+        ord: f64,
+        /// The dims reduced; `None` is every dim.
+        dims: Option<Vec<isize>>,
+        /// Keep the reduced dims as size 1.
+        keepdim: bool,
+    },
 }
 
 impl Composite {
@@ -117,6 +127,7 @@ impl Composite {
             "topk",
             "kthvalue",
             "median",
+            "vector_norm",
         ]
     }
 
@@ -197,6 +208,21 @@ impl Composite {
                 dim: p.dim.take().unwrap_or(-1) as isize,
                 keepdim: p.keepdim.take().unwrap_or(false),
             },
+            // PyTorch's defaults: the 2-norm of every element.
+            "vector_norm" => {
+                let dims = p.dims.take().map(isizes);
+                let keepdim = p.keepdim.take().unwrap_or(false);
+                if dims.is_none() && keepdim {
+                    return Some(Err(format!(
+                        "op `{name}` over every dim (no `dims`) has no `keepdim`"
+                    )));
+                }
+                Composite::VectorNorm {
+                    ord: p.ord.take().unwrap_or(2.0),
+                    dims,
+                    keepdim,
+                }
+            }
             _ => return None,
         }))
     }
@@ -220,6 +246,7 @@ impl Composite {
             Composite::Topk { .. } => "topk",
             Composite::Kthvalue { .. } => "kthvalue",
             Composite::Median { .. } => "median",
+            Composite::VectorNorm { .. } => "vector_norm",
         }
     }
 
@@ -263,6 +290,10 @@ impl Composite {
             Composite::Topk { k, dim, largest } => Ok(x[0].topk(*k, *dim, *largest)?.0),
             Composite::Kthvalue { k, dim, keepdim } => Ok(x[0].kthvalue(*k, *dim, *keepdim)?.0),
             Composite::Median { dim, keepdim } => Ok(x[0].median(*dim, *keepdim)?.0),
+            Composite::VectorNorm { ord, dims, keepdim } => match dims {
+                Some(d) => x[0].vector_norm(*ord, d, *keepdim),
+                None => x[0].vector_norm_all(*ord),
+            },
         }
     }
 }

@@ -226,6 +226,7 @@ struct RawCase {
     descending: Option<bool>,
     largest: Option<bool>,
     k: Option<usize>,
+    ord: Option<f64>,
 }
 
 /// An input as written.
@@ -292,6 +293,7 @@ impl RawCase {
             descending: self.descending,
             largest: self.largest,
             k: self.k,
+            ord: self.ord,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -358,6 +358,7 @@ pub(crate) struct Params {
     pub descending: Option<bool>,
     pub largest: Option<bool>,
     pub k: Option<usize>,
+    pub ord: Option<f64>,
 }
 
 impl Params {
@@ -397,6 +398,7 @@ impl Params {
         note(self.descending.is_some(), "descending");
         note(self.largest.is_some(), "largest");
         note(self.k.is_some(), "k");
+        note(self.ord.is_some(), "ord");
         left
     }
 }

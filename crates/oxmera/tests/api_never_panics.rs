@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 63;
+const FAMILIES: u8 = 64;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -206,6 +206,13 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
         60 => a.sort(d, e > 0).map(drop),
         61 => a.topk(u(2), d, e > 0)?.1.argsort(e, d > 0).map(drop),
         62 => a.logcumsumexp(d).map(drop),
+        63 => a
+            .vector_norm(
+                [2.0, 1.0, 0.0, f64::INFINITY, -1.0, 0.5][u(2) % 6],
+                &[d, e][..u(3) % 3],
+                e > 0,
+            )
+            .map(drop),
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }

@@ -155,6 +155,21 @@ pub fn backward_roundings(op: &Op) -> f64 {
         // g - mean, g·y, its mean, y·that, the difference, ·rstd
         Op::LayerNorm { .. } => 14.0,
         Op::Matmul | Op::Conv2d(_) | Op::MaxPool2d(_) | Op::AvgPool2d(_) | Op::Cast(_) => 1.0,
+        // The rule of vector_norm (PyTorch's norm_backward): 1: g·sign(x),
+        // exact; ±inf: g/k; 2: x/n and ·g; any other p: |x|^(p-1) and
+        // n^(p-1) (a few ulps each, their conditions in κ), g/n^(p-1) and
+        // the product.
+        Op::Composite(Composite::VectorNorm { ord, .. }) => {
+            if *ord == 0.0 || *ord == 1.0 {
+                0.0
+            } else if ord.is_infinite() {
+                1.0
+            } else if *ord == 2.0 {
+                2.0
+            } else {
+                10.0
+            }
+        }
         Op::Where
         | Op::Contiguous
         | Op::Cat { .. }
@@ -188,7 +203,7 @@ fn reuses_output(op: &Op) -> bool {
                 op: oxmera_tensor::ScanOp::Prod | oxmera_tensor::ScanOp::LogSumExp,
                 ..
             }
-    )
+    ) || matches!(op, Op::Composite(Composite::VectorNorm { ord, .. }) if *ord != 0.0 && *ord != 1.0)
 }
 
 /// The `κ` of [`backward`]: for rules that exponentiate a difference
@@ -252,6 +267,23 @@ pub fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
                 } as f64;
                 let m = finite_max(wide(x)?.abs()?.to_f64_vec()?);
                 n * (n + 4.0) * (8.0 + 2.0 * m + n.ln())
+            }
+            // A p-norm's rule raises |x| and n to p - 1: an error ε·|t| in
+            // the exponent's argument t = (p - 1)·ln|x| (or ln n) is a
+            // relative one in the result; and n itself carries the forward
+            // bound's relative error, which n^(p-1) multiplies by |p - 1|.
+            Op::Composite(Composite::VectorNorm { ord, .. })
+                if !(*ord == 0.0 || *ord == 1.0 || *ord == 2.0 || ord.is_infinite()) =>
+            {
+                let x = &inputs[0];
+                let q = (ord - 1.0).abs();
+                let lx = finite_max(wide(x)?.abs()?.log()?.abs()?.to_f64_vec()?);
+                let norms = op.apply(&[wide(x)?])?.to_f64_vec()?;
+                let ln = finite_max(norms.iter().map(|v| v.abs().ln().abs()).collect());
+                let s = summation(super::terms(op, inputs));
+                let ulps = eps(acc_dtype(x.dtype())) / eps(x.dtype());
+                let fwd = ((5.0 + s + ord.abs() * lx) / ord.abs() + 5.0 + ln) * ulps;
+                q * (lx + ln) + q * fwd
             }
             _ => 0.0,
         })

@@ -86,6 +86,9 @@ pub enum Scale {
     /// `6 + |want| + max|x|` over the finite elements of the scanned
     /// slice (logcumsumexp).
     LogCumSumExp,
+    /// `|want| · ((5 + s + L)/|p| + 5 + |ln want|)`, `s` the [`summation`]
+    /// count and `L` the largest finite `|p · ln|x||` (a `p`-norm).
+    PNorm,
     /// `max|x|` over the reduced elements plus `|want|` (logsumexp).
     Lse,
     /// `|want| · (s + 4 + |x - max|)` per element, `s` the [`summation`]
@@ -161,6 +164,16 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
                 .product(),
         },
         Op::Composite(Composite::Trace) => x.dims().iter().copied().min().unwrap_or(1),
+        Op::Composite(Composite::VectorNorm { dims, .. }) => match dims {
+            None => x.numel(),
+            Some(d) => d
+                .iter()
+                .map(|&d| {
+                    let d = if d < 0 { d + x.rank() as isize } else { d };
+                    x.dims().get(d as usize).copied().unwrap_or(1)
+                })
+                .product(),
+        },
         Op::Softmax { dim, .. } | Op::Scan { dim, .. } => {
             let d = if *dim < 0 {
                 *dim + x.rank() as isize
@@ -380,6 +393,7 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Reduce {
             op: ReduceOp::Sum, ..
         } => Tolerance::new(1.0, s, AbsSum),
+        Op::Composite(Composite::VectorNorm { ord, .. }) => norm_tolerance(*ord, s),
         // trace: the sum of the diagonal's n terms, as for sum.
         Op::Composite(Composite::Trace) => Tolerance::new(1.0, s, AbsSum),
         // The sum's bound scaled by 1/n, plus the division's rounding.
@@ -449,6 +463,31 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             mode: oxmera_tensor::ScatterMode::Add,
             ..
         } => Tolerance::new(1.0, n, AbsScatter),
+    }
+}
+
+/// The forward bound of a vector norm of `ord` whose sum meets `s`
+/// additions ([`summation`]).
+fn norm_tolerance(ord: f64, s: f64) -> Tolerance {
+    if ord == 0.0 || ord.is_infinite() {
+        // A count of ones (exact below 2^24 terms) or a selected |x|.
+        Tolerance::EXACT
+    } else if ord == 1.0 {
+        // Σ|x|: positive terms, so the sum's s roundings are relative to
+        // the result, then one rounding into the output.
+        Tolerance::new(1.0, s, Scale::Want)
+    } else if ord == 2.0 {
+        // √Σx²: the squares (1) and the sum (s), both relative on positive
+        // terms, and the sum's rounding into the computing dtype (1); the
+        // root halves that relative error and adds its own rounding, which
+        // is the one into the output (or, for f16/bf16, one more in f32).
+        Tolerance::new(1.0, (s + 2.0) / 2.0 + 1.0, Scale::Want)
+    } else {
+        // (Σ|x|^p)^(1/p): see [`Scale::PNorm`]: each power is within a few
+        // ulps plus its condition |p ln|x|| (4 + L, and one rounding), the
+        // sum is relative (s), the root divides that relative error by |p|
+        // and adds its own few ulps and condition |ln want|, and a rounding.
+        Tolerance::new(1.0, 1.0, Scale::PNorm)
     }
 }
 

@@ -88,6 +88,24 @@ fn scale_inner(
                 .map(|(w, m)| 6.0 + w.abs() + m)
                 .collect()
         }
+        Scale::PNorm => {
+            let Op::Composite(Composite::VectorNorm { ord, .. }) = op else {
+                unreachable!("the p-norm scale belongs to vector_norm")
+            };
+            let l = wide(&inputs[0])?
+                .abs()?
+                .log()?
+                .mul_scalar(*ord)?
+                .abs()?
+                .to_f64_vec()?
+                .into_iter()
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max);
+            let s = summation(n);
+            want.iter()
+                .map(|w| w.abs() * ((5.0 + s + l) / ord.abs() + 5.0 + w.abs().ln().abs()))
+                .collect()
+        }
         Scale::AbsSum if *op == Op::Composite(Composite::Trace) => {
             vec![wide(&inputs[0])?.abs()?.trace()?.item()?]
         }

@@ -11,6 +11,7 @@ mod index;
 pub(crate) mod mask;
 mod math;
 mod matmul;
+pub(crate) mod norm;
 mod operators;
 mod reduce;
 mod shape;

@@ -12,11 +12,13 @@
 mod activation;
 mod cumulative;
 mod elementwise;
+mod norm;
 mod reduce;
 mod structural;
 
 pub(crate) use cumulative::scan;
 pub(crate) use elementwise::{binary, cast, unary, where_cond};
+pub(crate) use norm::vector_norm;
 pub(crate) use reduce::{layer_norm, matmul, reduce, softmax};
 pub(crate) use structural::{
     broadcast, cat, conv2d, flip, gather, identity, index_select, pad, permute, pool2d, reshape,
