@@ -95,6 +95,14 @@ pub enum Composite {
         /// Keep the dim as size 1.
         keepdim: bool,
     },
+    /// `x.repeat_interleave(r, dim)` for one count, else
+    /// `x.repeat_interleave_counts(counts, dim)`.
+    RepeatInterleave {
+        /// One count for every element, or one per element along `dim`.
+        repeats: Vec<usize>,
+        /// The dim; `None` flattens first.
+        dim: Option<isize>,
+    },
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -128,6 +136,7 @@ impl Composite {
             "kthvalue",
             "median",
             "vector_norm",
+            "repeat_interleave",
         ]
     }
 
@@ -208,6 +217,14 @@ impl Composite {
                 dim: p.dim.take().unwrap_or(-1) as isize,
                 keepdim: p.keepdim.take().unwrap_or(false),
             },
+            // PyTorch's default: no dim, the flattened tensor.
+            "repeat_interleave" => match needed(p.repeats.take(), "repeats") {
+                Ok(repeats) => Composite::RepeatInterleave {
+                    repeats,
+                    dim: p.dim.take().map(|d| d as isize),
+                },
+                Err(e) => return Some(Err(e)),
+            },
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -247,6 +264,7 @@ impl Composite {
             Composite::Kthvalue { .. } => "kthvalue",
             Composite::Median { .. } => "median",
             Composite::VectorNorm { .. } => "vector_norm",
+            Composite::RepeatInterleave { .. } => "repeat_interleave",
         }
     }
 
@@ -290,6 +308,10 @@ impl Composite {
             Composite::Topk { k, dim, largest } => Ok(x[0].topk(*k, *dim, *largest)?.0),
             Composite::Kthvalue { k, dim, keepdim } => Ok(x[0].kthvalue(*k, *dim, *keepdim)?.0),
             Composite::Median { dim, keepdim } => Ok(x[0].median(*dim, *keepdim)?.0),
+            Composite::RepeatInterleave { repeats, dim } => match repeats.as_slice() {
+                [r] => x[0].repeat_interleave(*r, *dim),
+                counts => x[0].repeat_interleave_counts(counts, *dim),
+            },
             Composite::VectorNorm { ord, dims, keepdim } => match dims {
                 Some(d) => x[0].vector_norm(*ord, d, *keepdim),
                 None => x[0].vector_norm_all(*ord),

@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 64;
+const FAMILIES: u8 = 65;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -213,6 +213,12 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
                 e > 0,
             )
             .map(drop),
+        64 => match u(1) % 3 {
+            0 => a.repeat_interleave(u(2), [None, Some(d)][u(3) % 2]),
+            1 => a.repeat_interleave_counts(&shape[..u(0) % 4], Some(e)),
+            _ => a.repeat_interleave_tensor(b, [None, Some(d)][u(3) % 2]),
+        }
+        .map(drop),
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }

@@ -262,7 +262,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::Argsort { .. }
             | Composite::Topk { .. }
             | Composite::Kthvalue { .. }
-            | Composite::Median { .. },
+            | Composite::Median { .. }
+            | Composite::RepeatInterleave { .. },
         )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.

@@ -9,7 +9,7 @@
 use oxmera_core::{DType, Error, Result, Shape, normalize_dims};
 
 use super::unary::FLOAT_ONLY_HINT;
-use crate::{Tensor, keepdim_shape, no_grad};
+use crate::{Tensor, no_grad};
 
 const NAME: &str = "vector_norm";
 
@@ -125,9 +125,4 @@ impl Tensor {
     pub fn norm(&self, p: f64) -> Result<Tensor> {
         self.vector_norm_all(p)
     }
-}
-
-/// The keepdim shape of a norm of `x` over `reduced` (for the rule).
-pub(crate) fn kept_shape(x: &Tensor, reduced: &[usize]) -> Shape {
-    keepdim_shape(x.shape(), reduced)
 }

@@ -2,13 +2,13 @@
 
 use oxmera_core::Result;
 
-use crate::Tensor;
 use crate::autograd::record_unary;
+use crate::{Tensor, keepdim_shape};
 
 /// Records `out` (keepdim-shaped) as the `ord`-norm of `x` over `reduced`.
 pub(crate) fn vector_norm(x: &Tensor, reduced: &[usize], ord: f64, out: Tensor) -> Tensor {
     let (xd, nd) = (x.detach(), out.detach());
-    let kept = crate::ops::norm::kept_shape(x, reduced);
+    let kept = keepdim_shape(x.shape(), reduced);
     let over: Vec<isize> = reduced.iter().map(|&d| d as isize).collect();
     record_unary(out, "vector_norm", x, move |g| {
         let g = g.reshape(kept.clone())?;
