@@ -103,6 +103,18 @@ pub enum Composite {
         /// The dim; `None` flattens first.
         dim: Option<isize>,
     },
+    /// `x.index_add(dim, index, source, alpha)`.
+    IndexAdd {
+        /// The dim written along.
+        dim: isize,
+        /// The source's factor.
+        alpha: f64,
+    },
+    /// `x.index_copy(dim, index, source)`.
+    IndexCopy {
+        /// The dim written along.
+        dim: isize,
+    },
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -137,6 +149,8 @@ impl Composite {
             "median",
             "vector_norm",
             "repeat_interleave",
+            "index_add",
+            "index_copy",
         ]
     }
 
@@ -225,6 +239,20 @@ impl Composite {
                 },
                 Err(e) => return Some(Err(e)),
             },
+            // PyTorch's default: alpha 1.
+            "index_add" | "index_copy" => {
+                let Some(dim) = p.dim.take() else {
+                    return Some(Err(format!("op `{name}` needs `dim`")));
+                };
+                if name == "index_add" {
+                    Composite::IndexAdd {
+                        dim: dim as isize,
+                        alpha: p.alpha.take().unwrap_or(1.0),
+                    }
+                } else {
+                    Composite::IndexCopy { dim: dim as isize }
+                }
+            }
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -265,6 +293,8 @@ impl Composite {
             Composite::Median { .. } => "median",
             Composite::VectorNorm { .. } => "vector_norm",
             Composite::RepeatInterleave { .. } => "repeat_interleave",
+            Composite::IndexAdd { .. } => "index_add",
+            Composite::IndexCopy { .. } => "index_copy",
         }
     }
 
@@ -272,6 +302,7 @@ impl Composite {
     pub(crate) fn arity(&self) -> (usize, usize) {
         match self {
             Composite::Outer => (2, 2),
+            Composite::IndexAdd { .. } | Composite::IndexCopy { .. } => (3, 3),
             _ => (1, 1),
         }
     }
@@ -308,6 +339,8 @@ impl Composite {
             Composite::Topk { k, dim, largest } => Ok(x[0].topk(*k, *dim, *largest)?.0),
             Composite::Kthvalue { k, dim, keepdim } => Ok(x[0].kthvalue(*k, *dim, *keepdim)?.0),
             Composite::Median { dim, keepdim } => Ok(x[0].median(*dim, *keepdim)?.0),
+            Composite::IndexAdd { dim, alpha } => x[0].index_add(*dim, &x[1], &x[2], *alpha),
+            Composite::IndexCopy { dim } => x[0].index_copy(*dim, &x[1], &x[2]),
             Composite::RepeatInterleave { repeats, dim } => match repeats.as_slice() {
                 [r] => x[0].repeat_interleave(*r, *dim),
                 counts => x[0].repeat_interleave_counts(counts, *dim),

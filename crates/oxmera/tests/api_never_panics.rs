@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 65;
+const FAMILIES: u8 = 66;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -217,6 +217,12 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             0 => a.repeat_interleave(u(2), [None, Some(d)][u(3) % 2]),
             1 => a.repeat_interleave_counts(&shape[..u(0) % 4], Some(e)),
             _ => a.repeat_interleave_tensor(b, [None, Some(d)][u(3) % 2]),
+        }
+        .map(drop),
+        65 => if d > 0 {
+            a.index_add(e, b, a, d as f64 / 2.0)
+        } else {
+            a.index_copy(e, &b.reshape([b.numel()])?, a)
         }
         .map(drop),
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),

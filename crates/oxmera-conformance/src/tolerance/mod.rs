@@ -86,6 +86,9 @@ pub enum Scale {
     /// `6 + |want| + max|x|` over the finite elements of the scanned
     /// slice (logcumsumexp).
     LogCumSumExp,
+    /// `index_add(|x|, index, |src|, |alpha|)`: the magnitudes that meet in
+    /// each element (index_add).
+    AbsIndexAdd,
     /// `|want| · ((5 + s + L)/|p| + 5 + |ln want|)`, `s` the [`summation`]
     /// count and `L` the largest finite `|p · ln|x||` (a `p`-norm).
     PNorm,
@@ -164,6 +167,9 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
                 .product(),
         },
         Op::Composite(Composite::Trace) => x.dims().iter().copied().min().unwrap_or(1),
+        // x and the source slices whose index lands there: at most the
+        // index's length, plus x.
+        Op::Composite(Composite::IndexAdd { .. }) => inputs[1].numel() + 1,
         Op::Composite(Composite::VectorNorm { dims, .. }) => match dims {
             None => x.numel(),
             Some(d) => d
@@ -263,7 +269,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::Topk { .. }
             | Composite::Kthvalue { .. }
             | Composite::Median { .. }
-            | Composite::RepeatInterleave { .. },
+            | Composite::RepeatInterleave { .. }
+            | Composite::IndexCopy { .. },
         )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.
@@ -395,6 +402,12 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             op: ReduceOp::Sum, ..
         } => Tolerance::new(1.0, s, AbsSum),
         Op::Composite(Composite::VectorNorm { ord, .. }) => norm_tolerance(*ord, s),
+        // x plus the alpha·source slices that land on it: n terms summed
+        // as scatter_add's, over their magnitudes, after one relative
+        // rounding of each product alpha·s.
+        Op::Composite(Composite::IndexAdd { .. }) => {
+            Tolerance::new(1.0, n + 1.0, AbsIndexAdd)
+        }
         // trace: the sum of the diagonal's n terms, as for sum.
         Op::Composite(Composite::Trace) => Tolerance::new(1.0, s, AbsSum),
         // The sum's bound scaled by 1/n, plus the division's rounding.

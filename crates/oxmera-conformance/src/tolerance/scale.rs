@@ -88,6 +88,20 @@ fn scale_inner(
                 .map(|(w, m)| 6.0 + w.abs() + m)
                 .collect()
         }
+        Scale::AbsIndexAdd => {
+            let Op::Composite(Composite::IndexAdd { dim, alpha }) = op else {
+                unreachable!("the index_add scale belongs to index_add")
+            };
+            wide(&inputs[0])?
+                .abs()?
+                .index_add(
+                    *dim,
+                    &inputs[1].detach(),
+                    &wide(&inputs[2])?.abs()?,
+                    alpha.abs(),
+                )?
+                .to_f64_vec()?
+        }
         Scale::PNorm => {
             let Op::Composite(Composite::VectorNorm { ord, .. }) = op else {
                 unreachable!("the p-norm scale belongs to vector_norm")

@@ -21,7 +21,7 @@ use crate::autograd::rules;
 use crate::{HostBuffer, ScatterMode, Tensor};
 
 /// Fails unless `b` is on `a`'s device.
-fn same_device(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
+pub(super) fn same_device(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.device() == b.device() {
         Ok(())
     } else {
@@ -34,7 +34,7 @@ fn same_device(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
 }
 
 /// Fails unless `b` has `a`'s dtype.
-fn same_dtype(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
+pub(super) fn same_dtype(op: &'static str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() == b.dtype() {
         Ok(())
     } else {
@@ -92,7 +92,7 @@ fn in_index_dtype(index: &Tensor, want: DType, in_range: bool) -> Result<Tensor>
 }
 
 /// Fails with the first value outside `0..size`.
-fn check_range(op: &'static str, values: &[i64], dim: usize, size: usize) -> Result<()> {
+pub(super) fn check_range(op: &'static str, values: &[i64], dim: usize, size: usize) -> Result<()> {
     match values
         .iter()
         .find(|&&v| usize::try_from(v).map_or(true, |u| u >= size))

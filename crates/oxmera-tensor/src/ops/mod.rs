@@ -8,6 +8,7 @@ pub mod chain;
 mod conv;
 mod cumulative;
 mod index;
+mod index_add;
 mod interleave;
 pub(crate) mod mask;
 mod math;
