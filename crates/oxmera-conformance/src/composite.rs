@@ -115,6 +115,11 @@ pub enum Composite {
         /// The dim written along.
         dim: isize,
     },
+    /// `x.masked_select(mask)`: 1-D, the elements where the (broadcast)
+    /// bool mask is true.
+    MaskedSelect,
+    /// `x.nonzero()`: the coordinates of the nonzero elements (`i64`).
+    Nonzero,
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -151,6 +156,8 @@ impl Composite {
             "repeat_interleave",
             "index_add",
             "index_copy",
+            "masked_select",
+            "nonzero",
         ]
     }
 
@@ -203,6 +210,8 @@ impl Composite {
             }
             "diag" => Composite::Diag(p.diagonal.take().unwrap_or(0)),
             "trace" => Composite::Trace,
+            "masked_select" => Composite::MaskedSelect,
+            "nonzero" => Composite::Nonzero,
             "outer" => Composite::Outer,
             // PyTorch's defaults: the last dim, ascending / largest, no keepdim.
             "sort" | "argsort" => {
@@ -295,24 +304,31 @@ impl Composite {
             Composite::RepeatInterleave { .. } => "repeat_interleave",
             Composite::IndexAdd { .. } => "index_add",
             Composite::IndexCopy { .. } => "index_copy",
+            Composite::MaskedSelect => "masked_select",
+            Composite::Nonzero => "nonzero",
         }
     }
 
     /// How many inputs it takes: `(least, most)`.
     pub(crate) fn arity(&self) -> (usize, usize) {
         match self {
-            Composite::Outer => (2, 2),
+            Composite::Outer | Composite::MaskedSelect => (2, 2),
             Composite::IndexAdd { .. } | Composite::IndexCopy { .. } => (3, 3),
             _ => (1, 1),
         }
     }
 
     /// Whether autograd records it (for float outputs): all but the masks,
-    /// whose outputs are bool, and `argsort`, whose output is `i64`.
+    /// whose outputs are bool, and `argsort` and `nonzero`, whose outputs
+    /// are `i64`.
     pub fn differentiable(&self) -> bool {
         !matches!(
             self,
-            Composite::IsNan | Composite::IsInf | Composite::IsFinite | Composite::Argsort { .. }
+            Composite::IsNan
+                | Composite::IsInf
+                | Composite::IsFinite
+                | Composite::Argsort { .. }
+                | Composite::Nonzero
         )
     }
 
@@ -341,6 +357,8 @@ impl Composite {
             Composite::Median { dim, keepdim } => Ok(x[0].median(*dim, *keepdim)?.0),
             Composite::IndexAdd { dim, alpha } => x[0].index_add(*dim, &x[1], &x[2], *alpha),
             Composite::IndexCopy { dim } => x[0].index_copy(*dim, &x[1], &x[2]),
+            Composite::MaskedSelect => x[0].masked_select(&x[1]),
+            Composite::Nonzero => x[0].nonzero(),
             Composite::RepeatInterleave { repeats, dim } => match repeats.as_slice() {
                 [r] => x[0].repeat_interleave(*r, *dim),
                 counts => x[0].repeat_interleave_counts(counts, *dim),

@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 66;
+const FAMILIES: u8 = 67;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -223,6 +223,14 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             a.index_add(e, b, a, d as f64 / 2.0)
         } else {
             a.index_copy(e, &b.reshape([b.numel()])?, a)
+        }
+        .map(drop),
+        66 => if d > 0 {
+            a.masked_select(&b.gt_scalar(0.5)?)
+        } else if d < 0 {
+            a.masked_select(b)
+        } else {
+            b.nonzero()
         }
         .map(drop),
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),

@@ -270,7 +270,9 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::Kthvalue { .. }
             | Composite::Median { .. }
             | Composite::RepeatInterleave { .. }
-            | Composite::IndexCopy { .. },
+            | Composite::IndexCopy { .. }
+            | Composite::MaskedSelect
+            | Composite::Nonzero,
         )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.

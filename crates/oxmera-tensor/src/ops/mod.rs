@@ -13,6 +13,7 @@ mod interleave;
 pub(crate) mod mask;
 mod math;
 mod matmul;
+mod nonzero;
 mod norm;
 mod operators;
 mod reduce;
