@@ -244,31 +244,47 @@ pub fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
                 eps,
             } => layer_norm_conditioning(&inputs[0], *normalized_dims, *eps)?,
             // logcumsumexp's rule is exp(x_i + r_i), r_i a reversed
-            // logcumsumexp of log|g_j| - y_j over the n - i later elements:
-            // by the forward row's analysis r_i is within n·ε·(6 + |r| +
-            // max|log|g| - y|) of exact, which with |y| ≤ max|x| + ln n
-            // is within n·(8 + 2·max|x| + ln n) ulps, counting log|g|
-            // weighted by g (g·|ln g| ≤ max(|g|·|ln‖g‖|, 1/e)). That
-            // absolute error in the exponent is a relative one in a part
-            // that may reach n·‖g‖ before the two parts cancel: κ is
-            // n·(n + 4)·(8 + 2·max|x| + ln n), taken over finite |x|.
+            // logcumsumexp of log|g_j| - y_j over the n - i later elements.
+            // Its exponent's error, in ulps of the dtype: the scan's n
+            // steps in the computing precision, each within
+            // 8 + 2·max|x| + ln n of the values it meets (the forward row's
+            // analysis, with |y| ≤ max|x| + ln n and log|g| counted weighted
+            // by g, g·|ln g| ≤ max(|g|·|ln‖g‖|, 1/e)), so n·that·ε_acc/ε;
+            // and five roundings into the dtype (log, - y, the scan's
+            // output, + x, exp) of values of that size. An absolute error in
+            // the exponent is a relative one in a part exp(x_i + r_i) =
+            // Σ_{j>=i} |g_j|·exp(x_i - y_j) ≤ S·‖g‖, S the largest
+            // Σ_{j>=i} exp(x_i - y_j) of the input (the gradient of Σ y,
+            // computed here in f64), before the two parts cancel:
+            // κ = S·(8 + 2·max|x| + ln n)·(5 + n·ε_acc/ε).
             Op::Scan {
                 op: oxmera_tensor::ScanOp::LogSumExp,
                 dim,
             } => {
-                let x = &inputs[0];
-                let n = if x.rank() == 0 {
-                    1
+                let x = wide(&inputs[0])?;
+                let (n, s) = if x.rank() == 0 {
+                    (1.0, 1.0)
                 } else {
                     let d = if *dim < 0 {
                         *dim + x.rank() as isize
                     } else {
                         *dim
                     };
-                    x.dims().get(d as usize).copied().unwrap_or(1)
-                } as f64;
-                let m = finite_max(wide(x)?.abs()?.to_f64_vec()?);
-                n * (n + 4.0) * (8.0 + 2.0 * m + n.ln())
+                    let n = x.dims().get(d as usize).copied().unwrap_or(1) as f64;
+                    let y = x.logcumsumexp(d)?;
+                    let weights = y
+                        .neg()?
+                        .flip(&[d])?
+                        .logcumsumexp(d)?
+                        .flip(&[d])?
+                        .add(&x)?
+                        .exp()?;
+                    (n, finite_max(weights.to_f64_vec()?).max(1.0))
+                };
+                let m = finite_max(x.abs()?.to_f64_vec()?);
+                let dtype = inputs[0].dtype();
+                let steps = n * eps(acc_dtype(dtype)) / eps(dtype);
+                s * (8.0 + 2.0 * m + n.ln()) * (5.0 + steps)
             }
             // A p-norm's rule raises |x| and n to p - 1: an error ε·|t| in
             // the exponent's argument t = (p - 1)·ln|x| (or ln n) is a
