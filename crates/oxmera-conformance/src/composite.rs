@@ -7,7 +7,7 @@
 //! assembled by autograd from its parts, agrees with the reference's.
 
 use oxmera_core::Result;
-use oxmera_tensor::Tensor;
+use oxmera_tensor::{PadMode, Tensor};
 
 use crate::ops::Params;
 
@@ -120,6 +120,13 @@ pub enum Composite {
     MaskedSelect,
     /// `x.nonzero()`: the coordinates of the nonzero elements (`i64`).
     Nonzero,
+    /// `x.pad_mode(pads, mode)`: reflect, replicate or circular padding.
+    PadMode {
+        /// One `(before, after)` pair per dim.
+        pads: Vec<(usize, usize)>,
+        /// How the padding is filled.
+        mode: PadMode,
+    },
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -158,6 +165,7 @@ impl Composite {
             "index_copy",
             "masked_select",
             "nonzero",
+            "pad_mode",
         ]
     }
 
@@ -262,6 +270,21 @@ impl Composite {
                     Composite::IndexCopy { dim: dim as isize }
                 }
             }
+            "pad_mode" => {
+                let Some(pads) = p.pads.take() else {
+                    return Some(Err(format!("op `{name}` needs `pads`")));
+                };
+                let mode = p.mode.take().unwrap_or_default();
+                let Some(mode) = PadMode::from_name(&mode) else {
+                    return Some(Err(format!(
+                        "op `{name}` needs `mode`: reflect, replicate or circular, got `{mode}`"
+                    )));
+                };
+                Composite::PadMode {
+                    pads: pads.into_iter().map(|[b, a]| (b, a)).collect(),
+                    mode,
+                }
+            }
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -306,6 +329,7 @@ impl Composite {
             Composite::IndexCopy { .. } => "index_copy",
             Composite::MaskedSelect => "masked_select",
             Composite::Nonzero => "nonzero",
+            Composite::PadMode { .. } => "pad_mode",
         }
     }
 
@@ -359,6 +383,7 @@ impl Composite {
             Composite::IndexCopy { dim } => x[0].index_copy(*dim, &x[1], &x[2]),
             Composite::MaskedSelect => x[0].masked_select(&x[1]),
             Composite::Nonzero => x[0].nonzero(),
+            Composite::PadMode { pads, mode } => x[0].pad_mode(pads, *mode),
             Composite::RepeatInterleave { repeats, dim } => match repeats.as_slice() {
                 [r] => x[0].repeat_interleave(*r, *dim),
                 counts => x[0].repeat_interleave_counts(counts, *dim),

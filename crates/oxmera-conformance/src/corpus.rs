@@ -36,6 +36,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("matmul.toml", include_str!("../corpus/matmul.toml")),
     ("index.toml", include_str!("../corpus/index.toml")),
     ("conv.toml", include_str!("../corpus/conv.toml")),
+    ("pad.toml", include_str!("../corpus/pad.toml")),
     ("cast.toml", include_str!("../corpus/cast.toml")),
     ("large.toml", include_str!("../corpus/large.toml")),
     ("empty.toml", include_str!("../corpus/empty.toml")),
@@ -227,6 +228,7 @@ struct RawCase {
     largest: Option<bool>,
     k: Option<usize>,
     ord: Option<f64>,
+    mode: Option<String>,
 }
 
 /// An input as written.
@@ -294,6 +296,7 @@ impl RawCase {
             largest: self.largest,
             k: self.k,
             ord: self.ord,
+            mode: self.mode,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

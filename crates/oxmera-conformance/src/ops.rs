@@ -359,6 +359,7 @@ pub(crate) struct Params {
     pub largest: Option<bool>,
     pub k: Option<usize>,
     pub ord: Option<f64>,
+    pub mode: Option<String>,
 }
 
 impl Params {
@@ -399,6 +400,7 @@ impl Params {
         note(self.largest.is_some(), "largest");
         note(self.k.is_some(), "k");
         note(self.ord.is_some(), "ord");
+        note(self.mode.is_some(), "mode");
         left
     }
 }

@@ -47,8 +47,8 @@ pub use op::{
     BinaryOp, CmpOp, Conv2dParams, Pool2dParams, ReduceOp, SELU_ALPHA, SELU_SCALE, ScanOp,
     ScatterMode, UnaryOp, keepdim_shape, window_input_index, window_output_size,
 };
-pub use ops::AttentionOptions;
 pub use ops::chain::{Operand, TensorResultExt};
+pub use ops::{AttentionOptions, PadMode};
 pub use random::{Generator, philox4x32_10};
 pub use registry::{BACKEND_PROVIDERS, Provider, panic_message};
 pub use storage::{DeviceBuffer, HostBuffer, Storage, StorageData};

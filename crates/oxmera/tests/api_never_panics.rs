@@ -23,7 +23,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxmera::prelude::*;
 // Links the loopback backend, which registers the `loopback` device.
-use oxmera::tensor::{Conv2dParams, Pool2dParams};
+use oxmera::tensor::{Conv2dParams, PadMode, Pool2dParams};
 use oxmera_loopback as _;
 use proptest::prelude::*;
 
@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 67;
+const FAMILIES: u8 = 68;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -233,6 +233,13 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             b.nonzero()
         }
         .map(drop),
+        67 => {
+            let pads: Vec<(usize, usize)> = (0..a.rank() + u(0) % 2)
+                .map(|i| (shape.get(i).copied().unwrap_or(0), u(1) % 4))
+                .collect();
+            let mode = [PadMode::Reflect, PadMode::Replicate, PadMode::Circular][u(3) % 3];
+            a.pad_mode(&pads, mode).map(drop)
+        }
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }

@@ -272,7 +272,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::RepeatInterleave { .. }
             | Composite::IndexCopy { .. }
             | Composite::MaskedSelect
-            | Composite::Nonzero,
+            | Composite::Nonzero
+            | Composite::PadMode { .. },
         )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.

@@ -16,9 +16,11 @@ mod matmul;
 mod nonzero;
 mod norm;
 mod operators;
+mod pad;
 mod reduce;
 mod shape;
 mod sort;
 mod unary;
 
 pub use attention::AttentionOptions;
+pub use pad::PadMode;
