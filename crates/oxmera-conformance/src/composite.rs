@@ -7,7 +7,7 @@
 //! assembled by autograd from its parts, agrees with the reference's.
 
 use oxmera_core::Result;
-use oxmera_tensor::{PadMode, Tensor};
+use oxmera_tensor::{Conv1dParams, PadMode, Tensor};
 
 use crate::ops::Params;
 
@@ -127,6 +127,8 @@ pub enum Composite {
         /// How the padding is filled.
         mode: PadMode,
     },
+    /// `x.conv1d(weight, bias, params)`: `conv2d` over a unit height.
+    Conv1d(Conv1dParams),
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -166,6 +168,7 @@ impl Composite {
             "masked_select",
             "nonzero",
             "pad_mode",
+            "conv1d",
         ]
     }
 
@@ -285,6 +288,24 @@ impl Composite {
                     mode,
                 }
             }
+            // PyTorch's defaults: stride 1, no padding, dilation 1, one group.
+            "conv1d" => {
+                let one = |v, what, default| {
+                    crate::ops::window_param(v, name, what, 1, default).map(|v| v[0])
+                };
+                let params = (|| {
+                    Ok::<_, String>(Conv1dParams {
+                        stride: one(p.stride.take(), "stride", 1)?,
+                        padding: one(p.padding.take(), "padding", 0)?,
+                        dilation: one(p.dilation.take(), "dilation", 1)?,
+                        groups: p.groups.take().unwrap_or(1),
+                    })
+                })();
+                match params {
+                    Ok(params) => Composite::Conv1d(params),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -330,6 +351,7 @@ impl Composite {
             Composite::MaskedSelect => "masked_select",
             Composite::Nonzero => "nonzero",
             Composite::PadMode { .. } => "pad_mode",
+            Composite::Conv1d(_) => "conv1d",
         }
     }
 
@@ -337,6 +359,7 @@ impl Composite {
     pub(crate) fn arity(&self) -> (usize, usize) {
         match self {
             Composite::Outer | Composite::MaskedSelect => (2, 2),
+            Composite::Conv1d(_) => (2, 3),
             Composite::IndexAdd { .. } | Composite::IndexCopy { .. } => (3, 3),
             _ => (1, 1),
         }
@@ -384,6 +407,7 @@ impl Composite {
             Composite::MaskedSelect => x[0].masked_select(&x[1]),
             Composite::Nonzero => x[0].nonzero(),
             Composite::PadMode { pads, mode } => x[0].pad_mode(pads, *mode),
+            Composite::Conv1d(params) => x[0].conv1d(&x[1], x.get(2), *params),
             Composite::RepeatInterleave { repeats, dim } => match repeats.as_slice() {
                 [r] => x[0].repeat_interleave(*r, *dim),
                 counts => x[0].repeat_interleave_counts(counts, *dim),

@@ -343,11 +343,11 @@ pub(crate) struct Params {
     pub pads: Option<Vec<[usize; 2]>>,
     pub value: Option<f64>,
     pub diagonal: Option<i64>,
-    pub stride: Option<[usize; 2]>,
-    pub padding: Option<[usize; 2]>,
-    pub dilation: Option<[usize; 2]>,
+    pub stride: Option<Vec<usize>>,
+    pub padding: Option<Vec<usize>>,
+    pub dilation: Option<Vec<usize>>,
     pub groups: Option<usize>,
-    pub kernel: Option<[usize; 2]>,
+    pub kernel: Option<Vec<usize>>,
     pub normalized_dims: Option<usize>,
     pub eps: Option<f64>,
     pub nan: Option<f64>,
@@ -415,6 +415,36 @@ fn isize_dims(dims: Vec<i64>) -> Vec<isize> {
 
 fn pair(p: [usize; 2]) -> (usize, usize) {
     (p[0], p[1])
+}
+
+/// A window parameter of `len` entries (2 for `[h, w]`, 1 for a length),
+/// `default` when absent.
+pub(crate) fn window_param(
+    value: Option<Vec<usize>>,
+    op: &str,
+    name: &str,
+    len: usize,
+    default: usize,
+) -> std::result::Result<Vec<usize>, String> {
+    match value {
+        None => Ok(vec![default; len]),
+        Some(v) if v.len() == len => Ok(v),
+        Some(v) => Err(format!(
+            "op `{op}` takes {len} entries of `{name}`, got {}",
+            v.len()
+        )),
+    }
+}
+
+/// [`window_param`] for `[h, w]` pairs.
+fn window_pair(
+    value: Option<Vec<usize>>,
+    op: &str,
+    name: &str,
+    default: usize,
+) -> std::result::Result<(usize, usize), String> {
+    let v = window_param(value, op, name, 2, default)?;
+    Ok((v[0], v[1]))
 }
 
 impl Op {
@@ -546,17 +576,26 @@ impl Op {
                 upper: name == "triu",
             },
             "conv2d" => Op::Conv2d(Conv2dParams {
-                stride: pair(p.stride.take().unwrap_or([1, 1])),
-                padding: pair(p.padding.take().unwrap_or([0, 0])),
-                dilation: pair(p.dilation.take().unwrap_or([1, 1])),
+                stride: window_pair(p.stride.take(), name, "stride", 1)?,
+                padding: window_pair(p.padding.take(), name, "padding", 0)?,
+                dilation: window_pair(p.dilation.take(), name, "dilation", 1)?,
                 groups: p.groups.take().unwrap_or(1),
             }),
             "max_pool2d" | "avg_pool2d" => {
-                let kernel = pair(required(p.kernel.take(), name, "kernel")?);
+                let kernel = window_pair(
+                    Some(required(p.kernel.take(), name, "kernel")?),
+                    name,
+                    "kernel",
+                    0,
+                )?;
+                let stride = match p.stride.take() {
+                    Some(s) => window_pair(Some(s), name, "stride", 1)?,
+                    None => kernel,
+                };
                 let params = Pool2dParams {
                     kernel,
-                    stride: p.stride.take().map(pair).unwrap_or(kernel),
-                    padding: pair(p.padding.take().unwrap_or([0, 0])),
+                    stride,
+                    padding: window_pair(p.padding.take(), name, "padding", 0)?,
                 };
                 if name == "max_pool2d" {
                     Op::MaxPool2d(params)
@@ -664,7 +703,7 @@ mod tests {
                 | "scatter_add" | "cumsum" | "cumprod" | "logcumsumexp" => p.dim = Some(0),
                 "pad" => p.pads = Some(vec![[0, 1]]),
                 "flip" => p.dims = Some(vec![0]),
-                "max_pool2d" | "avg_pool2d" => p.kernel = Some([2, 2]),
+                "max_pool2d" | "avg_pool2d" => p.kernel = Some(vec![2, 2]),
                 "layer_norm" => p.normalized_dims = Some(1),
                 "cast" => p.to = Some(DType::F32),
                 _ => {}

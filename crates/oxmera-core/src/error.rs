@@ -372,7 +372,7 @@ pub enum Error {
     WindowTooLarge {
         /// The operation.
         op: &'static str,
-        /// The spatial axis (`"height"` or `"width"`).
+        /// The spatial axis (`"height"`, `"width"`, or `"length"` for 1-D).
         axis: &'static str,
         /// The input's extent along that axis.
         input: usize,

@@ -23,7 +23,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxmera::prelude::*;
 // Links the loopback backend, which registers the `loopback` device.
-use oxmera::tensor::{Conv2dParams, PadMode, Pool2dParams};
+use oxmera::tensor::{Conv1dParams, Conv2dParams, PadMode, Pool2dParams};
 use oxmera_loopback as _;
 use proptest::prelude::*;
 
@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 68;
+const FAMILIES: u8 = 69;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -239,6 +239,16 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
                 .collect();
             let mode = [PadMode::Reflect, PadMode::Replicate, PadMode::Circular][u(3) % 3];
             a.pad_mode(&pads, mode).map(drop)
+        }
+        68 => {
+            let p = Conv1dParams {
+                stride: u(0),
+                padding: u(2) % 3,
+                dilation: u(1),
+                groups: u(3),
+            };
+            let bias = b.reshape([b.numel()])?;
+            a.conv1d(b, [None, Some(&bias)][u(1) % 2], p).map(drop)
         }
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }

@@ -157,6 +157,8 @@ pub fn backward_roundings(op: &Op) -> f64 {
         Op::Matmul | Op::Conv2d(_) | Op::MaxPool2d(_) | Op::AvgPool2d(_) | Op::Cast(_) => 1.0,
         // index_add's source gradient: alpha·g[index]
         Op::Composite(Composite::IndexAdd { .. }) => 1.0,
+        // conv2d_backward's kernel, as conv2d
+        Op::Composite(Composite::Conv1d(_)) => 1.0,
         // The rule of vector_norm (PyTorch's norm_backward): 1: g·sign(x),
         // exact; ±inf: g/k; 2: x/n and ·g; any other p: |x|^(p-1) and
         // n^(p-1) (a few ulps each, their conditions in κ), g/n^(p-1) and

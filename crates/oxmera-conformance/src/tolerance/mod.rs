@@ -196,7 +196,7 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
         // The contracted extent: the last dim of `a` (1 for a vector
         // promoted on the left is still its only dim).
         Op::Matmul => x.dims().last().copied().unwrap_or(1),
-        Op::Conv2d(_) => {
+        Op::Conv2d(_) | Op::Composite(Composite::Conv1d(_)) => {
             let taps: usize = inputs[1].dims().iter().skip(1).product();
             taps + usize::from(inputs.len() > 2)
         }
@@ -469,7 +469,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Matmul => Tolerance::new(1.0, n, AbsMatmul),
         // An inner product of c_in/groups·kh·kw taps (plus the bias): the
         // matmul bound, whether computed directly or by im2col + GEMM.
-        Op::Conv2d(_) => Tolerance::new(1.0, n, AbsConv),
+        // conv1d is conv2d over a unit height: the same inner products.
+        Op::Conv2d(_) | Op::Composite(Composite::Conv1d(_)) => Tolerance::new(1.0, n, AbsConv),
         // A sum of kh·kw taps (the divisor counts padding, per the
         // reference), then one division.
         Op::AvgPool2d(_) => Tolerance::new(2.0, n + 1.0, AbsPool),

@@ -204,17 +204,17 @@ fn scale_inner(
             .matmul(&wide(&inputs[1])?.abs()?)?
             .to_f64_vec()?,
         Scale::AbsConv => {
-            let Op::Conv2d(params) = op else {
-                unreachable!("the conv scale belongs to conv2d")
-            };
             let bias = match inputs.get(2) {
                 Some(b) => Some(wide(b)?.abs()?),
                 None => None,
             };
-            wide(&inputs[0])?
-                .abs()?
-                .conv2d(&wide(&inputs[1])?.abs()?, bias.as_ref(), *params)?
-                .to_f64_vec()?
+            let (x, w) = (wide(&inputs[0])?.abs()?, wide(&inputs[1])?.abs()?);
+            match op {
+                Op::Conv2d(params) => x.conv2d(&w, bias.as_ref(), *params)?,
+                Op::Composite(Composite::Conv1d(params)) => x.conv1d(&w, bias.as_ref(), *params)?,
+                _ => unreachable!("the conv scale belongs to conv2d and conv1d"),
+            }
+            .to_f64_vec()?
         }
         Scale::AbsPool => {
             let Op::AvgPool2d(params) = op else {

@@ -27,7 +27,7 @@ impl Pool2dParams {
     }
 }
 
-fn need_float(op: &'static str, x: &Tensor) -> Result<()> {
+pub(super) fn need_float(op: &'static str, x: &Tensor) -> Result<()> {
     if x.dtype().is_float() {
         Ok(())
     } else {
@@ -39,7 +39,7 @@ fn need_float(op: &'static str, x: &Tensor) -> Result<()> {
     }
 }
 
-fn need_rank(op: &'static str, x: &Tensor, rank: usize) -> Result<()> {
+pub(super) fn need_rank(op: &'static str, x: &Tensor, rank: usize) -> Result<()> {
     if x.rank() == rank {
         Ok(())
     } else {
@@ -52,7 +52,7 @@ fn need_rank(op: &'static str, x: &Tensor, rank: usize) -> Result<()> {
 }
 
 /// `b` must share `x`'s device and dtype.
-fn same_device_and_dtype(op: &'static str, x: &Tensor, b: &Tensor) -> Result<()> {
+pub(super) fn same_device_and_dtype(op: &'static str, x: &Tensor, b: &Tensor) -> Result<()> {
     if x.device() != b.device() {
         return Err(Error::DeviceMismatch {
             op,
@@ -71,7 +71,11 @@ fn same_device_and_dtype(op: &'static str, x: &Tensor, b: &Tensor) -> Result<()>
 }
 
 /// A `(height, width)` pair of counts that must each be at least 1.
-fn positive_pair(op: &'static str, name: &'static str, pair: (usize, usize)) -> Result<()> {
+pub(super) fn positive_pair(
+    op: &'static str,
+    name: &'static str,
+    pair: (usize, usize),
+) -> Result<()> {
     if pair.0 == 0 || pair.1 == 0 {
         Err(Error::invalid(
             op,
@@ -84,7 +88,7 @@ fn positive_pair(op: &'static str, name: &'static str, pair: (usize, usize)) -> 
 }
 
 /// The output extent along one axis, or [`Error::WindowTooLarge`].
-fn output_extent(
+pub(super) fn output_extent(
     op: &'static str,
     axis: &'static str,
     input: usize,

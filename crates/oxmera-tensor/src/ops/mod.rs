@@ -6,6 +6,7 @@ mod attention;
 mod binary;
 pub mod chain;
 mod conv;
+mod conv1d;
 mod cumulative;
 mod index;
 mod index_add;
@@ -23,4 +24,5 @@ mod sort;
 mod unary;
 
 pub use attention::AttentionOptions;
+pub use conv1d::Conv1dParams;
 pub use pad::PadMode;
