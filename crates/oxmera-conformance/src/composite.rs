@@ -129,6 +129,10 @@ pub enum Composite {
     },
     /// `x.conv1d(weight, bias, params)`: `conv2d` over a unit height.
     Conv1d(Conv1dParams),
+    /// `x.adaptive_avg_pool2d(output_size)`.
+    AdaptiveAvgPool2d((usize, usize)),
+    /// `x.adaptive_max_pool2d(output_size)`.
+    AdaptiveMaxPool2d((usize, usize)),
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -169,6 +173,8 @@ impl Composite {
             "nonzero",
             "pad_mode",
             "conv1d",
+            "adaptive_avg_pool2d",
+            "adaptive_max_pool2d",
         ]
     }
 
@@ -306,6 +312,17 @@ impl Composite {
                     Err(e) => return Some(Err(e)),
                 }
             }
+            "adaptive_avg_pool2d" | "adaptive_max_pool2d" => {
+                let size = match p.output_size.take() {
+                    Some(v) => crate::ops::window_pair(Some(v), name, "output_size", 0),
+                    None => Err(format!("op `{name}` needs `output_size`")),
+                };
+                match size {
+                    Ok(s) if name == "adaptive_avg_pool2d" => Composite::AdaptiveAvgPool2d(s),
+                    Ok(s) => Composite::AdaptiveMaxPool2d(s),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -352,6 +369,8 @@ impl Composite {
             Composite::Nonzero => "nonzero",
             Composite::PadMode { .. } => "pad_mode",
             Composite::Conv1d(_) => "conv1d",
+            Composite::AdaptiveAvgPool2d(_) => "adaptive_avg_pool2d",
+            Composite::AdaptiveMaxPool2d(_) => "adaptive_max_pool2d",
         }
     }
 
@@ -408,6 +427,8 @@ impl Composite {
             Composite::Nonzero => x[0].nonzero(),
             Composite::PadMode { pads, mode } => x[0].pad_mode(pads, *mode),
             Composite::Conv1d(params) => x[0].conv1d(&x[1], x.get(2), *params),
+            Composite::AdaptiveAvgPool2d(size) => x[0].adaptive_avg_pool2d(*size),
+            Composite::AdaptiveMaxPool2d(size) => x[0].adaptive_max_pool2d(*size),
             Composite::RepeatInterleave { repeats, dim } => match repeats.as_slice() {
                 [r] => x[0].repeat_interleave(*r, *dim),
                 counts => x[0].repeat_interleave_counts(counts, *dim),

@@ -229,6 +229,7 @@ struct RawCase {
     k: Option<usize>,
     ord: Option<f64>,
     mode: Option<String>,
+    output_size: Option<Vec<usize>>,
 }
 
 /// An input as written.
@@ -297,6 +298,7 @@ impl RawCase {
             k: self.k,
             ord: self.ord,
             mode: self.mode,
+            output_size: self.output_size,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -360,6 +360,7 @@ pub(crate) struct Params {
     pub k: Option<usize>,
     pub ord: Option<f64>,
     pub mode: Option<String>,
+    pub output_size: Option<Vec<usize>>,
 }
 
 impl Params {
@@ -401,6 +402,7 @@ impl Params {
         note(self.k.is_some(), "k");
         note(self.ord.is_some(), "ord");
         note(self.mode.is_some(), "mode");
+        note(self.output_size.is_some(), "output_size");
         left
     }
 }
@@ -437,7 +439,7 @@ pub(crate) fn window_param(
 }
 
 /// [`window_param`] for `[h, w]` pairs.
-fn window_pair(
+pub(crate) fn window_pair(
     value: Option<Vec<usize>>,
     op: &str,
     name: &str,

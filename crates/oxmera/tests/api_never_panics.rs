@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 69;
+const FAMILIES: u8 = 70;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -250,6 +250,12 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             let bias = b.reshape([b.numel()])?;
             a.conv1d(b, [None, Some(&bias)][u(1) % 2], p).map(drop)
         }
+        69 => if d > 0 {
+            a.adaptive_avg_pool2d((u(0), u(1)))
+        } else {
+            a.adaptive_max_pool2d((u(1), u(2)))
+        }
+        .map(drop),
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }

@@ -159,6 +159,9 @@ pub fn backward_roundings(op: &Op) -> f64 {
         Op::Composite(Composite::IndexAdd { .. }) => 1.0,
         // conv2d_backward's kernel, as conv2d
         Op::Composite(Composite::Conv1d(_)) => 1.0,
+        // g / the window's size, and for f16/bf16 the rounding of the
+        // f32 gradient into the dtype
+        Op::Composite(Composite::AdaptiveAvgPool2d(_)) => 2.0,
         // The rule of vector_norm (PyTorch's norm_backward): 1: g·sign(x),
         // exact; ±inf: g/k; 2: x/n and ·g; any other p: |x|^(p-1) and
         // n^(p-1) (a few ulps each, their conditions in κ), g/n^(p-1) and

@@ -201,6 +201,23 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
             taps + usize::from(inputs.len() > 2)
         }
         Op::AvgPool2d(p) | Op::MaxPool2d(p) => p.kernel.0 * p.kernel.1,
+        // The largest window's size.
+        Op::Composite(
+            Composite::AdaptiveAvgPool2d((oh, ow)) | Composite::AdaptiveMaxPool2d((oh, ow)),
+        ) => {
+            let d = x.dims();
+            let (h, w) = (d[d.len().saturating_sub(2)], d[d.len().saturating_sub(1)]);
+            let longest = |len: usize, out: usize| {
+                (0..out)
+                    .map(|i| {
+                        let (s, e) = oxmera_tensor::adaptive_window(i, len, out);
+                        e - s
+                    })
+                    .max()
+                    .unwrap_or(1)
+            };
+            longest(h, *oh) * longest(w, *ow)
+        }
         Op::Scatter { dim, .. } => {
             let src = &inputs[2];
             let d = if *dim < 0 {
@@ -273,7 +290,9 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::IndexCopy { .. }
             | Composite::MaskedSelect
             | Composite::Nonzero
-            | Composite::PadMode { .. },
+            | Composite::PadMode { .. }
+            // adaptive max pooling selects one element of each window.
+            | Composite::AdaptiveMaxPool2d(_),
         )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.
@@ -474,6 +493,10 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // A sum of kh·kw taps (the divisor counts padding, per the
         // reference), then one division.
         Op::AvgPool2d(_) => Tolerance::new(2.0, n + 1.0, AbsPool),
+        // The same for adaptive windows (n the largest window's size), each
+        // divided by its own size; f16 and bf16 sum and divide in f32, then
+        // round once into the dtype (within the 2 ulps of the output term).
+        Op::Composite(Composite::AdaptiveAvgPool2d(_)) => Tolerance::new(2.0, n + 1.0, AbsPool),
         // Each element is x plus the source values whose index lands on
         // it: a sum of at most n terms (the source's extent along `dim`,
         // plus x), bounded as `sum` is, over the magnitudes that meet.

@@ -216,14 +216,42 @@ fn scale_inner(
             }
             .to_f64_vec()?
         }
-        Scale::AbsPool => {
-            let Op::AvgPool2d(params) = op else {
-                unreachable!("the pool scale belongs to avg_pool2d")
-            };
-            wide(&inputs[0])?.abs()?.avg_pool2d(*params)?.to_f64_vec()?
-        }
+        Scale::AbsPool => match op {
+            Op::AvgPool2d(params) => wide(&inputs[0])?.abs()?.avg_pool2d(*params)?.to_f64_vec()?,
+            Op::Composite(Composite::AdaptiveAvgPool2d(size)) => {
+                adaptive_abs_mean(&inputs[0], *size)?
+            }
+            _ => unreachable!("the pool scale belongs to the average pools"),
+        },
     };
     Ok(s.into_iter()
         .map(|v| if v.is_finite() { v } else { 0.0 })
         .collect())
+}
+
+/// The mean of `|x|` over each adaptive window, on the host in `f64` with
+/// every term divided by the window's size before it is added, so a window
+/// of values near the largest finite one has a finite scale (the pool of
+/// `|x|` itself would overflow where the result does not).
+fn adaptive_abs_mean(x: &Tensor, (oh, ow): (usize, usize)) -> Result<Vec<f64>> {
+    let d = x.dims();
+    let (h, w) = (d[d.len() - 2], d[d.len() - 1]);
+    let v = x.to_f64_vec()?;
+    let planes = v.len().checked_div(h * w).unwrap_or(0);
+    let mut out = Vec::with_capacity(planes * oh * ow);
+    for p in 0..planes {
+        let plane = &v[p * h * w..(p + 1) * h * w];
+        for i in 0..oh {
+            let (rs, re) = oxmera_tensor::adaptive_window(i, h, oh);
+            for j in 0..ow {
+                let (cs, ce) = oxmera_tensor::adaptive_window(j, w, ow);
+                let k = ((re - rs) * (ce - cs)) as f64;
+                let sum: f64 = (rs..re)
+                    .flat_map(|r| (cs..ce).map(move |c| plane[r * w + c].abs() / k))
+                    .sum();
+                out.push(sum);
+            }
+        }
+    }
+    Ok(out)
 }

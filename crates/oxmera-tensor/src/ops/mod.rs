@@ -2,6 +2,7 @@
 //! per family. Each public method is an inherent method of [`crate::Tensor`].
 
 mod activation;
+mod adaptive_pool;
 mod attention;
 mod binary;
 pub mod chain;
@@ -23,6 +24,7 @@ mod shape;
 mod sort;
 mod unary;
 
+pub use adaptive_pool::adaptive_window;
 pub use attention::AttentionOptions;
 pub use conv1d::Conv1dParams;
 pub use pad::PadMode;
