@@ -1,0 +1,32 @@
+//! Forgets the block offset: `i = thread_idx_x()`, so every block redoes block 0's elements.
+//!
+//! A named wrong solution of B1, kept beside the spec: `oxmera ladder
+//! verify` runs it and fails when the spec lets it through. It is the
+//! author's solution with `i = thread_idx_x()`.
+use oxmera_kernel::kernel;
+use oxmera_kernel::launch::LaunchConfig;
+
+/// `y[i] = a * x[i] + y[i]` for every `i < n`, one element per thread.
+#[kernel(block = [32, 64, 128, 256])]
+pub fn saxpy(n: u32, a: f32, x: &[f32], y: &mut [f32]) {
+    // This thread's element: its place in its block (the blocks before
+    // it forgotten).
+    let i = thread_idx_x();
+    // The tail guard: the grid is whole blocks, so the last block's last
+    // threads own no element.
+    if i < n {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// The launch for `saxpy` over `n` elements at `block` threads per block,
+/// or `None` when `n == 0`.
+pub fn launch_for(n: u32, block: u32) -> Option<LaunchConfig> {
+    if n == 0 {
+        // Nothing to do: a zero-block grid is no launch.
+        return None;
+    }
+    // Round up without overflow: `(n + block - 1) / block` wraps for n
+    // near u32::MAX.
+    Some(LaunchConfig::linear(n.div_ceil(block), block))
+}
