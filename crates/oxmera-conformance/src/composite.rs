@@ -7,7 +7,7 @@
 //! assembled by autograd from its parts, agrees with the reference's.
 
 use oxmera_core::Result;
-use oxmera_tensor::{Conv1dParams, PadMode, Tensor};
+use oxmera_tensor::{Conv1dParams, InterpolateMode, PadMode, Tensor};
 
 use crate::ops::Params;
 
@@ -133,6 +133,16 @@ pub enum Composite {
     AdaptiveAvgPool2d((usize, usize)),
     /// `x.adaptive_max_pool2d(output_size)`.
     AdaptiveMaxPool2d((usize, usize)),
+    /// `x.interpolate(size, mode)`, or `x.interpolate_scale(scale, mode)`
+    /// when `scale` is given.
+    Interpolate {
+        /// The output size `(oh, ow)` (unused when `scale` is given).
+        size: (usize, usize),
+        /// The scale factors `(sh, sw)`.
+        scale: Option<(f64, f64)>,
+        /// Nearest or bilinear (with `align_corners`).
+        mode: InterpolateMode,
+    },
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -175,6 +185,7 @@ impl Composite {
             "conv1d",
             "adaptive_avg_pool2d",
             "adaptive_max_pool2d",
+            "interpolate",
         ]
     }
 
@@ -323,6 +334,11 @@ impl Composite {
                     Err(e) => return Some(Err(e)),
                 }
             }
+            // PyTorch's defaults: nearest, align_corners false.
+            "interpolate" => match interpolate(name, p) {
+                Ok(c) => c,
+                Err(e) => return Some(Err(e)),
+            },
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -371,6 +387,7 @@ impl Composite {
             Composite::Conv1d(_) => "conv1d",
             Composite::AdaptiveAvgPool2d(_) => "adaptive_avg_pool2d",
             Composite::AdaptiveMaxPool2d(_) => "adaptive_max_pool2d",
+            Composite::Interpolate { .. } => "interpolate",
         }
     }
 
@@ -429,6 +446,10 @@ impl Composite {
             Composite::Conv1d(params) => x[0].conv1d(&x[1], x.get(2), *params),
             Composite::AdaptiveAvgPool2d(size) => x[0].adaptive_avg_pool2d(*size),
             Composite::AdaptiveMaxPool2d(size) => x[0].adaptive_max_pool2d(*size),
+            Composite::Interpolate { size, scale, mode } => match scale {
+                Some(s) => x[0].interpolate_scale(*s, *mode),
+                None => x[0].interpolate(*size, *mode),
+            },
             Composite::RepeatInterleave { repeats, dim } => match repeats.as_slice() {
                 [r] => x[0].repeat_interleave(*r, *dim),
                 counts => x[0].repeat_interleave_counts(counts, *dim),
@@ -439,4 +460,47 @@ impl Composite {
             },
         }
     }
+}
+
+/// `interpolate`'s parameters: `output_size` or `scale` (one of them),
+/// `mode` (`nearest`, the default, or `bilinear`) and `align_corners`
+/// (bilinear only, default false).
+fn interpolate(name: &str, p: &mut Params) -> std::result::Result<Composite, String> {
+    let size = p
+        .output_size
+        .take()
+        .map(|v| crate::ops::window_pair(Some(v), name, "output_size", 0))
+        .transpose()?;
+    let scale = match p.scale.take() {
+        Some(v) if v.len() == 2 => Some((v[0], v[1])),
+        Some(v) => {
+            return Err(format!(
+                "op `{name}` takes 2 entries of `scale`, got {}",
+                v.len()
+            ));
+        }
+        None => None,
+    };
+    let size = match (size, scale) {
+        (Some(s), None) => s,
+        (None, Some(_)) => (0, 0),
+        _ => {
+            return Err(format!(
+                "op `{name}` needs one of `output_size` and `scale`"
+            ));
+        }
+    };
+    let align_corners = p.align_corners.take();
+    let mode = match (p.mode.take().as_deref(), align_corners) {
+        (None | Some("nearest"), None) => InterpolateMode::Nearest,
+        (Some("bilinear"), a) => InterpolateMode::Bilinear {
+            align_corners: a.unwrap_or(false),
+        },
+        (m, _) => {
+            return Err(format!(
+                "op `{name}` takes mode `nearest` (no `align_corners`) or `bilinear`, got {m:?}"
+            ));
+        }
+    };
+    Ok(Composite::Interpolate { size, scale, mode })
 }

@@ -230,6 +230,8 @@ struct RawCase {
     ord: Option<f64>,
     mode: Option<String>,
     output_size: Option<Vec<usize>>,
+    scale: Option<Vec<f64>>,
+    align_corners: Option<bool>,
 }
 
 /// An input as written.
@@ -299,6 +301,8 @@ impl RawCase {
             ord: self.ord,
             mode: self.mode,
             output_size: self.output_size,
+            scale: self.scale,
+            align_corners: self.align_corners,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

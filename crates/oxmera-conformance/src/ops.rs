@@ -361,6 +361,8 @@ pub(crate) struct Params {
     pub ord: Option<f64>,
     pub mode: Option<String>,
     pub output_size: Option<Vec<usize>>,
+    pub scale: Option<Vec<f64>>,
+    pub align_corners: Option<bool>,
 }
 
 impl Params {
@@ -403,6 +405,8 @@ impl Params {
         note(self.ord.is_some(), "ord");
         note(self.mode.is_some(), "mode");
         note(self.output_size.is_some(), "output_size");
+        note(self.scale.is_some(), "scale");
+        note(self.align_corners.is_some(), "align_corners");
         left
     }
 }

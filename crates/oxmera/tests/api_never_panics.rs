@@ -23,7 +23,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxmera::prelude::*;
 // Links the loopback backend, which registers the `loopback` device.
-use oxmera::tensor::{Conv1dParams, Conv2dParams, PadMode, Pool2dParams};
+use oxmera::tensor::{Conv1dParams, Conv2dParams, InterpolateMode, PadMode, Pool2dParams};
 use oxmera_loopback as _;
 use proptest::prelude::*;
 
@@ -111,7 +111,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 70;
+const FAMILIES: u8 = 71;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -256,6 +256,23 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             a.adaptive_max_pool2d((u(1), u(2)))
         }
         .map(drop),
+        70 => {
+            let mode = [
+                InterpolateMode::Nearest,
+                InterpolateMode::Bilinear {
+                    align_corners: false,
+                },
+                InterpolateMode::Bilinear {
+                    align_corners: true,
+                },
+            ][u(3) % 3];
+            if d > 0 {
+                a.interpolate((u(0), u(1)), mode)
+            } else {
+                a.interpolate_scale((e as f64 / 3.0, d as f64 / 2.0), mode)
+            }
+            .map(drop)
+        }
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }
 }

@@ -162,6 +162,13 @@ pub fn backward_roundings(op: &Op) -> f64 {
         // g / the window's size, and for f16/bf16 the rounding of the
         // f32 gradient into the dtype
         Op::Composite(Composite::AdaptiveAvgPool2d(_)) => 2.0,
+        // bilinear: g·λ0 and g·λ1 along each axis (the additions of the
+        // copies bounded separately), and for f16/bf16 the rounding of the
+        // f32 gradient into the dtype; nearest only adds copies
+        Op::Composite(Composite::Interpolate {
+            mode: oxmera_tensor::InterpolateMode::Bilinear { .. },
+            ..
+        }) => 5.0,
         // The rule of vector_norm (PyTorch's norm_backward): 1: g·sign(x),
         // exact; ±inf: g/k; 2: x/n and ·g; any other p: |x|^(p-1) and
         // n^(p-1) (a few ulps each, their conditions in κ), g/n^(p-1) and

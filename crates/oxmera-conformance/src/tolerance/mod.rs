@@ -108,6 +108,9 @@ pub enum Scale {
     AbsConv,
     /// `avg_pool2d(|x|)` (avg_pool2d).
     AbsPool,
+    /// `interpolate(|x|)` with the case's size and mode: the weighted
+    /// magnitudes that meet in each output (bilinear interpolate).
+    AbsInterpolate,
     /// `scatter_add(|x|, index, |src|)`: the sum of the magnitudes that
     /// meet in each element (scatter_add).
     AbsScatter,
@@ -201,6 +204,11 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
             taps + usize::from(inputs.len() > 2)
         }
         Op::AvgPool2d(p) | Op::MaxPool2d(p) => p.kernel.0 * p.kernel.1,
+        // Bilinear interpolation's 2x2 sources.
+        Op::Composite(Composite::Interpolate {
+            mode: oxmera_tensor::InterpolateMode::Bilinear { .. },
+            ..
+        }) => 4,
         // The largest window's size.
         Op::Composite(
             Composite::AdaptiveAvgPool2d((oh, ow)) | Composite::AdaptiveMaxPool2d((oh, ow)),
@@ -292,7 +300,12 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::Nonzero
             | Composite::PadMode { .. }
             // adaptive max pooling selects one element of each window.
-            | Composite::AdaptiveMaxPool2d(_),
+            | Composite::AdaptiveMaxPool2d(_)
+            // nearest interpolation copies one source.
+            | Composite::Interpolate {
+                mode: oxmera_tensor::InterpolateMode::Nearest,
+                ..
+            },
         )
         // maximum and minimum order -0 below +0 (IEEE 754-2019), so the
         // sign of a zero result is defined too.
@@ -497,6 +510,13 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // divided by its own size; f16 and bf16 sum and divide in f32, then
         // round once into the dtype (within the 2 ulps of the output term).
         Op::Composite(Composite::AdaptiveAvgPool2d(_)) => Tolerance::new(2.0, n + 1.0, AbsPool),
+        // Bilinear: along the width x0·λ0 + x1·λ1 (two products and a sum,
+        // within 2ε·(λ0|x0| + λ1|x1|)), then the same along the height on
+        // those results (2ε more, and the width's error carried with
+        // weights that sum to 1): 4ε_acc times the interpolation of |x|.
+        // Both sides use the same host-computed weights. Then one rounding
+        // into the output (f16 and bf16 are computed in f32).
+        Op::Composite(Composite::Interpolate { .. }) => Tolerance::new(1.0, 4.0, AbsInterpolate),
         // Each element is x plus the source values whose index lands on
         // it: a sum of at most n terms (the source's extent along `dim`,
         // plus x), bounded as `sum` is, over the magnitudes that meet.

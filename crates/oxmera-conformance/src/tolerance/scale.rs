@@ -216,6 +216,17 @@ fn scale_inner(
             }
             .to_f64_vec()?
         }
+        Scale::AbsInterpolate => {
+            let Op::Composite(Composite::Interpolate { size, scale, mode }) = op else {
+                unreachable!("the interpolate scale belongs to interpolate")
+            };
+            let x = wide(&inputs[0])?.abs()?;
+            match scale {
+                Some(s) => x.interpolate_scale(*s, *mode)?,
+                None => x.interpolate(*size, *mode)?,
+            }
+            .to_f64_vec()?
+        }
         Scale::AbsPool => match op {
             Op::AvgPool2d(params) => wide(&inputs[0])?.abs()?.avg_pool2d(*params)?.to_f64_vec()?,
             Op::Composite(Composite::AdaptiveAvgPool2d(size)) => {
