@@ -1,0 +1,41 @@
+//! Moves the first barrier out of `if warp_id() == 0`, but leaves the loop and its barrier in.
+//!
+//! A named wrong solution of B2, kept beside the spec: `oxmera ladder
+//! verify` runs it and fails when the spec lets it through. It is the
+//! skeleton's kernel with only its first `sync_threads()` moved out of the
+//! branch (and no launch space: the gate would refuse it).
+
+use oxmera_kernel::kernel;
+
+/// Block `b` writes the sum of its slice of `x`,
+/// `x[b * block_dim_x() .. (b + 1) * block_dim_x()]`, to `out[b]`; elements
+/// at `n` and past it count as 0. `block_dim_x()` is a power of two, at
+/// most 1024 (the length of the shared array).
+///
+/// The spec launches it with blocks of 32, 64, 128 and 256 threads.
+#[kernel]
+pub fn block_sum(x: &[f32], out: &mut [f32], n: u32) {
+    let s = shared::<f32>(1024);
+    let tid = thread_idx_x();
+    let i = block_idx_x() * block_dim_x() + tid;
+    let mut v = 0.0;
+    if i < n {
+        v = x[i];
+    }
+    s[tid] = v;
+    sync_threads();
+    let w = warp_id();
+    if w == 0 {
+        let mut stride = block_dim_x() / 2;
+        while stride > 0 {
+            if tid < stride {
+                s[tid] += s[tid + stride];
+            }
+            sync_threads();
+            stride /= 2;
+        }
+        if tid == 0 {
+            out[block_idx_x()] = s[0];
+        }
+    }
+}
