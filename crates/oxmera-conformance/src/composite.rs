@@ -7,7 +7,7 @@
 //! assembled by autograd from its parts, agrees with the reference's.
 
 use oxmera_core::Result;
-use oxmera_tensor::{Conv1dParams, InterpolateMode, PadMode, Tensor};
+use oxmera_tensor::{Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Tensor};
 
 use crate::ops::Params;
 
@@ -143,6 +143,9 @@ pub enum Composite {
         /// Nearest or bilinear (with `align_corners`).
         mode: InterpolateMode,
     },
+    /// `x.conv_transpose2d(weight, bias, params)`: zero insertion, a
+    /// border, and `conv2d` with the flipped, swapped weight.
+    ConvTranspose2d(ConvTranspose2dParams),
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -186,6 +189,7 @@ impl Composite {
             "adaptive_avg_pool2d",
             "adaptive_max_pool2d",
             "interpolate",
+            "conv_transpose2d",
         ]
     }
 
@@ -339,6 +343,23 @@ impl Composite {
                 Ok(c) => c,
                 Err(e) => return Some(Err(e)),
             },
+            // PyTorch's defaults: stride 1, no padding, dilation 1, one group.
+            "conv_transpose2d" => {
+                let pair = crate::ops::window_pair;
+                let params = (|| {
+                    Ok::<_, String>(ConvTranspose2dParams {
+                        stride: pair(p.stride.take(), name, "stride", 1)?,
+                        padding: pair(p.padding.take(), name, "padding", 0)?,
+                        output_padding: pair(p.output_padding.take(), name, "output_padding", 0)?,
+                        dilation: pair(p.dilation.take(), name, "dilation", 1)?,
+                        groups: p.groups.take().unwrap_or(1),
+                    })
+                })();
+                match params {
+                    Ok(params) => Composite::ConvTranspose2d(params),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -388,6 +409,7 @@ impl Composite {
             Composite::AdaptiveAvgPool2d(_) => "adaptive_avg_pool2d",
             Composite::AdaptiveMaxPool2d(_) => "adaptive_max_pool2d",
             Composite::Interpolate { .. } => "interpolate",
+            Composite::ConvTranspose2d(_) => "conv_transpose2d",
         }
     }
 
@@ -395,7 +417,7 @@ impl Composite {
     pub(crate) fn arity(&self) -> (usize, usize) {
         match self {
             Composite::Outer | Composite::MaskedSelect => (2, 2),
-            Composite::Conv1d(_) => (2, 3),
+            Composite::Conv1d(_) | Composite::ConvTranspose2d(_) => (2, 3),
             Composite::IndexAdd { .. } | Composite::IndexCopy { .. } => (3, 3),
             _ => (1, 1),
         }
@@ -446,6 +468,7 @@ impl Composite {
             Composite::Conv1d(params) => x[0].conv1d(&x[1], x.get(2), *params),
             Composite::AdaptiveAvgPool2d(size) => x[0].adaptive_avg_pool2d(*size),
             Composite::AdaptiveMaxPool2d(size) => x[0].adaptive_max_pool2d(*size),
+            Composite::ConvTranspose2d(params) => x[0].conv_transpose2d(&x[1], x.get(2), *params),
             Composite::Interpolate { size, scale, mode } => match scale {
                 Some(s) => x[0].interpolate_scale(*s, *mode),
                 None => x[0].interpolate(*size, *mode),

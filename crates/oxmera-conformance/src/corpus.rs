@@ -232,6 +232,7 @@ struct RawCase {
     output_size: Option<Vec<usize>>,
     scale: Option<Vec<f64>>,
     align_corners: Option<bool>,
+    output_padding: Option<Vec<usize>>,
 }
 
 /// An input as written.
@@ -303,6 +304,7 @@ impl RawCase {
             output_size: self.output_size,
             scale: self.scale,
             align_corners: self.align_corners,
+            output_padding: self.output_padding,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -363,6 +363,7 @@ pub(crate) struct Params {
     pub output_size: Option<Vec<usize>>,
     pub scale: Option<Vec<f64>>,
     pub align_corners: Option<bool>,
+    pub output_padding: Option<Vec<usize>>,
 }
 
 impl Params {
@@ -407,6 +408,7 @@ impl Params {
         note(self.output_size.is_some(), "output_size");
         note(self.scale.is_some(), "scale");
         note(self.align_corners.is_some(), "align_corners");
+        note(self.output_padding.is_some(), "output_padding");
         left
     }
 }

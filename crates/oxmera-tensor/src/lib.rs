@@ -48,7 +48,10 @@ pub use op::{
     ScatterMode, UnaryOp, keepdim_shape, window_input_index, window_output_size,
 };
 pub use ops::chain::{Operand, TensorResultExt};
-pub use ops::{AttentionOptions, Conv1dParams, InterpolateMode, PadMode, adaptive_window};
+pub use ops::{
+    AttentionOptions, Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode,
+    adaptive_window,
+};
 pub use random::{Generator, philox4x32_10};
 pub use registry::{BACKEND_PROVIDERS, Provider, panic_message};
 pub use storage::{DeviceBuffer, HostBuffer, Storage, StorageData};

@@ -23,7 +23,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxmera::prelude::*;
 // Links the loopback backend, which registers the `loopback` device.
-use oxmera::tensor::{Conv1dParams, Conv2dParams, InterpolateMode, PadMode, Pool2dParams};
+use oxmera::tensor::{
+    Conv1dParams, Conv2dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Pool2dParams,
+};
 use oxmera_loopback as _;
 use proptest::prelude::*;
 
@@ -111,7 +113,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 71;
+const FAMILIES: u8 = 72;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -272,6 +274,18 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
                 a.interpolate_scale((e as f64 / 3.0, d as f64 / 2.0), mode)
             }
             .map(drop)
+        }
+        71 => {
+            let p = ConvTranspose2dParams {
+                stride: (u(0), u(1)),
+                padding: (u(2) % 3, u(3) % 3),
+                output_padding: (u(3) % 2, u(2) % 3),
+                dilation: (u(1), u(0)),
+                groups: u(2),
+            };
+            let bias = b.reshape([b.numel()])?;
+            a.conv_transpose2d(b, [None, Some(&bias)][u(1) % 2], p)
+                .map(drop)
         }
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }

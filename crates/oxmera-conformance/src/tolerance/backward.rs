@@ -158,7 +158,7 @@ pub fn backward_roundings(op: &Op) -> f64 {
         // index_add's source gradient: alpha·g[index]
         Op::Composite(Composite::IndexAdd { .. }) => 1.0,
         // conv2d_backward's kernel, as conv2d
-        Op::Composite(Composite::Conv1d(_)) => 1.0,
+        Op::Composite(Composite::Conv1d(_) | Composite::ConvTranspose2d(_)) => 1.0,
         // g / the window's size, and for f16/bf16 the rounding of the
         // f32 gradient into the dtype
         Op::Composite(Composite::AdaptiveAvgPool2d(_)) => 2.0,

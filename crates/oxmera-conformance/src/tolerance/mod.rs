@@ -203,6 +203,12 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
             let taps: usize = inputs[1].dims().iter().skip(1).product();
             taps + usize::from(inputs.len() > 2)
         }
+        // The conv2d it runs: c_in/groups channels of kh·kw taps (zeros
+        // included) and the bias.
+        Op::Composite(Composite::ConvTranspose2d(p)) => {
+            let w = inputs[1].dims();
+            w[0] / p.groups.max(1) * w[2] * w[3] + usize::from(inputs.len() > 2)
+        }
         Op::AvgPool2d(p) | Op::MaxPool2d(p) => p.kernel.0 * p.kernel.1,
         // Bilinear interpolation's 2x2 sources.
         Op::Composite(Composite::Interpolate {
@@ -502,7 +508,11 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // An inner product of c_in/groups·kh·kw taps (plus the bias): the
         // matmul bound, whether computed directly or by im2col + GEMM.
         // conv1d is conv2d over a unit height: the same inner products.
-        Op::Conv2d(_) | Op::Composite(Composite::Conv1d(_)) => Tolerance::new(1.0, n, AbsConv),
+        // conv_transpose2d is conv2d over the zero-inserted input: the zeros
+        // add nothing, the bound is the same over |x|, |w| and |b|.
+        Op::Conv2d(_) | Op::Composite(Composite::Conv1d(_) | Composite::ConvTranspose2d(_)) => {
+            Tolerance::new(1.0, n, AbsConv)
+        }
         // A sum of kh·kw taps (the divisor counts padding, per the
         // reference), then one division.
         Op::AvgPool2d(_) => Tolerance::new(2.0, n + 1.0, AbsPool),

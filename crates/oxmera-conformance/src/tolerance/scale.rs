@@ -212,7 +212,10 @@ fn scale_inner(
             match op {
                 Op::Conv2d(params) => x.conv2d(&w, bias.as_ref(), *params)?,
                 Op::Composite(Composite::Conv1d(params)) => x.conv1d(&w, bias.as_ref(), *params)?,
-                _ => unreachable!("the conv scale belongs to conv2d and conv1d"),
+                Op::Composite(Composite::ConvTranspose2d(params)) => {
+                    x.conv_transpose2d(&w, bias.as_ref(), *params)?
+                }
+                _ => unreachable!("the conv scale belongs to the convolutions"),
             }
             .to_f64_vec()?
         }

@@ -8,6 +8,7 @@ mod binary;
 pub mod chain;
 mod conv;
 mod conv1d;
+mod conv_transpose;
 mod cumulative;
 mod index;
 mod index_add;
@@ -27,6 +28,7 @@ mod unary;
 
 pub use adaptive_pool::adaptive_window;
 pub use attention::AttentionOptions;
+pub use conv_transpose::ConvTranspose2dParams;
 pub use conv1d::Conv1dParams;
 pub use interpolate::InterpolateMode;
 pub use pad::PadMode;
