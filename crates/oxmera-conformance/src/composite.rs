@@ -7,7 +7,9 @@
 //! assembled by autograd from its parts, agrees with the reference's.
 
 use oxmera_core::Result;
-use oxmera_tensor::{Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Tensor};
+use oxmera_tensor::{
+    Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, ScatterReduce, Tensor,
+};
 
 use crate::ops::Params;
 
@@ -146,6 +148,15 @@ pub enum Composite {
     /// `x.conv_transpose2d(weight, bias, params)`: zero insertion, a
     /// border, and `conv2d` with the flipped, swapped weight.
     ConvTranspose2d(ConvTranspose2dParams),
+    /// `x.scatter_reduce(dim, index, src, reduce, include_self)`.
+    ScatterReduce {
+        /// The dim written along.
+        dim: isize,
+        /// Sum, prod, mean, amax or amin.
+        reduce: ScatterReduce,
+        /// Whether `x`'s own values join the reduction.
+        include_self: bool,
+    },
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
     VectorNorm {
@@ -190,6 +201,7 @@ impl Composite {
             "adaptive_max_pool2d",
             "interpolate",
             "conv_transpose2d",
+            "scatter_reduce",
         ]
     }
 
@@ -360,6 +372,23 @@ impl Composite {
                     Err(e) => return Some(Err(e)),
                 }
             }
+            // PyTorch's default: include_self true.
+            "scatter_reduce" => {
+                let Some(dim) = p.dim.take() else {
+                    return Some(Err(format!("op `{name}` needs `dim`")));
+                };
+                let r = p.reduce.take().unwrap_or_default();
+                let Some(reduce) = ScatterReduce::from_name(&r) else {
+                    return Some(Err(format!(
+                        "op `{name}` needs `reduce`: sum, prod, mean, amax or amin, got `{r}`"
+                    )));
+                };
+                Composite::ScatterReduce {
+                    dim: dim as isize,
+                    reduce,
+                    include_self: p.include_self.take().unwrap_or(true),
+                }
+            }
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -410,6 +439,7 @@ impl Composite {
             Composite::AdaptiveMaxPool2d(_) => "adaptive_max_pool2d",
             Composite::Interpolate { .. } => "interpolate",
             Composite::ConvTranspose2d(_) => "conv_transpose2d",
+            Composite::ScatterReduce { .. } => "scatter_reduce",
         }
     }
 
@@ -418,7 +448,9 @@ impl Composite {
         match self {
             Composite::Outer | Composite::MaskedSelect => (2, 2),
             Composite::Conv1d(_) | Composite::ConvTranspose2d(_) => (2, 3),
-            Composite::IndexAdd { .. } | Composite::IndexCopy { .. } => (3, 3),
+            Composite::IndexAdd { .. }
+            | Composite::IndexCopy { .. }
+            | Composite::ScatterReduce { .. } => (3, 3),
             _ => (1, 1),
         }
     }
@@ -468,6 +500,11 @@ impl Composite {
             Composite::Conv1d(params) => x[0].conv1d(&x[1], x.get(2), *params),
             Composite::AdaptiveAvgPool2d(size) => x[0].adaptive_avg_pool2d(*size),
             Composite::AdaptiveMaxPool2d(size) => x[0].adaptive_max_pool2d(*size),
+            Composite::ScatterReduce {
+                dim,
+                reduce,
+                include_self,
+            } => x[0].scatter_reduce(*dim, &x[1], &x[2], *reduce, *include_self),
             Composite::ConvTranspose2d(params) => x[0].conv_transpose2d(&x[1], x.get(2), *params),
             Composite::Interpolate { size, scale, mode } => match scale {
                 Some(s) => x[0].interpolate_scale(*s, *mode),

@@ -233,6 +233,8 @@ struct RawCase {
     scale: Option<Vec<f64>>,
     align_corners: Option<bool>,
     output_padding: Option<Vec<usize>>,
+    reduce: Option<String>,
+    include_self: Option<bool>,
 }
 
 /// An input as written.
@@ -305,6 +307,8 @@ impl RawCase {
             scale: self.scale,
             align_corners: self.align_corners,
             output_padding: self.output_padding,
+            reduce: self.reduce,
+            include_self: self.include_self,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -364,6 +364,8 @@ pub(crate) struct Params {
     pub scale: Option<Vec<f64>>,
     pub align_corners: Option<bool>,
     pub output_padding: Option<Vec<usize>>,
+    pub reduce: Option<String>,
+    pub include_self: Option<bool>,
 }
 
 impl Params {
@@ -409,6 +411,8 @@ impl Params {
         note(self.scale.is_some(), "scale");
         note(self.align_corners.is_some(), "align_corners");
         note(self.output_padding.is_some(), "output_padding");
+        note(self.reduce.is_some(), "reduce");
+        note(self.include_self.is_some(), "include_self");
         left
     }
 }

@@ -49,7 +49,7 @@ pub use op::{
 };
 pub use ops::chain::{Operand, TensorResultExt};
 pub use ops::{
-    AttentionOptions, Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode,
+    AttentionOptions, Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, ScatterReduce,
     adaptive_window,
 };
 pub use random::{Generator, philox4x32_10};

@@ -25,6 +25,7 @@ use oxmera::prelude::*;
 // Links the loopback backend, which registers the `loopback` device.
 use oxmera::tensor::{
     Conv1dParams, Conv2dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Pool2dParams,
+    ScatterReduce,
 };
 use oxmera_loopback as _;
 use proptest::prelude::*;
@@ -113,7 +114,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 72;
+const FAMILIES: u8 = 73;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -286,6 +287,16 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             let bias = b.reshape([b.numel()])?;
             a.conv_transpose2d(b, [None, Some(&bias)][u(1) % 2], p)
                 .map(drop)
+        }
+        72 => {
+            let reduce = [
+                ScatterReduce::Sum,
+                ScatterReduce::Prod,
+                ScatterReduce::Mean,
+                ScatterReduce::Amax,
+                ScatterReduce::Amin,
+            ][u(1) % 5];
+            a.scatter_reduce(d, b, a, reduce, e > 0).map(drop)
         }
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }

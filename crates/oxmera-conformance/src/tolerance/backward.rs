@@ -169,6 +169,15 @@ pub fn backward_roundings(op: &Op) -> f64 {
             mode: oxmera_tensor::InterpolateMode::Bilinear { .. },
             ..
         }) => 5.0,
+        // scatter_reduce: sum moves g; mean and amax/amin divide g by a
+        // count; prod's product rule multiplies g down the pairing (at most
+        // three rounds for the corpus's runs of up to eight sources) and
+        // up again, each product a relative rounding
+        Op::Composite(Composite::ScatterReduce { reduce, .. }) => match reduce {
+            oxmera_tensor::ScatterReduce::Sum => 0.0,
+            oxmera_tensor::ScatterReduce::Prod => 8.0,
+            _ => 1.0,
+        },
         // The rule of vector_norm (PyTorch's norm_backward): 1: g·sign(x),
         // exact; ±inf: g/k; 2: x/n and ·g; any other p: |x|^(p-1) and
         // n^(p-1) (a few ulps each, their conditions in κ), g/n^(p-1) and

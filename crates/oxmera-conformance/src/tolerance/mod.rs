@@ -232,7 +232,7 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
             };
             longest(h, *oh) * longest(w, *ow)
         }
-        Op::Scatter { dim, .. } => {
+        Op::Scatter { dim, .. } | Op::Composite(Composite::ScatterReduce { dim, .. }) => {
             let src = &inputs[2];
             let d = if *dim < 0 {
                 *dim + src.rank() as isize
@@ -307,6 +307,12 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::PadMode { .. }
             // adaptive max pooling selects one element of each window.
             | Composite::AdaptiveMaxPool2d(_)
+            // amax and amin select an element (maximum and minimum order
+            // -0 below +0).
+            | Composite::ScatterReduce {
+                reduce: oxmera_tensor::ScatterReduce::Amax | oxmera_tensor::ScatterReduce::Amin,
+                ..
+            }
             // nearest interpolation copies one source.
             | Composite::Interpolate {
                 mode: oxmera_tensor::InterpolateMode::Nearest,
@@ -527,6 +533,16 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // Both sides use the same host-computed weights. Then one rounding
         // into the output (f16 and bf16 are computed in f32).
         Op::Composite(Composite::Interpolate { .. }) => Tolerance::new(1.0, 4.0, AbsInterpolate),
+        // scatter_reduce: sum is scatter_add's row over the magnitudes that
+        // meet; mean divides that sum (rounded into the dtype, relative to
+        // the result) by the count, one more rounding, and its scale is the
+        // mean of the magnitudes; prod multiplies in the dtype, n relative
+        // roundings of it (n the sources plus self).
+        Op::Composite(Composite::ScatterReduce { reduce, .. }) => match reduce {
+            oxmera_tensor::ScatterReduce::Mean => Tolerance::new(2.0, n, AbsScatter),
+            oxmera_tensor::ScatterReduce::Prod => Tolerance::new(n, 0.0, None),
+            _ => Tolerance::new(1.0, n, AbsScatter),
+        },
         // Each element is x plus the source values whose index lands on
         // it: a sum of at most n terms (the source's extent along `dim`,
         // plus x), bounded as `sum` is, over the magnitudes that meet.

@@ -55,13 +55,22 @@ fn scale_inner(
                 .collect()
         }
         Scale::AbsScatter => {
-            let Op::Scatter { dim, .. } = op else {
-                unreachable!("the scatter scale belongs to scatter_add")
-            };
-            wide(&inputs[0])?
-                .abs()?
-                .scatter_add(*dim, &inputs[1].detach(), &wide(&inputs[2])?.abs()?)?
-                .to_f64_vec()?
+            let (x, i, src) = (
+                wide(&inputs[0])?.abs()?,
+                inputs[1].detach(),
+                wide(&inputs[2])?.abs()?,
+            );
+            match op {
+                Op::Scatter { dim, .. } => x.scatter_add(*dim, &i, &src)?,
+                // The same reduction (sum or mean) of the magnitudes.
+                Op::Composite(Composite::ScatterReduce {
+                    dim,
+                    reduce,
+                    include_self,
+                }) => x.scatter_reduce(*dim, &i, &src, *reduce, *include_self)?,
+                _ => unreachable!("the scatter scale belongs to scatter_add and scatter_reduce"),
+            }
+            .to_f64_vec()?
         }
         Scale::AbsCumSum => {
             let Op::Scan { dim, .. } = op else {

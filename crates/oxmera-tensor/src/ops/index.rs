@@ -352,6 +352,19 @@ impl Tensor {
         src: &Tensor,
         mode: ScatterMode,
     ) -> Result<Tensor> {
+        let (d, index, src) = self.scatter_checks(op, dim, index, src)?;
+        scatter_op(self, d, &index, &src, mode)
+    }
+
+    /// The checks of a scatter named `op`: the normalized dim, the
+    /// validated index, and the index-shaped corner of `src` (a view).
+    pub(super) fn scatter_checks(
+        &self,
+        op: &'static str,
+        dim: isize,
+        index: &Tensor,
+        src: &Tensor,
+    ) -> Result<(usize, Tensor, Tensor)> {
         need_rank_1(op, self)?;
         let d = normalize_dim(op, dim, self.rank())?;
         same_device(op, self, src)?;
@@ -382,7 +395,7 @@ impl Tensor {
         for (i, &n) in index.dims().iter().enumerate() {
             src = src.narrow(i as isize, 0, n)?;
         }
-        scatter_op(self, d, &index, &src, mode)
+        Ok((d, index, src))
     }
 
     /// Pads with `value`: `pads[i] = (before, after)` adds that many
