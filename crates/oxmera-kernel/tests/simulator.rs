@@ -708,3 +708,50 @@ fn inclusive_ranges_run_every_value_rust_runs() {
     let printed = oxmera_kernel::pretty::print(k);
     assert!(printed.contains("..=4294967295u32"), "{printed}");
 }
+
+/// Every thread reads `s[0]`, then thread 0 overwrites it with no barrier
+/// between: a write-after-read race, whose other side is a reader other
+/// than the writer itself.
+#[kernel]
+fn overwrite_what_all_read(out: &mut [f32]) {
+    let s = shared::<f32>(32);
+    let t = thread_idx_x();
+    s[t] = 1.0;
+    sync_threads();
+    out[t] = s[0];
+    if t == 0 {
+        s[0] = 2.0;
+    }
+}
+
+#[test]
+fn a_write_after_many_reads_names_another_reader_not_the_writer() {
+    use oxmera_kernel::sim::ReportKind;
+    let mut args = vec![Arg::Buffer(Buffer::from_f32(&[0.0; 32]))];
+    let e = sim::run(
+        overwrite_what_all_read(),
+        LaunchConfig::linear(1, 32),
+        &mut args,
+        &SimOptions::default(),
+    )
+    .unwrap_err();
+    let SimError::Report(r) = e else {
+        panic!("expected a race report, got {e}")
+    };
+    match r.kind {
+        ReportKind::SharedRace {
+            index,
+            first,
+            first_write,
+            second,
+            second_write,
+            ..
+        } => {
+            assert_eq!(index, 0);
+            assert_eq!((second, second_write), (0, true));
+            assert!(!first_write);
+            assert_ne!(first, 0, "thread 0 cannot race with itself");
+        }
+        other => panic!("expected a shared race, got {other:?}"),
+    }
+}

@@ -105,6 +105,10 @@ struct Access {
     /// Thread index + 1 of the first reader in this epoch (0: none).
     reader: u32,
     many_readers: bool,
+    /// Thread index + 1 of the first reader other than `reader` (0: none),
+    /// so that a thread writing what it and others read names one of the
+    /// others, not itself, as the other side of the race.
+    other_reader: u32,
     /// Thread index + 1 of the first thread to update it with an atomic in
     /// this epoch (0: none); atomics never race with each other, but a
     /// plain access by another thread does with them.

@@ -92,7 +92,14 @@ impl Block<'_> {
             if a.writer != 0 && a.writer != t {
                 Some((a.writer, true))
             } else if a.reader != 0 && (a.reader != t || a.many_readers) {
-                Some((if a.reader != t { a.reader } else { t }, false))
+                Some((
+                    if a.reader != t {
+                        a.reader
+                    } else {
+                        a.other_reader
+                    },
+                    false,
+                ))
             } else {
                 None
             }
@@ -124,6 +131,9 @@ impl Block<'_> {
         } else if a.reader == 0 {
             a.reader = t;
         } else if a.reader != t {
+            if !a.many_readers {
+                a.other_reader = t;
+            }
             a.many_readers = true;
         }
         Ok(())
