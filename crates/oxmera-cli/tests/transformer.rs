@@ -121,6 +121,27 @@ fn sample_continues_a_prompt_reproducibly_and_refuses_bad_input() {
     let eval = oxmera(&["eval", ckpt]);
     assert_eq!(eval.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&eval.stderr).contains("oxmera sample"));
+
+    // Export writes the graph and three validation windows with oxmera's
+    // logits for every position (CI runs them in ONNX Runtime).
+    let onnx = dir.path().join("t.onnx");
+    let o = oxmera(&["export", ckpt, onnx.to_str().unwrap(), "--sample", "3"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("opset 17"));
+    let npy_header = |suffix: &str| {
+        let bytes = std::fs::read(dir.path().join(format!("t.onnx.{suffix}.npy"))).unwrap();
+        String::from_utf8_lossy(&bytes[10..80]).into_owned()
+    };
+    let inputs = npy_header("inputs");
+    assert!(
+        inputs.contains("'<i8'") && inputs.contains("(3, 64)"),
+        "{inputs}"
+    );
+    let logits = npy_header("logits");
+    assert!(
+        logits.contains("'<f4'") && logits.contains("(3, 64, 76)"),
+        "{logits}"
+    );
 }
 
 #[test]

@@ -34,7 +34,7 @@ pub struct TextParts {
 }
 
 /// The share of a text held out for validation: its last tenth.
-const VALID_FRACTION: f64 = 0.1;
+pub(crate) const VALID_FRACTION: f64 = 0.1;
 
 /// The text `args` ask for (`--model transformer`).
 pub fn load_text(args: &TrainArgs) -> Result<TextParts, TrainError> {

@@ -114,8 +114,8 @@ pub fn restore(
     if kind.is_language_model() {
         return Err(TrainError::Usage(format!(
             "{} holds a character-level transformer: `oxmera sample {}` continues a prompt with \
-             it, and its training table has its validation loss (`eval` and `export` score \
-             and ship classifiers)",
+             it, `oxmera export` writes it as ONNX, and its training table has its validation \
+             loss (`eval` scores classifiers)",
             path.display(),
             path.display()
         )));

@@ -3,7 +3,7 @@
 //! shape and its vocabulary, so no flag has to repeat the training run's.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use oxmera::Generator;
@@ -53,13 +53,19 @@ pub fn run(args: SampleArgs) -> ExitCode {
     }
 }
 
-fn sample(args: &SampleArgs) -> Result<(), TrainError> {
-    let device = oxmera::tensor::registry::parse_device(&args.device)?;
-    let ckpt = oxmera_checkpoint::load(&args.checkpoint, device)?;
+/// The transformer a checkpoint of `oxmera train --model transformer`
+/// holds, in eval mode, with its vocabulary: the model's shape and the
+/// characters come from the checkpoint's metadata, so no flag repeats
+/// them. A usage error names what is missing from any other checkpoint.
+pub(super) fn transformer_from(
+    ckpt: &oxmera_checkpoint::Checkpoint,
+    path: &Path,
+    device: oxmera::Device,
+) -> Result<(CharTransformer, CharVocab), TrainError> {
     let not_ours = |key: &str| {
         TrainError::Usage(format!(
             "{} has no {key:?} entry: it was not written by `oxmera train --model transformer`",
-            args.checkpoint.display()
+            path.display()
         ))
     };
     let line: String = ckpt
@@ -73,7 +79,7 @@ fn sample(args: &SampleArgs) -> Result<(), TrainError> {
     if vocab.len() != config.vocab_size {
         return Err(TrainError::Usage(format!(
             "{}: the vocabulary has {} characters but the model {}; the checkpoint is damaged",
-            args.checkpoint.display(),
+            path.display(),
             vocab.len(),
             config.vocab_size
         )));
@@ -82,6 +88,13 @@ fn sample(args: &SampleArgs) -> Result<(), TrainError> {
         CharTransformer::new(config, &mut Generator::new(0), oxmera::DType::F32, device)?;
     model.load_state_dict(&ckpt.with_prefix(oxmera_checkpoint::MODEL_PREFIX))?;
     model.eval();
+    Ok((model, vocab))
+}
+
+fn sample(args: &SampleArgs) -> Result<(), TrainError> {
+    let device = oxmera::tensor::registry::parse_device(&args.device)?;
+    let ckpt = oxmera_checkpoint::load(&args.checkpoint, device)?;
+    let (model, vocab) = transformer_from(&ckpt, &args.checkpoint, device)?;
     if args.prompt.is_empty() {
         return Err(TrainError::Usage(
             "--prompt needs at least one character".into(),

@@ -6,18 +6,21 @@
 //! (`onnx.proto`: `ModelProto`, `GraphProto`, `NodeProto`,
 //! `TensorProto`, …) with the wire encoder of `oxmera-tensorboard`,
 //! rather than through a protobuf code generator: the handful of messages
-//! an MLP or a small CNN needs fits in this file, and a learner can read
-//! every byte's origin. IR version 7 with opset 13 (ONNX 1.8+), which
-//! every ONNX Runtime since 1.6 loads. The weights are initializers
-//! (`raw_data`, little-endian f32); the batch dimension is symbolic.
+//! these networks need fits in two files, and a learner can read every
+//! byte's origin. The weights are initializers (`raw_data`, little-endian
+//! f32) under their state-dict names; the batch dimension is symbolic.
 //!
-//! Each layer of the two networks `oxmera train` builds maps to one ONNX
-//! operator: `Flatten` (axis 1), `Linear` → `Gemm` (transB = 1, as the
+//! The classifiers (IR 7, opset 13, which every ONNX Runtime since 1.6
+//! loads): each layer of the two networks `oxmera train` builds maps to one
+//! ONNX operator: `Flatten` (axis 1), `Linear` → `Gemm` (transB = 1, as the
 //! weight is `[out, in]`), `ReLU` → `Relu`, `Conv2d` → `Conv` (pads,
 //! strides, dilations, group), `MaxPool2d` → `MaxPool` (floor mode, as
-//! oxmera pools). `--sample N` also writes the first N test samples and
-//! oxmera's logits for them as `.npy` files, so that another runtime's
-//! outputs can be compared with oxmera's (CI does, with ONNX Runtime).
+//! oxmera pools). The transformer (IR 8, opset 17): see [`transformer`].
+//!
+//! `--sample N` also writes N inputs (test samples, or validation windows
+//! of text) and oxmera's logits for them as `.npy` files, so that another
+//! runtime's outputs can be compared with oxmera's (CI does, with ONNX
+//! Runtime).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,10 @@ use oxmera_tensorboard::wire::Message;
 use super::ModelKind;
 use super::error::TrainError;
 use super::eval::{Restored, restore, say};
+use super::sample::transformer_from;
+use super::task::MODEL_CONFIG_KEY;
+
+mod transformer;
 
 /// The file formats `oxmera export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -65,12 +72,23 @@ pub fn run(args: ExportArgs) -> ExitCode {
     }
 }
 
-/// The ONNX opset the graph is written against, and the IR version that
-/// goes with it.
-const OPSET: i64 = 13;
-const IR_VERSION: i64 = 7;
+/// An ONNX opset version and the IR version that goes with it.
+#[derive(Debug, Clone, Copy)]
+struct Opset {
+    version: i64,
+    ir_version: i64,
+}
+
+/// The classifiers' graphs need nothing past opset 13 (ONNX 1.8), which
+/// every ONNX Runtime since 1.6 loads.
+const CLASSIFIER_OPSET: Opset = Opset {
+    version: 13,
+    ir_version: 7,
+};
 /// `TensorProto.DataType.FLOAT`.
 const FLOAT: u64 = 1;
+/// `TensorProto.DataType.INT64`.
+const INT64: u64 = 7;
 
 /// One layer of the networks `oxmera train` builds, by its index in the
 /// `Sequential` (which is its state-dict prefix).
@@ -128,46 +146,75 @@ fn attr_ints(name: &str, values: &[i64]) -> Message {
 }
 
 fn node(op: &str, inputs: &[&str], output: &str, attributes: &[Message]) -> Message {
+    node_outputs(op, inputs, &[output], attributes)
+}
+
+/// A node with several outputs (`Split`); it is named after the first.
+fn node_outputs(op: &str, inputs: &[&str], outputs: &[&str], attributes: &[Message]) -> Message {
     let mut n = Message::new();
     // NodeProto: input = 1, output = 2, name = 3, op_type = 4, attribute = 5.
     for i in inputs {
         n.string(1, i);
     }
-    n.string(2, output).string(3, output).string(4, op);
+    for o in outputs {
+        n.string(2, o);
+    }
+    n.string(3, outputs[0]).string(4, op);
     for a in attributes {
         n.message(5, a);
     }
     n
 }
 
-/// A float `TensorProto` initializer: dims = 1, data_type = 2, name = 8,
-/// raw_data = 9.
+fn attr_float(name: &str, value: f32) -> Message {
+    let mut a = Message::new();
+    // f = 2, type = 20 (FLOAT = 1).
+    a.string(1, name).float(2, value).varint(20, 1);
+    a
+}
+
+/// A float `TensorProto` initializer holding `t` as f32.
 fn initializer(name: &str, t: &Tensor) -> Result<Message, TrainError> {
     let values = t.to_dtype(oxmera::DType::F32)?.to_vec::<f32>()?;
     let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let mut m = Message::new();
-    for &d in t.dims() {
-        m.int64(1, d as i64);
-    }
-    m.varint(2, FLOAT).string(8, name).bytes(9, &raw);
-    Ok(m)
+    Ok(raw_initializer(name, t.dims(), FLOAT, &raw))
 }
 
-/// A `ValueInfoProto` of a float tensor whose first dim is the symbolic
-/// batch: name = 1, type = 2 → TypeProto.tensor_type = 1 → elem_type = 1,
-/// shape = 2 → dim = 1 → dim_value = 1 / dim_param = 2.
-fn value_info(name: &str, dims: &[usize]) -> Message {
-    let mut shape = Message::new();
-    let mut batch = Message::new();
-    batch.string(2, "batch");
-    shape.message(1, &batch);
+/// A `TensorProto` initializer of `data_type` from little-endian bytes:
+/// dims = 1, data_type = 2, name = 8, raw_data = 9.
+fn raw_initializer(name: &str, dims: &[usize], data_type: u64, raw: &[u8]) -> Message {
+    let mut m = Message::new();
     for &d in dims {
+        m.int64(1, d as i64);
+    }
+    m.varint(2, data_type).string(8, name).bytes(9, raw);
+    m
+}
+
+/// One dim of a graph input's or output's shape.
+#[derive(Debug, Clone, Copy)]
+enum Dim {
+    /// Chosen by whoever runs the graph (`batch`, `tokens`).
+    Named(&'static str),
+    /// Fixed by the model.
+    Size(usize),
+}
+
+/// A `ValueInfoProto` of a tensor of `elem_type` and `dims`: name = 1,
+/// type = 2 → TypeProto.tensor_type = 1 → elem_type = 1, shape = 2 →
+/// dim = 1 → dim_value = 1 / dim_param = 2.
+fn value_info(name: &str, elem_type: u64, dims: &[Dim]) -> Message {
+    let mut shape = Message::new();
+    for d in dims {
         let mut dim = Message::new();
-        dim.int64(1, d as i64);
+        match *d {
+            Dim::Named(param) => dim.string(2, param),
+            Dim::Size(n) => dim.int64(1, n as i64),
+        };
         shape.message(1, &dim);
     }
     let mut tensor = Message::new();
-    tensor.varint(1, FLOAT).message(2, &shape);
+    tensor.varint(1, elem_type).message(2, &shape);
     let mut ty = Message::new();
     ty.message(1, &tensor);
     let mut v = Message::new();
@@ -234,23 +281,37 @@ fn onnx_model(
     // The last node's output is the graph's output, under a clear name.
     graph.message(1, &node("Identity", &[&current], "logits", &[]));
     graph.string(2, &format!("oxmera-{kind:?}").to_lowercase());
-    graph.message(11, &value_info("input", feature_shape));
-    graph.message(12, &value_info("logits", &[classes]));
+    let batch = |rest: &[usize]| {
+        std::iter::once(Dim::Named("batch"))
+            .chain(rest.iter().map(|&d| Dim::Size(d)))
+            .collect::<Vec<_>>()
+    };
+    graph.message(11, &value_info("input", FLOAT, &batch(feature_shape)));
+    graph.message(12, &value_info("logits", FLOAT, &batch(&[classes])));
+    Ok(model_bytes(&graph, CLASSIFIER_OPSET))
+}
 
-    let mut opset = Message::new();
-    opset.string(1, "").int64(2, OPSET);
+/// A `ModelProto` around `graph`, written against `opset`.
+fn model_bytes(graph: &Message, opset: Opset) -> Vec<u8> {
+    let mut import = Message::new();
+    import.string(1, "").int64(2, opset.version);
     let mut model = Message::new();
     model
-        .int64(1, IR_VERSION)
+        .int64(1, opset.ir_version)
         .string(2, "oxmera")
         .string(3, env!("CARGO_PKG_VERSION"))
-        .message(7, &graph)
-        .message(8, &opset);
-    Ok(model.into_bytes())
+        .message(7, graph)
+        .message(8, &import);
+    model.into_bytes()
 }
 
 fn export(args: &ExportArgs) -> Result<(), TrainError> {
     let device = oxmera::Device::Cpu;
+    let checkpoint = oxmera_checkpoint::load(&args.checkpoint, device)?;
+    if checkpoint.metadata.contains_key(MODEL_CONFIG_KEY) {
+        let (model, vocab) = transformer_from(&checkpoint, &args.checkpoint, device)?;
+        return transformer::export(args, &model, &vocab);
+    }
     let Restored {
         net, kind, parts, ..
     } = restore(&args.checkpoint, device, None, None)?;
@@ -260,19 +321,22 @@ fn export(args: &ExportArgs) -> Result<(), TrainError> {
         &parts.feature_shape,
         parts.num_classes,
     )?;
-    oxmera_checkpoint::write_file_atomic(&args.output, &bytes)?;
-    say(format_args!(
-        "wrote {} ({} bytes; ONNX IR {IR_VERSION}, opset {OPSET}; input [batch, {}], output logits [batch, {}])",
-        args.output.display(),
-        bytes.len(),
-        parts
-            .feature_shape
-            .iter()
+    let dims = |d: &[usize]| {
+        d.iter()
             .map(usize::to_string)
             .collect::<Vec<_>>()
-            .join(", "),
-        parts.num_classes
-    ));
+            .join(", ")
+    };
+    wrote(
+        args,
+        &bytes,
+        CLASSIFIER_OPSET,
+        &format!(
+            "input [batch, {}], output logits [batch, {}]",
+            dims(&parts.feature_shape),
+            parts.num_classes
+        ),
+    )?;
     if let Some(n) = args.sample {
         let loader = DataLoader::new(&parts.test, LoaderConfig::new(n.max(1)).on(device))?;
         let batch = loader
@@ -280,11 +344,31 @@ fn export(args: &ExportArgs) -> Result<(), TrainError> {
             .next()
             .ok_or_else(|| TrainError::Usage("the test split is empty".into()))??;
         let logits = oxmera::tensor::no_grad(|| net.forward(&batch.x))?;
-        for (suffix, t) in [("inputs", &batch.x), ("logits", &logits)] {
-            let path = sibling(&args.output, suffix);
-            oxmera_checkpoint::write_file_atomic(&path, &npy(t)?)?;
-            say(format_args!("wrote {}", path.display()));
-        }
+        write_sample(args, &batch.x, &logits)?;
+    }
+    Ok(())
+}
+
+/// Writes the model's bytes to the output and says what it holds.
+fn wrote(args: &ExportArgs, bytes: &[u8], opset: Opset, shapes: &str) -> Result<(), TrainError> {
+    oxmera_checkpoint::write_file_atomic(&args.output, bytes)?;
+    say(format_args!(
+        "wrote {} ({} bytes; ONNX IR {}, opset {}; {shapes})",
+        args.output.display(),
+        bytes.len(),
+        opset.ir_version,
+        opset.version,
+    ));
+    Ok(())
+}
+
+/// `--sample`: the inputs and oxmera's logits for them, as `.npy` files
+/// beside the model.
+fn write_sample(args: &ExportArgs, inputs: &Tensor, logits: &Tensor) -> Result<(), TrainError> {
+    for (suffix, t) in [("inputs", inputs), ("logits", logits)] {
+        let path = sibling(&args.output, suffix);
+        oxmera_checkpoint::write_file_atomic(&path, &npy(t)?)?;
+        say(format_args!("wrote {}", path.display()));
     }
     Ok(())
 }
@@ -297,16 +381,23 @@ fn sibling(output: &Path, suffix: &str) -> PathBuf {
 }
 
 /// A tensor as a NumPy `.npy` file (format 1.0: magic, a Python-dict
-/// header padded to a multiple of 64 bytes, little-endian f32 data).
+/// header padded to a multiple of 64 bytes, little-endian data): token
+/// ids as `i8` (64-bit integers), anything else as `f4`.
 fn npy(t: &Tensor) -> Result<Vec<u8>, TrainError> {
-    let values = t.to_dtype(oxmera::DType::F32)?.to_vec::<f32>()?;
+    let (descr, data): (&str, Vec<u8>) = if t.dtype() == oxmera::DType::I64 {
+        let values = t.to_vec::<i64>()?;
+        ("<i8", values.iter().flat_map(|v| v.to_le_bytes()).collect())
+    } else {
+        let values = t.to_dtype(oxmera::DType::F32)?.to_vec::<f32>()?;
+        ("<f4", values.iter().flat_map(|v| v.to_le_bytes()).collect())
+    };
     let shape: Vec<String> = t.dims().iter().map(usize::to_string).collect();
     let shape = if shape.len() == 1 {
         format!("({},)", shape[0])
     } else {
         format!("({})", shape.join(", "))
     };
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     // magic (6) + version (2) + header length (2) + header + '\n'.
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
@@ -315,7 +406,7 @@ fn npy(t: &Tensor) -> Result<Vec<u8>, TrainError> {
     let mut out = b"\x93NUMPY\x01\x00".to_vec();
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+    out.extend(data);
     Ok(out)
 }
 
