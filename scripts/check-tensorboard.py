@@ -34,7 +34,10 @@ def main(run_dir, tb_dir, jsonl):
     metrics = json.load(open(os.path.join(run_dir, "metrics.json")))
     epochs = metrics["epochs"]
     ea = load(tb_dir)
-    for key in ["loss", "train_accuracy", "test_accuracy"]:
+    keys = ["loss", "train_accuracy", "test_accuracy"]
+    if all(row.get("test_loss") is not None for row in epochs):
+        keys.append("test_loss")
+    for key in keys:
         series = [e.value for e in ea.Scalars("epoch/" + key)]
         want = [f32(row[key]) for row in epochs]
         assert series == want, f"epoch/{key}: {series} != metrics.json's {want}"
@@ -46,7 +49,7 @@ def main(run_dir, tb_dir, jsonl):
         assert p.value == f32(steps[p.step]), f"train/loss at {p.step}: {p.value} != {steps[p.step]}"
     histograms = ea.Tags()["histograms"]
     assert histograms, "no parameter histograms"
-    print(f"tensorboard: {len(epochs)} epochs and {len(points)} steps equal metrics.json and "
+    print(f"tensorboard: {len(epochs)} epochs ({', '.join(keys)}) and {len(points)} steps equal metrics.json and "
           f"the stream; {len(histograms)} parameter histograms")
 
     # A kill in the middle of the last write.

@@ -12,7 +12,11 @@
 set -euo pipefail
 
 args=("$@")
-[ ${#args[@]} -eq 0 ] && args=(--model transformer)
+run=run
+if [ ${#args[@]} -eq 0 ]; then
+    args=(--model transformer)
+    run=transformer
+fi
 work=$(mktemp -d)
 trap 'kill "${tb_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -27,7 +31,7 @@ if ! PYTHONPATH="$obs_py" python3 -c 'import tensorboard' 2>/dev/null; then
 fi
 
 cargo run --locked --release -q -p oxmera-cli -- train "${args[@]}" \
-    --out "$work/run" --tensorboard "$work/tb/oxmera"
+    --out "$work/run" --tensorboard "$work/tb/$run"
 PYTHONPATH="$obs_py" python3 -m tensorboard.main --logdir "$work/tb" --port 6106 \
     >"$work/tensorboard.log" 2>&1 &
 tb_pid=$!

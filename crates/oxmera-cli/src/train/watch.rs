@@ -123,17 +123,17 @@ impl Watch {
     ) -> Result<(), TrainError> {
         if let Some(board) = &mut self.board {
             let path = board.path().to_path_buf();
-            board
-                .add_scalars(
-                    &[
-                        ("epoch/loss", row.loss),
-                        ("epoch/train_accuracy", row.train_accuracy),
-                        ("epoch/test_accuracy", row.test_accuracy),
-                        ("epoch/seconds", row.seconds),
-                    ],
-                    step,
-                )
-                .map_err(io_error(&path))?;
+            let mut scalars = vec![
+                ("epoch/loss", row.loss),
+                ("epoch/train_accuracy", row.train_accuracy),
+                ("epoch/test_accuracy", row.test_accuracy),
+                ("epoch/seconds", row.seconds),
+            ];
+            // The held-out loss: a language model's headline figure.
+            if let Some(loss) = row.test_loss {
+                scalars.push(("epoch/test_loss", loss));
+            }
+            board.add_scalars(&scalars, step).map_err(io_error(&path))?;
             // The parameters are listed only when TensorBoard is written to.
             for (name, param) in net.named_parameters() {
                 let values = param.tensor().to_f64_vec()?;
