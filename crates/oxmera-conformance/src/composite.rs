@@ -156,6 +156,10 @@ pub enum Composite {
         reduce: ScatterReduce,
         /// Whether `x`'s own values join the reduction.
         include_self: bool,
+    /// `Tensor::einsum(equation, inputs)`.
+    Einsum {
+        /// The subscripts, as PyTorch writes them (`"ij,jk->ik"`).
+        equation: String,
     },
     /// `x.vector_norm(ord, dims, keepdim)`, or `x.vector_norm_all(ord)`
     /// when `dims` is `None`.
@@ -202,6 +206,7 @@ impl Composite {
             "interpolate",
             "conv_transpose2d",
             "scatter_reduce",
+            "einsum",
         ]
     }
 
@@ -389,6 +394,10 @@ impl Composite {
                     include_self: p.include_self.take().unwrap_or(true),
                 }
             }
+            "einsum" => match p.equation.take() {
+                Some(equation) => Composite::Einsum { equation },
+                None => return Some(Err(format!("op `{name}` needs `equation`"))),
+            },
             // PyTorch's defaults: the 2-norm of every element.
             "vector_norm" => {
                 let dims = p.dims.take().map(isizes);
@@ -440,6 +449,7 @@ impl Composite {
             Composite::Interpolate { .. } => "interpolate",
             Composite::ConvTranspose2d(_) => "conv_transpose2d",
             Composite::ScatterReduce { .. } => "scatter_reduce",
+            Composite::Einsum { .. } => "einsum",
         }
     }
 
@@ -448,6 +458,7 @@ impl Composite {
         match self {
             Composite::Outer | Composite::MaskedSelect => (2, 2),
             Composite::Conv1d(_) | Composite::ConvTranspose2d(_) => (2, 3),
+            Composite::Einsum { .. } => (1, 3),
             Composite::IndexAdd { .. }
             | Composite::IndexCopy { .. }
             | Composite::ScatterReduce { .. } => (3, 3),
@@ -487,6 +498,10 @@ impl Composite {
             Composite::Diag(k) => x[0].diag(*k),
             Composite::Trace => x[0].trace(),
             Composite::Outer => x[0].outer(&x[1]),
+            Composite::Einsum { equation } => {
+                let operands: Vec<&Tensor> = x.iter().collect();
+                Tensor::einsum(equation, &operands)
+            }
             Composite::Sort { dim, descending } => Ok(x[0].sort(*dim, *descending)?.0),
             Composite::Argsort { dim, descending } => x[0].argsort(*dim, *descending),
             Composite::Topk { k, dim, largest } => Ok(x[0].topk(*k, *dim, *largest)?.0),

@@ -29,6 +29,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("scan.toml", include_str!("../corpus/scan.toml")),
     ("shape.toml", include_str!("../corpus/shape.toml")),
     ("sort.toml", include_str!("../corpus/sort.toml")),
+    ("einsum.toml", include_str!("../corpus/einsum.toml")),
     ("compare.toml", include_str!("../corpus/compare.toml")),
     ("reduce.toml", include_str!("../corpus/reduce.toml")),
     ("softmax.toml", include_str!("../corpus/softmax.toml")),
@@ -235,6 +236,7 @@ struct RawCase {
     output_padding: Option<Vec<usize>>,
     reduce: Option<String>,
     include_self: Option<bool>,
+    equation: Option<String>,
 }
 
 /// An input as written.
@@ -309,6 +311,7 @@ impl RawCase {
             output_padding: self.output_padding,
             reduce: self.reduce,
             include_self: self.include_self,
+            equation: self.equation,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -366,6 +366,7 @@ pub(crate) struct Params {
     pub output_padding: Option<Vec<usize>>,
     pub reduce: Option<String>,
     pub include_self: Option<bool>,
+    pub equation: Option<String>,
 }
 
 impl Params {
@@ -413,6 +414,7 @@ impl Params {
         note(self.output_padding.is_some(), "output_padding");
         note(self.reduce.is_some(), "reduce");
         note(self.include_self.is_some(), "include_self");
+        note(self.equation.is_some(), "equation");
         left
     }
 }

@@ -114,7 +114,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 73;
+const FAMILIES: u8 = 74;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -297,6 +297,24 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
                 ScatterReduce::Amin,
             ][u(1) % 5];
             a.scatter_reduce(d, b, a, reduce, e > 0).map(drop)
+        }
+        73 => {
+            // Well formed and malformed equations, with one operand or two.
+            let equations = [
+                "ij,jk->ik",
+                "ii->i",
+                "...ij->...ji",
+                "i,j->ij",
+                "ij,ij",
+                "bij,bjk->bik",
+                "ijk,kl->l",
+                "ij->kk",
+                "...i,...i->...",
+                "ii",
+            ];
+            let eq = equations[u(2) % equations.len()];
+            let operands: &[&Tensor] = if eq.contains(',') { &[a, b] } else { &[a] };
+            Tensor::einsum(eq, operands).map(drop)
         }
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }

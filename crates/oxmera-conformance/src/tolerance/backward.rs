@@ -155,6 +155,10 @@ pub fn backward_roundings(op: &Op) -> f64 {
         // g - mean, g·y, its mean, y·that, the difference, ·rstd
         Op::LayerNorm { .. } => 14.0,
         Op::Matmul | Op::Conv2d(_) | Op::MaxPool2d(_) | Op::AvgPool2d(_) | Op::Cast(_) => 1.0,
+        // Each operand's gradient is a chain of matmuls of g with the
+        // other operands (one rounding each, their accumulation bounded
+        // by n), reading the forward's rounded intermediate products.
+        Op::Composite(Composite::Einsum { equation }) => super::einsum_operands(equation),
         // index_add's source gradient: alpha·g[index]
         Op::Composite(Composite::IndexAdd { .. }) => 1.0,
         // conv2d_backward's kernel, as conv2d

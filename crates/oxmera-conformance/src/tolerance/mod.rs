@@ -104,6 +104,8 @@ pub enum Scale {
     LayerNorm,
     /// `(|A| · |B|)` (matmul).
     AbsMatmul,
+    /// The equation over the operands' magnitudes (einsum).
+    AbsEinsum,
     /// `conv2d(|x|, |w|) + |b|` (conv2d).
     AbsConv,
     /// `avg_pool2d(|x|)` (avg_pool2d).
@@ -170,6 +172,12 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
                 .product(),
         },
         Op::Composite(Composite::Trace) => x.dims().iter().copied().min().unwrap_or(1),
+        // The products summed into one output element: the equation run
+        // on ones counts them (an equation that fails here fails the case
+        // on the reference first).
+        Op::Composite(Composite::Einsum { equation }) => {
+            einsum_terms(equation, inputs).unwrap_or(1)
+        }
         // x and the source slices whose index lands there: at most the
         // index's length, plus x.
         Op::Composite(Composite::IndexAdd { .. }) => inputs[1].numel() + 1,
@@ -455,6 +463,19 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Composite(Composite::IndexAdd { .. }) => {
             Tolerance::new(1.0, n + 1.0, AbsIndexAdd)
         }
+        // A contraction of n products per output element, computed as
+        // sums over one operand's own labels and a chain of batched
+        // matmuls, each of whose results the next one reads: every step
+        // is an inner product or a sum (γ over its extent, on the
+        // magnitudes |a|·|b|·… that meet), and the extents of the steps
+        // multiply to at most n, so their sum is at most n plus one per
+        // operand (for extents of 1). Each intermediate rounds into the
+        // dtype: the corpus keeps einsum to f32, f64 and integers, where
+        // that dtype is the computing precision. One more rounding into
+        // the output.
+        Op::Composite(Composite::Einsum { equation }) => {
+            Tolerance::new(1.0, n + einsum_operands(equation), AbsEinsum)
+        }
         // trace: the sum of the diagonal's n terms, as for sum.
         Op::Composite(Composite::Trace) => Tolerance::new(1.0, s, AbsSum),
         // The sum's bound scaled by 1/n, plus the division's rounding.
@@ -624,6 +645,32 @@ pub fn acc_dtype(dtype: DType) -> DType {
     } else {
         DType::F32
     }
+}
+
+/// How many operands an einsum equation names.
+pub(crate) fn einsum_operands(equation: &str) -> f64 {
+    let inputs = equation.split("->").next().unwrap_or("");
+    (inputs.matches(',').count() + 1) as f64
+}
+
+/// The products that meet in one output element of `equation`: the
+/// equation over ones, in `f64` on the reference.
+fn einsum_terms(equation: &str, inputs: &[Tensor]) -> Option<usize> {
+    let ones: Vec<Tensor> = inputs
+        .iter()
+        .map(|x| {
+            Tensor::ones(
+                x.shape().clone(),
+                DType::F64,
+                oxmera_core::Device::Reference,
+            )
+        })
+        .collect::<oxmera_core::Result<_>>()
+        .ok()?;
+    let refs: Vec<&Tensor> = ones.iter().collect();
+    let counts = oxmera_tensor::no_grad(|| Tensor::einsum(equation, &refs)).ok()?;
+    let first = counts.to_f64_vec().ok()?.first().copied()?;
+    Some((first as usize).max(1))
 }
 
 #[cfg(test)]

@@ -208,6 +208,17 @@ fn scale_inner(
                 .map(|(w, (ra, q))| ra + w.abs() * (1.0 + q))
                 .collect()
         }
+        Scale::AbsEinsum => {
+            let Op::Composite(Composite::Einsum { equation }) = op else {
+                unreachable!("the einsum scale belongs to einsum")
+            };
+            let abs = inputs
+                .iter()
+                .map(|x| wide(x)?.abs())
+                .collect::<Result<Vec<_>>>()?;
+            let refs: Vec<&Tensor> = abs.iter().collect();
+            Tensor::einsum(equation, &refs)?.to_f64_vec()?
+        }
         Scale::AbsMatmul => wide(&inputs[0])?
             .abs()?
             .matmul(&wide(&inputs[1])?.abs()?)?

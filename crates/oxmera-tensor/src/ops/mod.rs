@@ -10,6 +10,7 @@ mod conv;
 mod conv1d;
 mod conv_transpose;
 mod cumulative;
+mod einsum;
 mod index;
 mod index_add;
 mod interleave;
