@@ -45,4 +45,4 @@ mkdir -p docs/img
 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
     --window-size=1400,1500 --virtual-time-budget=15000 \
     --screenshot=docs/img/tensorboard-scalars.png "http://localhost:6106/#scalars" 2>/dev/null
-echo "wrote docs/img/tensorboard-scalars.png ($(chromium --version))"
+echo "wrote docs/img/tensorboard-scalars.png ($(chromium --version 2>/dev/null))"
