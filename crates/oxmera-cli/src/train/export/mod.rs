@@ -41,7 +41,8 @@ mod transformer;
 /// The file formats `oxmera export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
-    /// ONNX (IR 7, opset 13).
+    /// ONNX (IR 7 and opset 13 for the classifiers, IR 8 and opset 17 for
+    /// the transformer).
     Onnx,
 }
 
@@ -55,8 +56,9 @@ pub struct ExportArgs {
     pub format: ExportFormat,
     /// The file to write.
     pub output: PathBuf,
-    /// Also write the first N test samples and oxmera's logits for them,
-    /// as OUTPUT.inputs.npy and OUTPUT.logits.npy.
+    /// Also write the first N test samples (a transformer: N validation
+    /// windows of token ids) and oxmera's logits for them, as
+    /// OUTPUT.inputs.npy and OUTPUT.logits.npy.
     #[arg(long, value_name = "N")]
     pub sample: Option<usize>,
 }
@@ -108,7 +110,7 @@ enum Layer {
 fn layers(kind: ModelKind) -> Vec<Layer> {
     use Layer::*;
     match kind {
-        // `restore` refuses a transformer's checkpoint before export asks.
+        // `export` sends a transformer's checkpoint to `transformer` first.
         ModelKind::Transformer => Vec::new(),
         ModelKind::Mlp => vec![Flatten, Linear(1), Relu, Linear(3), Relu, Linear(5)],
         ModelKind::Cnn => vec![
