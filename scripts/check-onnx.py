@@ -13,8 +13,8 @@ Tolerance: the two runtimes sum the same products in different orders, in
 f32; for the logits of these networks (a few hundred to a few thousand
 terms of magnitude below 1 per output, through at most a dozen layers)
 that differs by well under 1e-4 absolute. The check allows 1e-4 absolute
-plus 1e-4 relative, and requires the same predicted class (or next
-character) everywhere.
+plus 1e-4 relative, and the same predicted class (or next character)
+wherever that tolerance cannot swap oxmera's top two logits.
 """
 import sys
 
@@ -31,10 +31,12 @@ def check(path):
     diff = np.abs(got - want)
     worst = float(diff.max())
     assert np.allclose(got, want, atol=1e-4, rtol=1e-4), f"{path}: max |diff| {worst}"
-    # The same prediction wherever oxmera's top two are further apart than
-    # the tolerance (a closer pair may swap within it).
+    # The same prediction wherever the tolerance cannot swap oxmera's top
+    # two: each may move by 1e-4 + 1e-4·|value|, so a pair closer than the
+    # sum of the two moves may change order within it.
     top2 = np.sort(want, axis=-1)[..., -2:]
-    clear = (top2[..., 1] - top2[..., 0]) > 4e-4
+    slack = 2e-4 + 1e-4 * (np.abs(top2[..., 0]) + np.abs(top2[..., 1]))
+    clear = (top2[..., 1] - top2[..., 0]) > slack
     same = got.argmax(-1) == want.argmax(-1)
     assert same[clear].all(), f"{path}: a clearly predicted class differs"
     if inputs.dtype == np.int64:

@@ -35,7 +35,9 @@ def main(run_dir, tb_dir, jsonl):
     epochs = metrics["epochs"]
     ea = load(tb_dir)
     keys = ["loss", "train_accuracy", "test_accuracy"]
-    if all(row.get("test_loss") is not None for row in epochs):
+    with_loss = [row.get("test_loss") is not None for row in epochs]
+    assert all(with_loss) or not any(with_loss), f"test_loss in only some epochs: {with_loss}"
+    if all(with_loss):
         keys.append("test_loss")
     for key in keys:
         series = [e.value for e in ea.Scalars("epoch/" + key)]

@@ -183,5 +183,13 @@ fn errors_are_typed() {
         let xi = x.to_dtype(DType::I64).unwrap();
         let r = xi.index_add(0, &i, &s.to_dtype(DType::I64).unwrap(), 0.5);
         assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{r:?}");
+        // An integral alpha past i64 is refused, not clamped to i64::MAX.
+        for alpha in [1e19, -1e19, 9_223_372_036_854_775_808.0, f64::INFINITY] {
+            let r = xi.index_add(0, &i, &s.to_dtype(DType::I64).unwrap(), alpha);
+            assert!(
+                matches!(r, Err(Error::InvalidArgument { .. })),
+                "{alpha}: {r:?}"
+            );
+        }
     }
 }

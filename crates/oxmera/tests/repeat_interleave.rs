@@ -89,6 +89,26 @@ fn copies_in_place_by_hand() {
 }
 
 #[test]
+fn an_empty_input_stays_in_the_graph() {
+    for dev in DEVICES {
+        // Empty along another dim than the counts' (PyTorch keeps the
+        // grad_fn and gives an empty gradient), and along it.
+        for (shape, dim, counts) in [([0usize, 3], 1isize, &[1usize, 2, 3][..]), ([2, 0], 1, &[])] {
+            let x = Tensor::zeros(shape, DType::F64, dev)
+                .unwrap()
+                .with_requires_grad(true)
+                .unwrap();
+            let y = x.repeat_interleave_counts(counts, Some(dim)).unwrap();
+            assert!(y.requires_grad(), "{shape:?} on {dev}");
+            let total: usize = counts.iter().sum();
+            assert_eq!(y.dims()[1], total);
+            y.sum_all().unwrap().backward().unwrap();
+            assert_eq!(x.grad().expect("a gradient").dims(), &shape);
+        }
+    }
+}
+
+#[test]
 fn the_gradient_adds_the_copies() {
     for dev in DEVICES {
         let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], [3], dev)

@@ -77,6 +77,9 @@ fn element(got: f64, want: f64, allowed: f64, zero_sign: bool) -> (f64, Option<&
 
 /// Keeps the worse of the current worst and a new element.
 fn consider(worst: &mut Option<Worst>, max: &mut f64, r: f64, w: Worst) {
+    // A ratio that is not a number would compare false against every
+    // other and hide the elements after it: it fails outright.
+    let r = if r.is_nan() { f64::INFINITY } else { r };
     if worst.is_none() || r > *max {
         *max = r;
         *worst = Some(w);

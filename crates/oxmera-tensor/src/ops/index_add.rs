@@ -56,11 +56,17 @@ impl Tensor {
                 hint: "cast to an integer or float dtype first",
             });
         }
-        if !self.dtype().is_float() && alpha.fract() != 0.0 {
+        // 2^63: the first float past i64's range (`as` would clamp to it).
+        const I64_END: f64 = 9_223_372_036_854_775_808.0;
+        let integral = alpha.fract() == 0.0 && (-I64_END..I64_END).contains(&alpha);
+        if !self.dtype().is_float() && !integral {
             return Err(Error::invalid(
                 OP,
                 "alpha",
-                format!("must be integral for {} input, got {alpha}", self.dtype()),
+                format!(
+                    "must be an integer within i64's range for {} input, got {alpha}",
+                    self.dtype()
+                ),
             ));
         }
         let (x, d, index, source) = self.index_write_operands(OP, dim, index, source)?;

@@ -87,8 +87,15 @@ impl Tensor {
         let out_shape = Shape::from(out_dims);
         crate::tensor::probe_result(NAME, &out_shape, x.dtype(), x.device())?;
         if x.numel() == 0 {
-            // Nothing to copy, however long the positions would be.
-            return Tensor::zeros(out_shape, x.dtype(), x.device());
+            // Nothing to copy, however long the positions would be — but
+            // the result stays in the graph, as PyTorch's does: x itself
+            // when the empty dim is `d` (no counts, so nothing added), else
+            // one empty slice of x broadcast along `d`.
+            return if x.dims()[d] == 0 {
+                x.reshape(out_shape)
+            } else {
+                x.narrow(d as isize, 0, 1)?.broadcast_to(out_shape)
+            };
         }
         // The positions are i64, possibly wider than the result's dtype.
         crate::tensor::probe_result(NAME, &Shape::from([total]), DType::I64, x.device())?;

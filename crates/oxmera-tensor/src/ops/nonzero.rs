@@ -35,6 +35,14 @@ impl Tensor {
         let rank = self.rank();
         let dims = self.dims().to_vec();
         let flat = self.nonzero_positions("nonzero")?;
+        // The coordinates are `rank` times the positions: probe them as
+        // the result they become before building them on the host.
+        crate::tensor::probe_result(
+            "nonzero",
+            &Shape::from([flat.len(), rank]),
+            DType::I64,
+            self.device(),
+        )?;
         let mut coords = Vec::with_capacity(flat.len() * rank);
         let mut at = vec![0i64; rank];
         for &p in &flat {

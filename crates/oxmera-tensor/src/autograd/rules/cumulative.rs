@@ -48,8 +48,10 @@ fn cumprod_grad(x: &Tensor, y: &Tensor, g: &Tensor, dim: usize) -> Result<Tensor
 /// non-negative), each part's sum is `exp(x_i + log Σ_{j>=i} exp(log g_j -
 /// y_j))`, a reversed logcumsumexp, so no `exp` of a large argument is
 /// ever formed. Where a part is zero its log is the dtype's lowest finite
-/// value rather than `-inf` (PyTorch's choice too), which keeps a `-inf`
-/// output from meeting `-inf - -inf`.
+/// value rather than `-inf` (PyTorch's choice too), which keeps a zero
+/// part from forming `-inf - -inf` where `g` vanishes. It does not save an
+/// element under a `-inf` output (a slice that starts with `-inf`):
+/// `x_i + r_i` is `-inf + inf` there, and the gradient NaN, as PyTorch's.
 fn logcumsumexp_grad(x: &Tensor, y: &Tensor, g: &Tensor, dim: usize) -> Result<Tensor> {
     let d = [dim as isize];
     let lowest = Tensor::full(
