@@ -156,6 +156,15 @@ pub enum Composite {
         reduce: ScatterReduce,
         /// Whether `x`'s own values join the reduction.
         include_self: bool,
+    },
+    /// `q.scaled_dot_product_attention(k, v, options)`, with a float mask
+    /// when a fourth input is given.
+    Attention {
+        /// Query `i` sees keys `j <= i` only.
+        causal: bool,
+        /// The scores' factor; `None` is `1/√E`.
+        scale: Option<f64>,
+    },
     /// `Tensor::einsum(equation, inputs)`.
     Einsum {
         /// The subscripts, as PyTorch writes them (`"ij,jk->ik"`).
@@ -207,6 +216,7 @@ impl Composite {
             "conv_transpose2d",
             "scatter_reduce",
             "einsum",
+            "attention",
         ]
     }
 
@@ -394,6 +404,18 @@ impl Composite {
                     include_self: p.include_self.take().unwrap_or(true),
                 }
             }
+            // PyTorch's defaults: no causal mask, the scale 1/√E.
+            "attention" => {
+                let scale = match p.scale.take().as_deref() {
+                    None => None,
+                    Some(&[s]) => Some(s),
+                    Some(_) => return Some(Err(format!("op `{name}` takes one `scale`"))),
+                };
+                Composite::Attention {
+                    causal: p.causal.take().unwrap_or(false),
+                    scale,
+                }
+            }
             "einsum" => match p.equation.take() {
                 Some(equation) => Composite::Einsum { equation },
                 None => return Some(Err(format!("op `{name}` needs `equation`"))),
@@ -450,6 +472,7 @@ impl Composite {
             Composite::ConvTranspose2d(_) => "conv_transpose2d",
             Composite::ScatterReduce { .. } => "scatter_reduce",
             Composite::Einsum { .. } => "einsum",
+            Composite::Attention { .. } => "attention",
         }
     }
 
@@ -462,6 +485,7 @@ impl Composite {
             Composite::IndexAdd { .. }
             | Composite::IndexCopy { .. }
             | Composite::ScatterReduce { .. } => (3, 3),
+            Composite::Attention { .. } => (3, 4),
             _ => (1, 1),
         }
     }
@@ -498,6 +522,11 @@ impl Composite {
             Composite::Diag(k) => x[0].diag(*k),
             Composite::Trace => x[0].trace(),
             Composite::Outer => x[0].outer(&x[1]),
+            Composite::Attention { causal, scale } => x[0].scaled_dot_product_attention(
+                &x[1],
+                &x[2],
+                &attention_options(x, *causal, *scale),
+            ),
             Composite::Einsum { equation } => {
                 let operands: Vec<&Tensor> = x.iter().collect();
                 Tensor::einsum(equation, &operands)
@@ -578,4 +607,21 @@ fn interpolate(name: &str, p: &mut Params) -> std::result::Result<Composite, Str
         }
     };
     Ok(Composite::Interpolate { size, scale, mode })
+}
+
+/// The options of an attention case: the fourth input, if any, is an
+/// additive float mask.
+pub(crate) fn attention_options(
+    x: &[Tensor],
+    causal: bool,
+    scale: Option<f64>,
+) -> oxmera_tensor::AttentionOptions {
+    let mut options = oxmera_tensor::AttentionOptions::new().causal(causal);
+    if let Some(s) = scale {
+        options = options.scale(s);
+    }
+    if let Some(mask) = x.get(3) {
+        options = options.mask(mask.clone());
+    }
+    options
 }

@@ -30,6 +30,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("shape.toml", include_str!("../corpus/shape.toml")),
     ("sort.toml", include_str!("../corpus/sort.toml")),
     ("einsum.toml", include_str!("../corpus/einsum.toml")),
+    ("attention.toml", include_str!("../corpus/attention.toml")),
     ("compare.toml", include_str!("../corpus/compare.toml")),
     ("reduce.toml", include_str!("../corpus/reduce.toml")),
     ("softmax.toml", include_str!("../corpus/softmax.toml")),
@@ -237,6 +238,7 @@ struct RawCase {
     reduce: Option<String>,
     include_self: Option<bool>,
     equation: Option<String>,
+    causal: Option<bool>,
 }
 
 /// An input as written.
@@ -312,6 +314,7 @@ impl RawCase {
             reduce: self.reduce,
             include_self: self.include_self,
             equation: self.equation,
+            causal: self.causal,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

@@ -367,6 +367,7 @@ pub(crate) struct Params {
     pub reduce: Option<String>,
     pub include_self: Option<bool>,
     pub equation: Option<String>,
+    pub causal: Option<bool>,
 }
 
 impl Params {
@@ -415,6 +416,7 @@ impl Params {
         note(self.reduce.is_some(), "reduce");
         note(self.include_self.is_some(), "include_self");
         note(self.equation.is_some(), "equation");
+        note(self.causal.is_some(), "causal");
         left
     }
 }

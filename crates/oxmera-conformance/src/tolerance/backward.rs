@@ -159,6 +159,10 @@ pub fn backward_roundings(op: &Op) -> f64 {
         // other operands (one rounding each, their accumulation bounded
         // by n), reading the forward's rounded intermediate products.
         Op::Composite(Composite::Einsum { equation }) => super::einsum_operands(equation),
+        // dv = pᵀg, dp = g·vᵀ, dp⊙p, its row sum, the difference, ·p,
+        // ·scale, then dq = ds·k and dk = dsᵀ·q: eight steps (the
+        // products' accumulation bounded by n).
+        Op::Composite(Composite::Attention { .. }) => 8.0,
         // index_add's source gradient: alpha·g[index]
         Op::Composite(Composite::IndexAdd { .. }) => 1.0,
         // conv2d_backward's kernel, as conv2d
@@ -327,6 +331,17 @@ pub fn backward_conditioning(op: &Op, inputs: &[Tensor]) -> Result<f64> {
                 let ulps = eps(acc_dtype(x.dtype())) / eps(x.dtype());
                 let fwd = ((5.0 + s + ord.abs() * lx) / ord.abs() + 5.0 + ln) * ulps;
                 q * (lx + ln) + q * fwd
+            }
+            // The rule reads the saved probabilities, each off by the
+            // forward's relative error (2a + S + 4 + r, the row's; take
+            // the worst), and exponentiates differences like softmax's
+            // (2·max|s|).
+            Op::Composite(Composite::Attention { causal, scale }) => {
+                let rows = super::scale::attention_rows(inputs, *causal, *scale)?;
+                let a = finite_max(rows.a.to_f64_vec()?);
+                let r = finite_max(rows.r.to_f64_vec()?);
+                let ulps = eps(acc_dtype(inputs[0].dtype())) / eps(inputs[0].dtype());
+                2.0 * rows.max_abs_score + (2.0 * a + rows.keys + 4.0 + r) * ulps
             }
             _ => 0.0,
         })

@@ -106,6 +106,10 @@ pub enum Scale {
     AbsMatmul,
     /// The equation over the operands' magnitudes (einsum).
     AbsEinsum,
+    /// `(p·|v|) · (2·a + 2·S + 6 + r)` per output element, with the row's
+    /// `a = max_j (E·|q||k|ᵀ·scale + |s|)` and `r = max_j |s - max s|` over
+    /// its unmasked scores `s` (attention; see its forward row).
+    Attention,
     /// `conv2d(|x|, |w|) + |b|` (conv2d).
     AbsConv,
     /// `avg_pool2d(|x|)` (avg_pool2d).
@@ -177,6 +181,13 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
         // on the reference first).
         Op::Composite(Composite::Einsum { equation }) => {
             einsum_terms(equation, inputs).unwrap_or(1)
+        }
+        // Each output sums S products p·v; each score sums E products
+        // q·k; a gradient entry chains both.
+        Op::Composite(Composite::Attention { .. }) => {
+            let s = inputs[1].dims().iter().rev().nth(1).copied().unwrap_or(1);
+            let e = inputs[0].dims().last().copied().unwrap_or(1);
+            s.max(1) * e.max(1)
         }
         // x and the source slices whose index lands there: at most the
         // index's length, plus x.
@@ -476,6 +487,20 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         Op::Composite(Composite::Einsum { equation }) => {
             Tolerance::new(1.0, n + einsum_operands(equation), AbsEinsum)
         }
+        // softmax(q·kᵀ·scale + mask)·v over S keys of width E, in three
+        // steps whose errors compose (units of ε_acc):
+        // - a score s_ij is an inner product of E terms, scaled and masked:
+        //   |δs| <= E·|q||k|ᵀ·scale + |s| (γ_E, then two roundings), at most
+        //   a_i over row i's unmasked keys;
+        // - softmax of scores each off by at most a_i moves every p_ij by a
+        //   factor within e^(±2a_i): a relative error 2a_i; its own
+        //   roundings are the softmax row's, S + 4 + r_i relative;
+        // - o = Σ_j p_ij v_jd sums S products (γ_S) on Σ p|v|, and carries
+        //   the relative errors of p onto the same Σ p|v|.
+        // So |δo| <= (p·|v|)·(2a + 2S + 4 + r) plus a rounding or two; one
+        // more rounding into the output. The corpus keeps attention to f32
+        // and f64, where the intermediates round in ε_acc.
+        Op::Composite(Composite::Attention { .. }) => Tolerance::new(1.0, 1.0, Attention),
         // trace: the sum of the diagonal's n terms, as for sum.
         Op::Composite(Composite::Trace) => Tolerance::new(1.0, s, AbsSum),
         // The sum's bound scaled by 1/n, plus the division's rounding.

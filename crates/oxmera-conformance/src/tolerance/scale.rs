@@ -208,6 +208,18 @@ fn scale_inner(
                 .map(|(w, (ra, q))| ra + w.abs() * (1.0 + q))
                 .collect()
         }
+        Scale::Attention => {
+            let Op::Composite(Composite::Attention { causal, scale }) = op else {
+                unreachable!("the attention scale belongs to attention")
+            };
+            let rows = attention_rows(inputs, *causal, *scale)?;
+            let spread = rows
+                .a
+                .mul_scalar(2.0)?
+                .add(&rows.r)?
+                .add_scalar(2.0 * rows.keys + 6.0)?;
+            rows.p_abs_v.mul(&spread)?.to_f64_vec()?
+        }
         Scale::AbsEinsum => {
             let Op::Composite(Composite::Einsum { equation }) = op else {
                 unreachable!("the einsum scale belongs to einsum")
@@ -288,4 +300,70 @@ fn adaptive_abs_mean(x: &Tensor, (oh, ow): (usize, usize)) -> Result<Vec<f64>> {
         }
     }
     Ok(out)
+}
+
+/// What attention's tolerance needs of each query row, in `f64` from the
+/// reference inputs: see the forward row of `Composite::Attention`.
+pub(super) struct AttentionRows {
+    /// `p·|v|`, the shape of the output.
+    pub p_abs_v: Tensor,
+    /// `max_j (E·|q||k|ᵀ·scale + |s|)` over the unmasked scores, `[.., L, 1]`.
+    pub a: Tensor,
+    /// `max_j |s - max s|` over the unmasked scores, `[.., L, 1]`.
+    pub r: Tensor,
+    /// The largest finite `|s|`.
+    pub max_abs_score: f64,
+    /// S, the number of keys.
+    pub keys: f64,
+}
+
+pub(super) fn attention_rows(
+    inputs: &[Tensor],
+    causal: bool,
+    scale: Option<f64>,
+) -> Result<AttentionRows> {
+    let (q, k, v) = (wide(&inputs[0])?, wide(&inputs[1])?, wide(&inputs[2])?);
+    let e = q.dims().last().copied().unwrap_or(0);
+    let (l, s) = (q.dims()[q.rank() - 2], k.dims()[k.rank() - 2]);
+    let scale = scale.unwrap_or(if e == 0 { 1.0 } else { 1.0 / (e as f64).sqrt() });
+    let mut scores = q.matmul(&k.transpose(-2, -1)?)?.mul_scalar(scale)?;
+    if let Some(mask) = inputs.get(3) {
+        scores = scores.add(&wide(mask)?)?;
+    }
+    if causal {
+        let above = Tensor::ones([l, s], DType::Bool, q.device())?.triu(1)?;
+        scores = scores.masked_fill(&above, f64::NEG_INFINITY)?;
+    }
+    let masked = scores.isinf()?;
+    let terms = q
+        .abs()?
+        .matmul(&k.abs()?.transpose(-2, -1)?)?
+        .mul_scalar(e as f64 * scale.abs())?
+        .add(&scores.abs()?)?
+        .masked_fill(&masked, 0.0)?;
+    let a = terms.max(&[-1], true)?;
+    let top = scores
+        .masked_fill(&masked, f64::NEG_INFINITY)?
+        .max(&[-1], true)?;
+    let r = scores
+        .sub(&top)?
+        .abs()?
+        .masked_fill(&masked, 0.0)?
+        .max(&[-1], true)?;
+    let p = scores.softmax(-1)?;
+    let p_abs_v = p.matmul(&v.abs()?)?;
+    let max_abs_score = scores
+        .masked_fill(&masked, 0.0)?
+        .abs()?
+        .to_f64_vec()?
+        .into_iter()
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
+    Ok(AttentionRows {
+        p_abs_v,
+        a,
+        r,
+        max_abs_score,
+        keys: s as f64,
+    })
 }
