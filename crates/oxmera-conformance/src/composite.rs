@@ -8,7 +8,8 @@
 
 use oxmera_core::Result;
 use oxmera_tensor::{
-    Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, ScatterReduce, Tensor,
+    Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Pool2dOptions, ScatterReduce,
+    Tensor,
 };
 
 use crate::ops::Params;
@@ -135,6 +136,10 @@ pub enum Composite {
     AdaptiveAvgPool2d((usize, usize)),
     /// `x.adaptive_max_pool2d(output_size)`.
     AdaptiveMaxPool2d((usize, usize)),
+    /// `x.max_pool2d_with(options)`: dilation and `ceil_mode`.
+    MaxPool2dWith(Pool2dOptions),
+    /// `x.avg_pool2d_with(options)`: `ceil_mode`.
+    AvgPool2dWith(Pool2dOptions),
     /// `x.interpolate(size, mode)`, or `x.interpolate_scale(scale, mode)`
     /// when `scale` is given.
     Interpolate {
@@ -212,6 +217,8 @@ impl Composite {
             "conv1d",
             "adaptive_avg_pool2d",
             "adaptive_max_pool2d",
+            "max_pool2d_with",
+            "avg_pool2d_with",
             "interpolate",
             "conv_transpose2d",
             "scatter_reduce",
@@ -365,6 +372,43 @@ impl Composite {
                     Err(e) => return Some(Err(e)),
                 }
             }
+            // PyTorch's defaults: the stride is the kernel, no padding,
+            // dilation 1 (max only), ceil_mode false.
+            "max_pool2d_with" | "avg_pool2d_with" => {
+                let options = (|| {
+                    let kernel = crate::ops::window_pair(
+                        Some(needed(p.kernel.take(), "kernel")?),
+                        name,
+                        "kernel",
+                        0,
+                    )?;
+                    let mut o = Pool2dOptions::new(kernel)
+                        .padding(crate::ops::window_pair(
+                            p.padding.take(),
+                            name,
+                            "padding",
+                            0,
+                        )?)
+                        .ceil_mode(p.ceil_mode.take().unwrap_or(false));
+                    if let Some(s) = p.stride.take() {
+                        o = o.stride(crate::ops::window_pair(Some(s), name, "stride", 1)?);
+                    }
+                    if name == "max_pool2d_with" {
+                        o = o.dilation(crate::ops::window_pair(
+                            p.dilation.take(),
+                            name,
+                            "dilation",
+                            1,
+                        )?);
+                    }
+                    Ok::<_, String>(o)
+                })();
+                match options {
+                    Ok(o) if name == "max_pool2d_with" => Composite::MaxPool2dWith(o),
+                    Ok(o) => Composite::AvgPool2dWith(o),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
             // PyTorch's defaults: nearest, align_corners false.
             "interpolate" => match interpolate(name, p) {
                 Ok(c) => c,
@@ -468,6 +512,8 @@ impl Composite {
             Composite::Conv1d(_) => "conv1d",
             Composite::AdaptiveAvgPool2d(_) => "adaptive_avg_pool2d",
             Composite::AdaptiveMaxPool2d(_) => "adaptive_max_pool2d",
+            Composite::MaxPool2dWith(_) => "max_pool2d_with",
+            Composite::AvgPool2dWith(_) => "avg_pool2d_with",
             Composite::Interpolate { .. } => "interpolate",
             Composite::ConvTranspose2d(_) => "conv_transpose2d",
             Composite::ScatterReduce { .. } => "scatter_reduce",
@@ -544,6 +590,8 @@ impl Composite {
             Composite::Conv1d(params) => x[0].conv1d(&x[1], x.get(2), *params),
             Composite::AdaptiveAvgPool2d(size) => x[0].adaptive_avg_pool2d(*size),
             Composite::AdaptiveMaxPool2d(size) => x[0].adaptive_max_pool2d(*size),
+            Composite::MaxPool2dWith(o) => x[0].max_pool2d_with(*o),
+            Composite::AvgPool2dWith(o) => x[0].avg_pool2d_with(*o),
             Composite::ScatterReduce {
                 dim,
                 reduce,

@@ -239,6 +239,7 @@ struct RawCase {
     include_self: Option<bool>,
     equation: Option<String>,
     causal: Option<bool>,
+    ceil_mode: Option<bool>,
 }
 
 /// An input as written.
@@ -315,6 +316,7 @@ impl RawCase {
             include_self: self.include_self,
             equation: self.equation,
             causal: self.causal,
+            ceil_mode: self.ceil_mode,
         };
         let op = Op::parse(&self.op, params).map_err(&bad)?;
 

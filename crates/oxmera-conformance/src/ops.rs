@@ -368,6 +368,7 @@ pub(crate) struct Params {
     pub include_self: Option<bool>,
     pub equation: Option<String>,
     pub causal: Option<bool>,
+    pub ceil_mode: Option<bool>,
 }
 
 impl Params {
@@ -417,6 +418,7 @@ impl Params {
         note(self.include_self.is_some(), "include_self");
         note(self.equation.is_some(), "equation");
         note(self.causal.is_some(), "causal");
+        note(self.ceil_mode.is_some(), "ceil_mode");
         left
     }
 }

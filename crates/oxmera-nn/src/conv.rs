@@ -1,7 +1,7 @@
 //! Convolution and pooling layers over NCHW input.
 
 use oxmera_core::{DType, Device, Error, Result};
-use oxmera_tensor::{Conv2dParams, Generator, Pool2dParams, Tensor};
+use oxmera_tensor::{Conv2dParams, Generator, Pool2dOptions, Pool2dParams, Tensor};
 
 use crate::init::{self, FanMode, Nonlinearity};
 use crate::linear::inverse_sqrt;
@@ -242,32 +242,45 @@ macro_rules! pool_layer {
             #[doc = concat!("A ", $what, " pooling over `kernel` `(kh, kw)` windows, stepping by the kernel, with no padding (PyTorch's defaults).")]
             pub fn new(kernel: (usize, usize)) -> $ty {
                 $ty {
-                    params: Pool2dParams::new(kernel),
+                    options: Pool2dOptions::new(kernel),
                 }
             }
 
             /// Sets the step between windows, `(height, width)`.
             pub fn stride(mut self, stride: (usize, usize)) -> $ty {
-                self.params.stride = stride;
+                self.options.stride = stride;
                 self
             }
 
             /// Sets the padding on each side, `(height, width)`; at most half
             /// the kernel (checked by `forward`).
             pub fn padding(mut self, padding: (usize, usize)) -> $ty {
-                self.params.padding = padding;
+                self.options.padding = padding;
+                self
+            }
+
+            /// Rounds the output size up (PyTorch's `ceil_mode`), keeping a
+            /// last partial window that starts inside the input or its left
+            /// padding.
+            pub fn ceil_mode(mut self, ceil_mode: bool) -> $ty {
+                self.options.ceil_mode = ceil_mode;
                 self
             }
 
             /// Kernel, stride and padding.
             pub fn params(&self) -> Pool2dParams {
-                self.params
+                self.options.params()
+            }
+
+            /// Every option: kernel, stride, padding, dilation, `ceil_mode`.
+            pub fn options(&self) -> Pool2dOptions {
+                self.options
             }
         }
 
         impl Module for $ty {
             fn forward(&self, x: &Tensor) -> Result<Tensor> {
-                x.$op(self.params)
+                x.$op(self.options)
             }
         }
 
@@ -278,7 +291,8 @@ macro_rules! pool_layer {
 }
 
 /// Max pooling over the last two dims of NCHW input (see
-/// [`Tensor::max_pool2d`]: padding is -inf, a NaN in a window wins).
+/// [`Tensor::max_pool2d`]: padding is -inf, a NaN in a window wins), with
+/// PyTorch's `dilation` and `ceil_mode` ([`Tensor::max_pool2d_with`]).
 ///
 /// ```
 /// # use oxmera_reference as _;
@@ -292,17 +306,27 @@ macro_rules! pool_layer {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MaxPool2d {
-    params: Pool2dParams,
+    options: Pool2dOptions,
 }
-pool_layer!(MaxPool2d, max_pool2d, "max");
+pool_layer!(MaxPool2d, max_pool2d_with, "max");
+
+impl MaxPool2d {
+    /// Sets the spacing between kernel taps, `(height, width)` (PyTorch's
+    /// `dilation`; average pooling has none).
+    pub fn dilation(mut self, dilation: (usize, usize)) -> MaxPool2d {
+        self.options.dilation = dilation;
+        self
+    }
+}
 
 /// Average pooling over the last two dims of NCHW input (see
-/// [`Tensor::avg_pool2d`]: padded zeros count in the divisor).
+/// [`Tensor::avg_pool2d`]: padded zeros count in the divisor), with
+/// PyTorch's `ceil_mode` ([`Tensor::avg_pool2d_with`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AvgPool2d {
-    params: Pool2dParams,
+    options: Pool2dOptions,
 }
-pool_layer!(AvgPool2d, avg_pool2d, "average");
+pool_layer!(AvgPool2d, avg_pool2d_with, "average");
 
 #[cfg(test)]
 mod tests {
@@ -472,6 +496,16 @@ mod tests {
             vec![3.0]
         );
         assert_eq!(MaxPool2d::new((3, 1)).params().stride, (3, 1));
+        // ceil_mode's partial windows: [3, 6] / 2, [7, 8] / 2, [9] / 1.
+        let avg = AvgPool2d::new((2, 2)).ceil_mode(true);
+        assert_eq!(
+            avg.forward(&x).unwrap().to_vec::<f64>().unwrap(),
+            vec![3.0, 4.5, 7.5, 9.0]
+        );
+        // Taps 2 apart: the corners.
+        let max = MaxPool2d::new((2, 2)).stride((1, 1)).dilation((2, 2));
+        assert_eq!(max.forward(&x).unwrap().to_vec::<f64>().unwrap(), vec![9.0]);
+        assert!(max.options().dilation == (2, 2) && !max.options().ceil_mode);
         assert!(MaxPool2d::new((2, 2)).named_parameters().is_empty());
         let bad = MaxPool2d::new((2, 2)).padding((2, 0)).forward(&x);
         assert!(matches!(

@@ -49,8 +49,8 @@ pub use op::{
 };
 pub use ops::chain::{Operand, TensorResultExt};
 pub use ops::{
-    AttentionOptions, Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, ScatterReduce,
-    adaptive_window,
+    AttentionOptions, Conv1dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Pool2dOptions,
+    ScatterReduce, adaptive_window,
 };
 pub use random::{Generator, philox4x32_10};
 pub use registry::{BACKEND_PROVIDERS, Provider, panic_message};

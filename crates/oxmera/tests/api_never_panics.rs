@@ -24,8 +24,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use oxmera::prelude::*;
 // Links the loopback backend, which registers the `loopback` device.
 use oxmera::tensor::{
-    Conv1dParams, Conv2dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Pool2dParams,
-    ScatterReduce,
+    Conv1dParams, Conv2dParams, ConvTranspose2dParams, InterpolateMode, PadMode, Pool2dOptions,
+    Pool2dParams, ScatterReduce,
 };
 use oxmera_loopback as _;
 use proptest::prelude::*;
@@ -114,7 +114,7 @@ fn tensor(shape: &[usize], dtype: DType, twist: u8, device: Device) -> Result<Te
 }
 
 /// How many families of calls `call` chooses from.
-const FAMILIES: u8 = 74;
+const FAMILIES: u8 = 75;
 
 /// One call of the public API, chosen by `op`, with arguments drawn from
 /// `args` (dims, indices, sizes — often out of range on purpose).
@@ -315,6 +315,22 @@ fn call(op: u8, a: &Tensor, b: &Tensor, args: &[isize]) -> Result<()> {
             let eq = equations[u(2) % equations.len()];
             let operands: &[&Tensor] = if eq.contains(',') { &[a, b] } else { &[a] };
             Tensor::einsum(eq, operands).map(drop)
+        }
+        74 => {
+            let o = Pool2dOptions {
+                kernel: (u(0) % 4, u(1) % 4),
+                stride: (u(1) % 3, u(2) % 3),
+                padding: (u(2) % 2, u(0) % 2),
+                // Sometimes unbounded: a span past usize is a typed error.
+                dilation: (u(0) % 3, if e > 4 { u(2) } else { u(2) % 3 }),
+                ceil_mode: e > 0,
+            };
+            if d > 0 {
+                a.max_pool2d_with(o)
+            } else {
+                a.avg_pool2d_with(o)
+            }
+            .map(drop)
         }
         _ => (a.matmul(b) + a).relu().sum(&[d], false).map(drop),
     }

@@ -170,6 +170,11 @@ pub fn backward_roundings(op: &Op) -> f64 {
         // g / the window's size, and for f16/bf16 the rounding of the
         // f32 gradient into the dtype
         Op::Composite(Composite::AdaptiveAvgPool2d(_)) => 2.0,
+        // The same for ceil_mode's mean (g / the clipped size, f16/bf16's
+        // rounding); the max's, as max_pool2d's: the copies of g an
+        // element collects from overlapping windows, added
+        Op::Composite(Composite::AvgPool2dWith(_)) => 2.0,
+        Op::Composite(Composite::MaxPool2dWith(_)) => 1.0,
         // bilinear: g·λ0 and g·λ1 along each axis (the additions of the
         // copies bounded separately), and for f16/bf16 the rounding of the
         // f32 gradient into the dtype; nearest only adds copies

@@ -229,6 +229,10 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
             w[0] / p.groups.max(1) * w[2] * w[3] + usize::from(inputs.len() > 2)
         }
         Op::AvgPool2d(p) | Op::MaxPool2d(p) => p.kernel.0 * p.kernel.1,
+        // A window's taps (a ceil_mode window's missing ones are padding).
+        Op::Composite(Composite::MaxPool2dWith(o) | Composite::AvgPool2dWith(o)) => {
+            o.kernel.0 * o.kernel.1
+        }
         // Bilinear interpolation's 2x2 sources.
         Op::Composite(Composite::Interpolate {
             mode: oxmera_tensor::InterpolateMode::Bilinear { .. },
@@ -326,6 +330,8 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
             | Composite::PadMode { .. }
             // adaptive max pooling selects one element of each window.
             | Composite::AdaptiveMaxPool2d(_)
+            // and so does max pooling with dilation and ceil_mode.
+            | Composite::MaxPool2dWith(_)
             // amax and amin select an element (maximum and minimum order
             // -0 below +0).
             | Composite::ScatterReduce {
@@ -572,6 +578,10 @@ pub fn forward(op: &Op, n: usize) -> Tolerance {
         // divided by its own size; f16 and bf16 sum and divide in f32, then
         // round once into the dtype (within the 2 ulps of the output term).
         Op::Composite(Composite::AdaptiveAvgPool2d(_)) => Tolerance::new(2.0, n + 1.0, AbsPool),
+        // ceil_mode's mean: a sum of at most kh·kw taps (padded zeros
+        // included) divided by the window's clipped size, f16 and bf16 in
+        // f32 rounded once (within the output term's 2 ulps) — avg_pool2d's.
+        Op::Composite(Composite::AvgPool2dWith(_)) => Tolerance::new(2.0, n + 1.0, AbsPool),
         // Bilinear: along the width x0·λ0 + x1·λ1 (two products and a sum,
         // within 2ε·(λ0|x0| + λ1|x1|)), then the same along the height on
         // those results (2ε more, and the width's error carried with

@@ -267,6 +267,9 @@ fn scale_inner(
             Op::Composite(Composite::AdaptiveAvgPool2d(size)) => {
                 adaptive_abs_mean(&inputs[0], *size)?
             }
+            Op::Composite(Composite::AvgPool2dWith(o)) => {
+                wide(&inputs[0])?.abs()?.avg_pool2d_with(*o)?.to_f64_vec()?
+            }
             _ => unreachable!("the pool scale belongs to the average pools"),
         },
     };
