@@ -193,6 +193,6 @@ fn pool(op: &'static str, x: &Tensor, (oh, ow): (usize, usize), max: bool) -> Re
                 .map(move |&(cs, ce)| ((re - rs) * (ce - cs)) as f64)
         })
         .collect();
-    let sizes = Tensor::from_vec(sizes, [oh, ow], x.device())?.to_dtype(wide)?;
+    let sizes = super::host_floats(sizes, [oh, ow], wide, x.device())?;
     sums.div(&sizes)?.to_dtype(x.dtype())
 }

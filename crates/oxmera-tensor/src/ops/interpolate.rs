@@ -268,7 +268,7 @@ fn along(x: &Tensor, dim: isize, a: &Axis, bilinear: bool, wide: DType) -> Resul
     // The weights as a column [out, 1] for the height, a row [out] for the
     // width, broadcast over the rest.
     let shape: Vec<usize> = if dim == 2 { vec![out, 1] } else { vec![out] };
-    let w0 = Tensor::from_vec(a.w0.clone(), shape.clone(), device)?.to_dtype(wide)?;
-    let w1 = Tensor::from_vec(a.w1.clone(), shape, device)?.to_dtype(wide)?;
+    let w0 = super::host_floats(a.w0.clone(), shape.clone(), wide, device)?;
+    let w1 = super::host_floats(a.w1.clone(), shape, wide, device)?;
     x0.mul(&w0)?.add(&x1.mul(&w1)?)
 }

@@ -295,7 +295,7 @@ impl Tensor {
             .iter()
             .flat_map(|&a| dc.iter().map(move |&b| (a * b) as f64))
             .collect();
-        let sizes = Tensor::from_vec(sizes, [oh, ow], self.device())?.to_dtype(wide)?;
+        let sizes = super::host_floats(sizes, [oh, ow], wide, self.device())?;
         v.sum(&[4], false)?.div(&sizes)?.to_dtype(self.dtype())
     }
 }

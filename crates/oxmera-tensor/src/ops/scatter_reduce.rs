@@ -190,8 +190,8 @@ impl Tensor {
                         .iter()
                         .map(|r| (r.len() + usize::from(include_self)) as f64)
                         .collect();
-                    let counts = Tensor::from_vec(counts, [plan.hits.len()], device)?
-                        .to_dtype(self.dtype())?;
+                    let counts =
+                        super::host_floats(counts, [plan.hits.len()], self.dtype(), device)?;
                     let means = sum.index_select(0, &hits)?.div(&counts)?;
                     sum.scatter(0, &hits, &means)?
                 } else {
