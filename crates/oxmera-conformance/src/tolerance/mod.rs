@@ -165,16 +165,7 @@ impl Tolerance {
 pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
     let x = &inputs[0];
     match op {
-        Op::Reduce { dims, .. } => match dims {
-            None => x.numel(),
-            Some(d) => d
-                .iter()
-                .map(|&d| {
-                    let d = if d < 0 { d + x.rank() as isize } else { d };
-                    x.dims().get(d as usize).copied().unwrap_or(1)
-                })
-                .product(),
-        },
+        Op::Reduce { dims, .. } => reduced_extent(x, dims.as_deref()),
         Op::Composite(Composite::Trace) => x.dims().iter().copied().min().unwrap_or(1),
         // The products summed into one output element: the equation run
         // on ones counts them (an equation that fails here fails the case
@@ -192,16 +183,7 @@ pub fn terms(op: &Op, inputs: &[Tensor]) -> usize {
         // x and the source slices whose index lands there: at most the
         // index's length, plus x.
         Op::Composite(Composite::IndexAdd { .. }) => inputs[1].numel() + 1,
-        Op::Composite(Composite::VectorNorm { dims, .. }) => match dims {
-            None => x.numel(),
-            Some(d) => d
-                .iter()
-                .map(|&d| {
-                    let d = if d < 0 { d + x.rank() as isize } else { d };
-                    x.dims().get(d as usize).copied().unwrap_or(1)
-                })
-                .product(),
-        },
+        Op::Composite(Composite::VectorNorm { dims, .. }) => reduced_extent(x, dims.as_deref()),
         Op::Softmax { dim, .. } | Op::Scan { dim, .. } => {
             let d = if *dim < 0 {
                 *dim + x.rank() as isize
@@ -679,6 +661,21 @@ pub fn acc_dtype(dtype: DType) -> DType {
         DType::F64
     } else {
         DType::F32
+    }
+}
+
+/// The elements of `x` that meet in one output of a reduction over `dims`
+/// (`None`: every element; negative dims count from the end).
+fn reduced_extent(x: &Tensor, dims: Option<&[isize]>) -> usize {
+    match dims {
+        None => x.numel(),
+        Some(d) => d
+            .iter()
+            .map(|&d| {
+                let d = if d < 0 { d + x.rank() as isize } else { d };
+                x.dims().get(d as usize).copied().unwrap_or(1)
+            })
+            .product(),
     }
 }
 
