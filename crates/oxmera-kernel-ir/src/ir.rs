@@ -764,8 +764,9 @@ impl fmt::Display for Dim3 {
     }
 }
 
-/// The launch space a kernel declares in its attribute; it is also the
-/// kernel's launch contract.
+/// The launch space a kernel declares in its attribute: the launch
+/// contract (`block`, `grid`, proven at compile time) and, apart from it,
+/// the search spaces a tuner may explore.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LaunchSpace {
     /// Allowed block sizes (empty: any).
@@ -776,6 +777,10 @@ pub struct LaunchSpace {
     /// the gate checked; `None`: the generic default. Tools that are given
     /// no target use this one.
     pub target: Option<crate::target::Target>,
+    /// The search spaces (`search(..)`): configurations a tuner explores
+    /// and checks at tune time, never gated at compile time (see
+    /// [`crate::space`]).
+    pub search: Vec<crate::space::SearchSpace>,
 }
 
 /// A source location, filled in where the kernel was compiled.

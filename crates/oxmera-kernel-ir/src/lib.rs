@@ -6,7 +6,8 @@
 //! ([`validate`]), a printer ([`pretty`]), launch geometry ([`launch`]), the
 //! hardware targets ([`target`]: warp width, per-block limits, dtypes), the
 //! shared-memory limits of NVIDIA targets ([`limits`]), the launch-aware
-//! convergence analysis ([`analysis`]), diagnostics ([`diag`]) and the explain
+//! convergence analysis ([`analysis`]), the search spaces a tuner explores
+//! apart from the launch contract ([`space`]), diagnostics ([`diag`]) and the explain
 //! pages of its rules ([`explain`]).
 //!
 //! It is a separate crate so that the proc-macro crate can run the analysis
@@ -22,6 +23,7 @@ pub mod ir;
 pub mod launch;
 pub mod limits;
 pub mod pretty;
+pub mod space;
 pub mod target;
 pub mod validate;
 

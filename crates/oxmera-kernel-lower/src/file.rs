@@ -278,8 +278,9 @@ fn lower_one(
     text: &str,
 ) -> syn::Result<Kernel> {
     let options = parse_attr(attribute_tokens(attr)?)?;
-    let lowered = crate::lower::lower_with(f, options.launch, helpers)?;
+    let lowered = crate::lower::lower_with(f, options.launch.clone(), helpers)?;
     let mut kernel = lowered.kernel;
+    kernel.launch.search = options.resolve_search(&kernel)?;
     oxmera_kernel_ir::validate::validate(&kernel)
         .map_err(|e| syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}")))?;
     kernel.spans = lowered

@@ -11,7 +11,8 @@
 //! - [`lower::lower`] turns one `syn` function into a typed [`Kernel`] and
 //!   a span table ([`span::SpanInfo`]);
 //! - [`options`] reads the attribute's launch space (`block`, `grid`,
-//!   `target`, `cc`) and lists the launches it declares;
+//!   `target`, `cc`) and lists the launches it declares, and [`search`]
+//!   the search spaces (`search(..)`) a tuner explores apart from them;
 //! - [`file`] finds the `#[kernel]` functions of a source file, lowers them
 //!   and turns spans into the file's own lines and columns.
 //!
@@ -33,4 +34,5 @@
 pub mod file;
 pub mod lower;
 pub mod options;
+pub mod search;
 pub mod span;

@@ -13,6 +13,9 @@
 //!   warp-uniform and its limits bound the block and the shared memory.
 //!   Default: the generic target (warps of 32, the 48 KiB static shared cap);
 //! - `cc = 80` (or `cc = "8.0"`): shorthand for `target = "cuda:sm_80"`;
+//! - `search(..)`: a search space for the tuner, apart from the contract
+//!   above and never gated at compile time (see [`crate::search`] for its
+//!   grammar and `oxmera_kernel_ir::space` for what it means);
 //! - `crate = "kernels"`: the name `oxmera-kernel` has where it is renamed
 //!   in the user's `Cargo.toml` (`kernels = { package = "oxmera-kernel" }`),
 //!   for the generated code's paths. A macro cannot see the manifest, so a
@@ -142,6 +145,21 @@ pub struct KernelOptions {
     /// `::oxmera_kernel` otherwise). Only the attribute uses it; a file read
     /// by the CLI is never compiled.
     pub crate_name: Option<syn::LitStr>,
+    /// The `search(..)` items as written; [`KernelOptions::resolve_search`]
+    /// names their constants once the kernel is lowered.
+    pub search: Vec<crate::search::SearchDecl>,
+}
+
+impl KernelOptions {
+    /// The search spaces with their constants resolved against the lowered
+    /// kernel's `const` generics: an error at the name's span when the
+    /// kernel has no such constant.
+    pub fn resolve_search(
+        &self,
+        k: &oxmera_kernel_ir::ir::Kernel,
+    ) -> syn::Result<Vec<oxmera_kernel_ir::space::SearchSpace>> {
+        self.search.iter().map(|d| d.resolve(k)).collect()
+    }
 }
 
 /// Parses the tokens inside `#[kernel(..)]` (empty for a bare `#[kernel]`).
@@ -151,9 +169,22 @@ pub fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<KernelOptions> 
     if attr.is_empty() {
         return Ok(options);
     }
-    let parser = Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
+    let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
     let items = syn::parse::Parser::parse2(parser, attr)?;
-    for nv in items {
+    for meta in items {
+        let nv = match meta {
+            syn::Meta::NameValue(nv) => nv,
+            syn::Meta::List(list) if list.path.is_ident("search") => {
+                options.search.push(crate::search::parse_search(&list)?);
+                continue;
+            }
+            other => {
+                return Err(syn::Error::new_spanned(
+                    other,
+                    "expected `name = value` or `search(..)`; hint: write e.g. `block = [64]` or `search(block = [32, 64])`",
+                ));
+            }
+        };
         if nv.path.is_ident("block") {
             options.launch.blocks = dims(&nv.value)?;
         } else if nv.path.is_ident("grid") {
@@ -186,7 +217,7 @@ pub fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<KernelOptions> 
         } else {
             return Err(syn::Error::new_spanned(
                 &nv.path,
-                "unknown kernel option; hint: options are `block = [..]`, `grid = [..]`, `target = \"..\"`, `cc = ..` and `crate = \"..\"`",
+                "unknown kernel option; hint: options are `block = [..]`, `grid = [..]`, `target = \"..\"`, `cc = ..`, `crate = \"..\"` and `search(..)`",
             ));
         }
     }

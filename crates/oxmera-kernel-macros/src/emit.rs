@@ -299,6 +299,55 @@ fn dim(d: Dim3) -> TokenStream {
     quote!(#ir::Dim3::new(#x, #y, #z))
 }
 
+/// The search spaces, rebuilt as written (the tuner reads them at run time).
+fn search_spaces(spaces: &[oxmera_kernel_ir::space::SearchSpace]) -> TokenStream {
+    use oxmera_kernel_ir::space::Operand;
+    let k = krate();
+    let operand = |o: Operand| match o {
+        Operand::Lit(v) => {
+            let v = u32l(v);
+            quote!(#k::space::Operand::Lit(#v))
+        }
+        Operand::Spec(v) => {
+            let v = u32l(v);
+            quote!(#k::space::Operand::Spec(#v))
+        }
+        Operand::Block(a) => {
+            let a = ident_of(a);
+            quote!(#k::space::Operand::Block(#k::ir::Axis::#a))
+        }
+    };
+    let items = spaces.iter().map(|sp| {
+        let warp = match sp.warp {
+            Some(w) => {
+                let w = u32l(w);
+                quote!(::core::option::Option::Some(#w))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let blocks = sp.blocks.iter().map(|b| {
+            let (x, y, z) = (operand(b[0]), operand(b[1]), operand(b[2]));
+            quote!([#x, #y, #z])
+        });
+        let values = sp.values.iter().map(|(id, vals)| {
+            let id = u32l(*id);
+            let vals = vals.iter().map(|v| Literal::i64_suffixed(*v));
+            quote!((#id, ::std::vec![#(#vals),*]))
+        });
+        let require = sp.require.iter().map(|r| {
+            let (a, b) = (operand(r.dividend), operand(r.divisor));
+            quote!(#k::space::Divisible { dividend: #a, divisor: #b })
+        });
+        quote!(#k::space::SearchSpace {
+            warp: #warp,
+            blocks: ::std::vec![#(#blocks),*],
+            values: ::std::vec![#(#values),*],
+            require: ::std::vec![#(#require),*],
+        })
+    });
+    quote!(::std::vec![#(#items),*])
+}
+
 fn span_info(si: &SpanInfo) -> TokenStream {
     let ir = ir();
     let (f, l) = (si.first, si.last);
@@ -374,6 +423,7 @@ pub fn kernel_fn(
         }
         None => quote!(::core::option::Option::None),
     };
+    let search = search_spaces(&k.launch.search);
     let body = block(&k.body);
     let span_items = spans.iter().map(span_info);
     let snippets = k.snippets.iter().map(|x| s(x));
@@ -410,6 +460,7 @@ pub fn kernel_fn(
                         blocks: ::std::vec![#(#blocks),*],
                         grids: ::std::vec![#(#grids),*],
                         target: #target,
+                        search: #search,
                     },
                     spans: ::std::vec![#(#span_items),*],
                     snippets: ::std::vec![#(#snippets),*],

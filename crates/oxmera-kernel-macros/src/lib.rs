@@ -11,8 +11,10 @@
 //! the macro runs the convergence analysis of `oxmera-kernel-ir` for each
 //! declared launch at compile time and turns every confirmed finding into a
 //! `compile_error!` at the offending span, so `cargo check` is the gate.
-//! The options (`block`, `grid`, `target`, `cc`, `crate`) are documented in
-//! `oxmera_kernel_lower::options`; with no `grid` the gate checks a grid of
+//! The options (`block`, `grid`, `target`, `cc`, `crate`, `search(..)`) are
+//! documented in `oxmera_kernel_lower::options`; `search(..)` names
+//! configurations for the tuner and is deliberately *not* gated (it may list
+//! what is unsafe on some target — the tuner refuses those with the finding); with no `grid` the gate checks a grid of
 //! one block, where findings built from the global thread id are exact.
 //!
 //! This crate knows the lowering and the IR; it must never know about the
@@ -128,8 +130,11 @@ fn expand(
     source: Option<proc_macro2::Span>,
 ) -> syn::Result<proc_macro2::TokenStream> {
     let options = parse_attr(attr)?;
-    let space = options.launch;
-    let lowered = lower_with(&f, space.clone(), helpers)?;
+    let space = options.launch.clone();
+    let mut lowered = lower_with(&f, space.clone(), helpers)?;
+    // The search spaces ride along for the tuner; the gate below checks the
+    // contract only (a search space may hold what is unsafe somewhere).
+    lowered.kernel.launch.search = options.resolve_search(&lowered.kernel)?;
     oxmera_kernel_ir::validate::validate(&lowered.kernel)
         .map_err(|e| syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}")))?;
     gate(&lowered, &space)?;

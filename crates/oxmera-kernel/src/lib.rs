@@ -15,6 +15,8 @@
 //!   out-of-bounds access or a shared-memory race;
 //! - [`library`] holds the kernels oxmera ships, each validated in the
 //!   simulator, and [`corpus`] the broken kernels every rule must catch;
+//! - [`tune`] searches a kernel's search space ([`space`]) for a target:
+//!   refuses by proof, validates, measures, and reports what was refused;
 //! - [`emit`] writes it in a GPU's language (WGSL, and PTX for CUDA) for one
 //!   target and launch, from the same IR the analysis and the simulator read.
 //!
@@ -61,7 +63,7 @@ extern crate self as oxmera_kernel;
 
 pub use gate::gate;
 pub use oxmera_kernel_ir::{
-    analysis, diag, eval, explain, ir, launch, limits, pretty, target, validate,
+    analysis, diag, eval, explain, ir, launch, limits, pretty, space, target, validate,
 };
 pub use oxmera_kernel_macros::{helper, kernel, kernels};
 
@@ -71,3 +73,4 @@ mod gate;
 pub mod library;
 pub mod registry;
 pub mod sim;
+pub mod tune;

@@ -76,6 +76,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
     let bt = block.count() as u32;
     Some(match name {
         "halves_to_f32" | "f32_to_halves" => return super::halves::demo(name, block, seed),
+        "stencil3_tiled" => return Some(super::stencil::demo(block, seed)),
         "add" => {
             let n = 1000u32;
             let a = rng_f32(seed, n as usize);

@@ -199,7 +199,17 @@ pub fn transpose_tiled<const TILE: u32 = 16>(x: &[f32], y: &mut [f32], rows: u32
 
 /// Tiled matmul `c = a b` (`m x k` times `k x n`) staged through two shared
 /// `TILE x TILE` tiles. Block `(TILE, TILE)`, grid covering `c`.
-#[kernel(block = [[16, 16]])]
+///
+/// The contract is the default tile (block 16 x 16, proven at compile
+/// time); the search space tries tiles of 4 to 32, each with its
+/// `(TILE, TILE)` block. A tile changes the order of the sum over `k` (one
+/// tile's products, then the next), so results differ between tiles in the
+/// last bits, within the `(k + 1)·ε·Σ|a·b|` bound every tile is checked
+/// against.
+#[kernel(
+    block = [[16, 16]],
+    search(TILE = [4, 8, 16, 32], block = [[TILE, TILE]])
+)]
 pub fn matmul_tiled<const TILE: u32 = 16>(
     a: &[f32],
     b: &[f32],

@@ -12,6 +12,7 @@ mod kernels;
 mod norm;
 mod ops;
 mod random;
+mod stencil;
 mod unary;
 
 pub use bools::{logical_code, logical_packed};
@@ -33,6 +34,8 @@ pub use ops::{
     scalar_code, scalar_strided, scatter_add_strided, softmax_strided,
 };
 pub use random::philox_uniform;
+pub use stencil::stencil3_tiled;
+pub(crate) use stencil::workload as stencil_workload;
 pub use unary::{unary_code, unary_strided};
 
 use crate::registry::{Entry, Origin};
@@ -86,6 +89,11 @@ pub fn entries() -> Vec<Entry> {
             "matmul_tiled",
             "tiled matmul staged through shared memory",
             matmul_tiled,
+        ),
+        e(
+            "stencil3_tiled",
+            "three-point stencil through a shared tile: its fastest tile is over the shared-memory budget",
+            stencil3_tiled,
         ),
         e(
             "fill_words",
