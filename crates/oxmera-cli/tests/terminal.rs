@@ -1,6 +1,7 @@
 //! What a learner sees, checked through a real pseudo-terminal at a fixed
 //! size (80×48): `oxmera doctor` rendered from saved reports of three
-//! machine classes, and `oxmera ladder` list for a learner two rungs in.
+//! machine classes, and `oxmera ladder` list for a learner two rungs in
+//! on a machine with a wgpu adapter and no CUDA driver.
 //! The screen text must match the golden file exactly, so a layout change
 //! fails here; set `OXMERA_BLESS=1` to rewrite the goldens after a change
 //! that is meant.
@@ -32,6 +33,9 @@ fn screen(args: &[&str], no_color: bool) -> Screen {
             "OXMERA_LADDER_PROGRESS",
             here().join("tests/fixtures/ladder-progress.toml"),
         )
+        // CI's machine, whatever this one has: a wgpu adapter (lavapipe),
+        // no CUDA driver, so D2 shows as "needs hardware".
+        .env("OXMERA_LADDER_NEEDS_MET", "rust,wgpu-adapter")
         .timeout(Duration::from_secs(20))
         .args(args);
     if no_color {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::testlog::{Failure, SpecRun, TestLog};
+use crate::testlog::{Failure, Skipped, SpecRun, TestLog};
 use crate::{Cargo, Error, Ladder, Result, Rung};
 
 /// How a spec run ended.
@@ -27,6 +27,16 @@ pub enum Outcome {
     },
     /// It built, but no test ran: the spec is missing.
     NoTests,
+    /// No test failed, but some could not run on this machine: they need
+    /// hardware it lacks (a wgpu adapter, a CUDA driver) and exited with
+    /// [`crate::testlog::NEEDS_HARDWARE_EXIT_CODE`]. Not green: the rung
+    /// is neither marked done nor taken back.
+    NeedsHardware {
+        /// How many tests passed.
+        passed: usize,
+        /// The tests skipped, each with what it said is missing.
+        skipped: Vec<Skipped>,
+    },
 }
 
 impl Outcome {
@@ -40,6 +50,13 @@ impl Outcome {
 
     /// Classifies the tests' results.
     pub fn from_log(log: TestLog) -> Outcome {
+        // A failure outranks a skip: it is wrong wherever it runs.
+        if log.failed.is_empty() && !log.skipped.is_empty() {
+            return Outcome::NeedsHardware {
+                passed: log.passed.len(),
+                skipped: log.skipped,
+            };
+        }
         if log.is_green() {
             Outcome::Green {
                 tests: log.passed.len(),
@@ -109,7 +126,8 @@ pub fn check(ladder: &mut Ladder, cargo: &Cargo, id: &str) -> Result<CheckReport
         Outcome::Red { .. } | Outcome::BuildFailed { .. } => {
             unmarked = ladder.progress.unmark_done(&rung.id)
         }
-        Outcome::NoTests => {}
+        // Nothing is known about the code the skipped tests check.
+        Outcome::NoTests | Outcome::NeedsHardware { .. } => {}
     }
     if newly_done || unmarked {
         ladder.progress.save()?;
@@ -138,6 +156,7 @@ mod tests {
                     input: None,
                 })
                 .collect(),
+            skipped: vec![],
             ran: true,
         }
     }
@@ -154,6 +173,21 @@ mod tests {
         assert!(matches!(
             Outcome::from_run(red),
             Outcome::Red { passed: 1, ref failures } if failures[0].test == "b"
+        ));
+        let mut skipped = log(&["a"], &[]);
+        skipped.skipped.push(Skipped {
+            test: "on_gpu".into(),
+            reason: "needs hardware: no wgpu adapter".into(),
+        });
+        assert!(matches!(
+            Outcome::from_run(SpecRun::Ran(skipped.clone())),
+            Outcome::NeedsHardware { passed: 1, ref skipped } if skipped[0].test == "on_gpu"
+        ));
+        // A failure beside a skip is red: it is wrong on any machine.
+        skipped.failed = log(&[], &["b"]).failed;
+        assert!(matches!(
+            Outcome::from_run(SpecRun::Ran(skipped)),
+            Outcome::Red { passed: 1, .. }
         ));
         let build = SpecRun::BuildFailed {
             errors: "error[E0425]".into(),

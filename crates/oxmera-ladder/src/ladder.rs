@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Error, Manifest, Progress, Result, Rung};
+use crate::{Error, Manifest, Need, Progress, Result, Rung};
 
 /// Where a rung stands for this learner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +16,10 @@ pub enum RungState {
     Locked,
     /// Not built yet.
     Planned,
+    /// Built and not done, but this machine lacks what it needs (a wgpu
+    /// adapter, a CUDA driver): its spec would skip, so it is passed over
+    /// in the climb rather than made current.
+    NeedsHardware,
 }
 
 impl RungState {
@@ -26,6 +30,7 @@ impl RungState {
             RungState::Current => "current",
             RungState::Locked => "locked",
             RungState::Planned => "planned",
+            RungState::NeedsHardware => "needs hardware",
         }
     }
 }
@@ -54,6 +59,9 @@ pub struct Ladder {
     pub manifest: Manifest,
     /// The learner's progress.
     pub progress: Progress,
+    /// What this machine lacks, as the front end probed it (none unless
+    /// told: this crate probes no hardware).
+    lacking: Vec<Need>,
 }
 
 /// Finds the `exercises/` folder: `$OXMERA_EXERCISES` if set; else the
@@ -105,6 +113,7 @@ impl Ladder {
             root: exercises.to_path_buf(),
             manifest,
             progress,
+            lacking: Vec::new(),
         })
     }
 
@@ -114,7 +123,31 @@ impl Ladder {
             root: exercises,
             manifest,
             progress,
+            lacking: Vec::new(),
         }
+    }
+
+    /// Tells the ladder what this machine lacks (the front end probes it,
+    /// as `oxmera doctor` does): a built rung that needs one of them and is
+    /// not done shows as [`RungState::NeedsHardware`] and is never made
+    /// current.
+    pub fn with_lacking(mut self, lacking: Vec<Need>) -> Ladder {
+        self.lacking = lacking;
+        self
+    }
+
+    /// What this machine lacks, as told by [`Ladder::with_lacking`].
+    pub fn lacking(&self) -> &[Need] {
+        &self.lacking
+    }
+
+    /// The needs of `rung` that this machine lacks.
+    pub fn missing_for(&self, rung: &Rung) -> Vec<Need> {
+        rung.needs
+            .iter()
+            .copied()
+            .filter(|n| self.lacking.contains(n))
+            .collect()
     }
 
     /// The `exercises/` folder.
@@ -183,6 +216,8 @@ impl Ladder {
                     RungState::Planned
                 } else if self.progress.is_done(&r.id) {
                     RungState::Done
+                } else if !self.missing_for(r).is_empty() {
+                    RungState::NeedsHardware
                 } else if !current_given {
                     current_given = true;
                     RungState::Current
@@ -305,6 +340,23 @@ cost = "$0"
         assert_eq!(all.next_step(), NextStep::AllDone);
         assert_eq!(all.counts(), (2, 2));
         assert_eq!(all.state("A3"), Some(Planned));
+    }
+
+    #[test]
+    fn a_rung_this_machine_cannot_run_is_passed_over() {
+        use RungState::*;
+        let mut l = ladder(&[]);
+        l.manifest.rungs[0].needs = vec![Need::Rust, Need::CudaDriver];
+        // Told nothing, the ladder assumes the machine has it all.
+        assert_eq!(states(&l), vec![Current, Locked, Planned]);
+        let l = l.with_lacking(vec![Need::CudaDriver]);
+        assert_eq!(states(&l), vec![NeedsHardware, Current, Planned]);
+        assert_eq!(l.missing_for(&l.manifest.rungs[0]), [Need::CudaDriver]);
+        assert_eq!(NeedsHardware.as_str(), "needs hardware");
+        // Done stays done on a machine that could not check it again.
+        let mut done = l.clone();
+        done.progress.mark_done("A1");
+        assert_eq!(states(&done), vec![Done, Current, Planned]);
     }
 
     #[test]

@@ -7,7 +7,10 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::testlog::{Failure, TestBinary, TestLog, failure_from_stderr, parse_test_list};
+use crate::testlog::{
+    Failure, NEEDS_HARDWARE_EXIT_CODE, TestBinary, TestLog, failure_from_stderr, parse_test_list,
+    skipped_from_stderr,
+};
 use crate::{Error, Result};
 
 /// Lists and runs every test of `binaries`, several processes at a time.
@@ -30,6 +33,10 @@ pub(crate) fn run_tests(binaries: &[TestBinary]) -> Result<TestLog> {
         let output = output.map_err(|source| spawn_error(binary, source))?;
         if output.status.success() {
             log.passed.push(name.clone());
+        } else if output.status.code() == Some(NEEDS_HARDWARE_EXIT_CODE) {
+            // Skipped, not passed: the machine lacks what the test needs.
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            log.skipped.push(skipped_from_stderr(name, &stderr));
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr);
             log.failed
@@ -199,7 +206,7 @@ case "$*" in
   *--list*--ignored*) echo "slow: test" ;;
   *--list*--exact*)
     for n in "$@"; do
-      case "$n" in passes|fails|crashes|slow) echo "$n: test" ;; esac
+      case "$n" in passes|fails|crashes|slow|needs_gpu) echo "$n: test" ;; esac
     done ;;
   *--list*) printf '{list}' ;;
   passes*) printf '{human}'; exit 0 ;;
@@ -208,6 +215,9 @@ case "$*" in
     echo "thread 'fails' (7) panicked at f1/tests/spec.rs:3:5:" >&2
     echo "assertion failed: 2 == 3" >&2
     exit 101 ;;
+  needs_gpu*)
+    echo "needs hardware: no CUDA driver (libcuda.so.1)" >&2
+    exit 77 ;;
   crashes*)
     printf '{human}'
     echo "thread 'crashes' has overflowed its stack" >&2
@@ -271,6 +281,20 @@ esac
             assert!(crash.message.contains("SIGABRT"), "{}", crash.message);
             assert!(crash.message.contains("overflowed its stack"));
         }
+    }
+
+    #[test]
+    fn exit_77_is_skipped_for_want_of_hardware_never_passed() {
+        let log = run("passes: test\\nneeds_gpu: test\\n", "");
+        assert_eq!(log.passed, ["passes"]);
+        assert!(log.failed.is_empty(), "{log:?}");
+        assert_eq!(log.skipped.len(), 1, "{log:?}");
+        assert_eq!(log.skipped[0].test, "needs_gpu");
+        assert_eq!(
+            log.skipped[0].reason,
+            "needs hardware: no CUDA driver (libcuda.so.1)"
+        );
+        assert!(!log.is_green());
     }
 
     #[test]

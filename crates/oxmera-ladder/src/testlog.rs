@@ -28,9 +28,23 @@
 //!    test that never ran can never count as passed.
 //! 3. **Run** each test in a process of its own (`NAME --exact
 //!    --nocapture`). Its **exit status** is the verdict: 0 passed,
+//!    [`NEEDS_HARDWARE_EXIT_CODE`] (77) skipped for want of hardware,
 //!    anything else (a panic's 101, an abort's signal) failed. A crash
 //!    such as a stack overflow takes down that one test, not the results
 //!    of the whole binary.
+//!
+//! # Needs hardware: skipped, never passed
+//!
+//! A spec of a rung that needs a GPU (tier C: a wgpu adapter; tier D: a
+//! CUDA driver) probes for it first. Where there is none, the test prints
+//! one line saying what is missing to stderr and exits with
+//! [`NEEDS_HARDWARE_EXIT_CODE`], 77 — the code automake's test harness
+//! reads as "skipped", distinct from libtest's 0 and a panic's 101. Such
+//! a test is neither passed nor failed: it is recorded in
+//! [`TestLog::skipped`] with that line, a run with any skipped test is
+//! never green, and `oxmera ladder verify` counts the rung as skipped.
+//! (Under a plain `cargo test`, the first such test ends the whole test
+//! binary with status 77: cargo says "exit status: 77".)
 //!
 //! The only text read is what a failing test wrote to stderr. With
 //! `--nocapture` that is the test's own output and std's panic messages,
@@ -74,6 +88,21 @@ impl Failure {
     }
 }
 
+/// The exit status with which a spec's test says "this machine lacks the
+/// hardware I need" (no wgpu adapter, no CUDA driver): 77, the code
+/// automake's test harness reads as "skipped". The ladder records such a
+/// test as skipped, never as passed (see the module's documentation).
+pub const NEEDS_HARDWARE_EXIT_CODE: i32 = 77;
+
+/// A test that exited with [`NEEDS_HARDWARE_EXIT_CODE`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The test's name.
+    pub test: String,
+    /// What it said is missing: the last line it wrote to stderr.
+    pub reason: String,
+}
+
 /// What a spec's tests reported.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TestLog {
@@ -81,21 +110,42 @@ pub struct TestLog {
     pub passed: Vec<String>,
     /// The tests that failed, sorted by name.
     pub failed: Vec<Failure>,
+    /// The tests that could not run for want of hardware, sorted by name:
+    /// neither passed nor failed.
+    pub skipped: Vec<Skipped>,
     /// Whether any test binary listed its tests.
     pub ran: bool,
 }
 
 impl TestLog {
-    /// Every test passed (and there was at least one).
+    /// Every test passed (and there was at least one): none failed, and
+    /// none was skipped for want of hardware.
     pub fn is_green(&self) -> bool {
-        self.ran && self.failed.is_empty() && !self.passed.is_empty()
+        self.ran && self.failed.is_empty() && self.skipped.is_empty() && !self.passed.is_empty()
     }
 
-    /// Sorts both lists by name: tests finish in whatever order their
+    /// Sorts the lists by name: tests finish in whatever order their
     /// processes do, and two runs of the same code should read the same.
     pub fn sort(&mut self) {
         self.passed.sort();
         self.failed.sort_by(|a, b| a.test.cmp(&b.test));
+        self.skipped.sort_by(|a, b| a.test.cmp(&b.test));
+    }
+}
+
+/// The record of a test that exited with [`NEEDS_HARDWARE_EXIT_CODE`]
+/// after writing `stderr`: its last non-empty line is what is missing.
+pub fn skipped_from_stderr(test: &str, stderr: &str) -> Skipped {
+    let reason = stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("needs hardware (the test said nothing more)")
+        .to_string();
+    Skipped {
+        test: test.to_string(),
+        reason,
     }
 }
 
@@ -551,11 +601,20 @@ minimal failing input: (dims, perm) = (
         let mut log = TestLog {
             passed: vec!["b".into(), "a".into()],
             failed: vec![],
+            skipped: vec![],
             ran: true,
         };
         assert!(log.is_green());
         log.sort();
         assert_eq!(log.passed, ["a", "b"]);
+        // A test skipped for want of hardware is not a pass.
+        let mut skipped = log.clone();
+        skipped.skipped.push(skipped_from_stderr(
+            "on_gpu",
+            "\nneeds hardware: no wgpu adapter\n\n",
+        ));
+        assert!(!skipped.is_green());
+        assert_eq!(skipped.skipped[0].reason, "needs hardware: no wgpu adapter");
         assert!(
             !TestLog {
                 ran: true,

@@ -16,6 +16,14 @@
 //! shows a hole in the spec, which a learner's wrong code would slip
 //! through.
 //!
+//! A rung that needs hardware this machine lacks (tier C's wgpu adapter,
+//! tier D's CUDA driver) has specs whose tests exit with
+//! [`crate::testlog::NEEDS_HARDWARE_EXIT_CODE`] instead of running. Such a
+//! rung is *skipped* ([`RungVerdict::skipped`]): its files, formatting and
+//! clippy are still checked and its skeleton must still pass nothing, but
+//! it is never counted as passed, and a wrong solution that only the
+//! skipped tests would catch is listed as unchecked, not as caught.
+//!
 //! The learner's files are never touched: the copies live under the shared
 //! target directory (`<target>/verify/<hash>/{skeleton,solution}`), at a
 //! stable place so that repeated runs reuse every compiled dependency.
@@ -192,6 +200,14 @@ pub struct RungVerdict {
     pub problems: Vec<Problem>,
     /// The named wrong solutions the spec caught, in file-name order.
     pub caught: Vec<Caught>,
+    /// Where the solution's spec run skipped tests for want of hardware
+    /// (exit status [`crate::testlog::NEEDS_HARDWARE_EXIT_CODE`]): what the
+    /// first skipped test said is missing. The rung is then *skipped*: not
+    /// a problem, and never counted as passed.
+    pub needs_hardware: Option<String>,
+    /// Named wrong solutions that failed no test because the tests that
+    /// would catch them were skipped for want of hardware: unchecked here.
+    pub unchecked: Vec<WrongSolution>,
 }
 
 /// A named wrong solution, kept beside a rung's spec in `wrong/NAME.rs`.
@@ -253,9 +269,22 @@ pub fn wrong_solutions(ladder: &Ladder, rung: &Rung) -> Result<Vec<WrongSolution
 }
 
 impl RungVerdict {
-    /// Whether the rung passes the author's check.
+    /// Whether the author's check found nothing wrong with the rung. A
+    /// rung that [`RungVerdict::skipped`] is ok and yet not passed.
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// Whether the rung's spec could not run in full on this machine (it
+    /// needs hardware this one lacks): skipped, not passed.
+    pub fn skipped(&self) -> bool {
+        self.needs_hardware.is_some()
+    }
+
+    /// Whether the rung passed the author's check in full: nothing wrong,
+    /// and every test ran.
+    pub fn passed(&self) -> bool {
+        self.ok() && !self.skipped()
     }
 }
 
@@ -318,6 +347,8 @@ pub fn verify(ladder: &Ladder, cargo: &Cargo, options: VerifyOptions) -> Result<
             tests: 0,
             problems: files_problems(ladder, r),
             caught: Vec::new(),
+            needs_hardware: None,
+            unchecked: Vec::new(),
         })
         .collect();
     // Only rungs whose files are all there go on to be built.
@@ -424,6 +455,11 @@ fn judge_wrong(ladder: &Ladder, wrong: &WrongSolution, run: SpecRun, verdict: &m
         SpecRun::BuildFailed { errors } => verdict
             .problems
             .push(Problem::WrongSolutionDoesNotBuild { path, errors }),
+        // Nothing failed because the tests that would have were skipped
+        // for want of hardware: not caught, not passing either.
+        SpecRun::Ran(log) if log.failed.is_empty() && !log.skipped.is_empty() => {
+            verdict.unchecked.push(wrong.clone())
+        }
         // No test at all is reported once, from the solution run.
         SpecRun::Ran(log) if log.failed.is_empty() && log.passed.is_empty() => {}
         SpecRun::Ran(log) if log.failed.is_empty() => {
@@ -460,6 +496,10 @@ fn judge(variant: Variant, run: SpecRun, verdict: &mut RungVerdict) {
                 .push(Problem::SolutionDoesNotBuild { errors }),
             Outcome::NoTests => verdict.problems.push(Problem::NoTests),
             Outcome::Green { tests } => verdict.tests = tests,
+            Outcome::NeedsHardware { passed, skipped } => {
+                verdict.tests = passed + skipped.len();
+                verdict.needs_hardware = skipped.first().map(|s| s.reason.clone());
+            }
             Outcome::Red { passed, failures } => {
                 verdict.tests = passed + failures.len();
                 verdict.problems.push(Problem::SolutionFails { failures });
@@ -715,3 +755,7 @@ fn format_problems(ladder: &Ladder, rung: &Rung) -> Result<Vec<Problem>> {
     }
     Ok(problems)
 }
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;

@@ -18,7 +18,7 @@ use oxmera_ladder::check::{self, CheckReport, Outcome};
 use oxmera_ladder::testlog::Failure;
 use oxmera_ladder::verify::{self, VerifyOptions};
 use oxmera_ladder::watch::RungWatcher;
-use oxmera_ladder::{Ladder, NextStep, RungState, hints, reset};
+use oxmera_ladder::{Ladder, Need, NextStep, RungState, hints, reset};
 
 use crate::style::{Paint, pad, wrap};
 
@@ -110,7 +110,17 @@ pub fn open() -> oxmera_ladder::Result<Ladder> {
     let exercises = oxmera_ladder::find_exercises(&cwd, Some(Path::new(BUILT_FROM)))?;
     // Canonical, so that paths shown are relative to the real checkout.
     let exercises = exercises.canonicalize().unwrap_or(exercises);
-    Ladder::open(&exercises)
+    // What this machine lacks decides which rungs show as "needs hardware".
+    Ladder::open(&exercises).map(|l| l.with_lacking(crate::doctor::probe::lacking()))
+}
+
+/// What a need is, for the learner.
+fn need_words(need: Need) -> &'static str {
+    match need {
+        Need::Rust => "a Rust toolchain",
+        Need::WgpuAdapter => "a wgpu adapter",
+        Need::CudaDriver => "a CUDA driver",
+    }
 }
 
 fn dispatch(command: LadderCommand, paint: Paint, prog: &str) -> oxmera_ladder::Result<ExitCode> {
@@ -171,7 +181,22 @@ fn dispatch(command: LadderCommand, paint: Paint, prog: &str) -> oxmera_ladder::
                 );
             }
             for v in &verdicts {
-                if v.ok() {
+                if let (true, Some(reason)) = (v.ok(), &v.needs_hardware) {
+                    // Skipped: said as such, never with the passing tick.
+                    println!(
+                        "{} {}  skipped, not passed: it needs hardware this machine lacks ({}); \
+                         the skeleton passes none of its {} tests{}",
+                        paint.yellow("–"),
+                        v.id,
+                        reason,
+                        v.tests,
+                        if no_lint {
+                            ""
+                        } else {
+                            "; fmt and clippy clean"
+                        }
+                    );
+                } else if v.ok() {
                     println!(
                         "{} {}  {} tests: the skeleton fails every one, the solution passes every one, each of {} wrong solutions fails{}",
                         paint.green("✓"),
@@ -208,7 +233,30 @@ fn dispatch(command: LadderCommand, paint: Paint, prog: &str) -> oxmera_ladder::
                     );
                     println!("      {}", paint.dim(&c.wrong.misconception));
                 }
+                for w in &v.unchecked {
+                    println!(
+                        "    {} wrong/{}.rs: the tests that would catch it need hardware",
+                        paint.yellow("unchecked"),
+                        w.name
+                    );
+                }
             }
+            let skipped: Vec<&str> = verdicts
+                .iter()
+                .filter(|v| v.ok() && v.skipped())
+                .map(|v| v.id.as_str())
+                .collect();
+            let passed = verdicts.iter().filter(|v| v.passed()).count();
+            println!(
+                "{passed} rung(s) passed, {} skipped for want of hardware (counted as skipped, \
+                 never as passed){}",
+                skipped.len(),
+                if skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", skipped.join(", "))
+                }
+            );
             if failed == 0 {
                 println!("{}", paint.green("The author's check passes."));
                 Ok(ExitCode::SUCCESS)
@@ -237,6 +285,10 @@ fn rung_or_current(ladder: &Ladder, id: Option<String>) -> oxmera_ladder::Result
 fn exit_for(outcome: &Outcome) -> ExitCode {
     match outcome {
         Outcome::Green { .. } => ExitCode::SUCCESS,
+        // The specs' own code for it, passed on: skipped, neither 0 nor 1.
+        Outcome::NeedsHardware { .. } => {
+            ExitCode::from(oxmera_ladder::testlog::NEEDS_HARDWARE_EXIT_CODE as u8)
+        }
         _ => ExitCode::from(1),
     }
 }
@@ -272,6 +324,17 @@ pub fn render_list(ladder: &Ladder, paint: Paint, prog: &str) -> String {
                 RungState::Current => (paint.yellow("▶"), paint.yellow("current")),
                 RungState::Locked => ("·".to_string(), paint.dim("locked")),
                 RungState::Planned => (paint.dim("○"), paint.dim("planned")),
+                RungState::NeedsHardware => {
+                    let missing: Vec<&str> = ladder
+                        .missing_for(rung)
+                        .into_iter()
+                        .map(need_words)
+                        .collect();
+                    (
+                        paint.yellow("–"),
+                        paint.yellow(&format!("needs hardware ({})", missing.join(", "))),
+                    )
+                }
             };
             out.push_str(&format!(
                 "  {mark} {}  {} {word}\n",
@@ -279,6 +342,16 @@ pub fn render_list(ladder: &Ladder, paint: Paint, prog: &str) -> String {
                 pad(&rung.name, 24)
             ));
         }
+    }
+    if states.iter().any(|(_, s)| *s == RungState::NeedsHardware) {
+        out.push('\n');
+        out.push_str(&format!(
+            "{}\n",
+            paint.dim(&format!(
+                "– needs hardware: this machine lacks it, so the climb passes the rung by; \
+                 `{prog} doctor` says what is missing"
+            ))
+        ));
     }
     out.push('\n');
     match ladder.next_step() {
@@ -460,6 +533,21 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint, prog: &
             out.push_str(&format!(
                 "{} {id}: no tests ran; is the rung's tests/ folder there?\n",
                 paint.yellow("?")
+            ));
+        }
+        Outcome::NeedsHardware { passed, skipped } => {
+            out.push_str(&format!(
+                "{} {id}: needs hardware. {} of {} tests could not run on this machine \
+                 (skipped, not passed); {passed} pass.\n",
+                paint.yellow("–"),
+                skipped.len(),
+                passed + skipped.len()
+            ));
+            if let Some(first) = skipped.first() {
+                out.push_str(&format!("  {}\n", paint.dim(&first.reason)));
+            }
+            out.push_str(&format!(
+                "Not recorded as done. `{prog} doctor` says what this machine has.\n"
             ));
         }
     }

@@ -18,6 +18,35 @@ use super::{BackendProbe, CpuFeature, Host, LadderProgress, Report, TierProbe, T
 /// The workspace's minimum Rust version.
 pub const MSRV: &str = env!("CARGO_PKG_RUST_VERSION");
 
+/// Tells the ladder which needs this machine meets instead of probing: a
+/// comma-separated list of the manifest's words (`rust,wgpu-adapter`). The
+/// golden test of the ladder's list fixes the machine with it; a learner
+/// may use it to see the ladder as another machine would.
+pub const NEEDS_MET_ENV: &str = "OXMERA_LADDER_NEEDS_MET";
+
+/// The GPU needs of the ladder that this machine lacks, probed as the
+/// doctor probes them (files, no device opened), or read from
+/// [`NEEDS_MET_ENV`] when it is set.
+pub fn lacking() -> Vec<Need> {
+    let gpu_needs = [Need::WgpuAdapter, Need::CudaDriver];
+    if let Some(met) = std::env::var_os(NEEDS_MET_ENV) {
+        let met = met.to_string_lossy().into_owned();
+        let met: Vec<&str> = met.split(',').map(str::trim).collect();
+        return gpu_needs
+            .into_iter()
+            .filter(|n| !met.contains(&n.as_str()))
+            .collect();
+    }
+    let mut lacking = Vec::new();
+    if !wgpu().available {
+        lacking.push(Need::WgpuAdapter);
+    }
+    if !cuda().available {
+        lacking.push(Need::CudaDriver);
+    }
+    lacking
+}
+
 /// Probes everything, in the order the report shows it.
 pub fn probe() -> Report {
     let host = Host {

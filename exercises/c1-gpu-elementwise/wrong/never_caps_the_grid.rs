@@ -1,0 +1,27 @@
+//! Never caps the grid: the loop is right, but a large n asks for more blocks than the device has.
+//!
+//! A named wrong solution of C1, kept beside the spec: `oxmera ladder
+//! verify` runs it and fails when the spec lets it through.
+
+use oxmera_kernel::kernel;
+use oxmera_kernel::launch::LaunchConfig;
+
+/// `y[i] = max(a * x[i] + y[i], 0)` for every `i < n`.
+#[kernel(block = [64, 128, 256])]
+pub fn axpy_relu(n: u32, a: f32, x: &[f32], y: &mut [f32]) {
+    let stride = grid_dim_x() * block_dim_x();
+    let mut i = block_idx_x() * block_dim_x() + thread_idx_x();
+    while i < n {
+        y[i] = (a * x[i] + y[i]).max(0.0);
+        i += stride;
+    }
+}
+
+/// The launch: one element a thread, however many blocks that takes.
+pub fn launch_for(n: u32, block: u32, max_blocks: u32) -> Option<LaunchConfig> {
+    let _ = max_blocks;
+    if n == 0 {
+        return None;
+    }
+    Some(LaunchConfig::linear(n.div_ceil(block), block))
+}
