@@ -52,3 +52,47 @@ pub fn launch(
         other => target(other).map(|_| ()),
     }
 }
+
+/// How the tuner's report names `device`: the adapter's name and driver.
+pub fn describe(device: Device) -> String {
+    match device {
+        #[cfg(feature = "wgpu")]
+        Device::Wgpu(_) => oxmera_wgpu::identity(device)
+            .map(|id| format!("{device} ({id})"))
+            .unwrap_or_else(|_| device.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// The identity a tuning cache keys `device` by: its kind, the adapter's
+/// (or part's) name and its driver — never its ordinal, which another
+/// machine numbers differently.
+pub fn identity(device: Device) -> String {
+    match device {
+        #[cfg(feature = "wgpu")]
+        Device::Wgpu(_) => oxmera_wgpu::identity(device)
+            .map(|id| format!("wgpu: {id}"))
+            .unwrap_or_else(|_| device.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// Seconds one launch of `k` at `launch` takes on `device`: the arguments
+/// uploaded first and untimed, the launch timed to its completion.
+pub fn time(
+    device: Device,
+    k: &'static Kernel,
+    launch: LaunchConfig,
+    args: &[Arg],
+) -> Result<f64, String> {
+    let _ = (k, launch, args);
+    match device {
+        #[cfg(feature = "wgpu")]
+        Device::Wgpu(_) => oxmera_wgpu::time_launch(device, k, launch, args)
+            .map(|d| d.as_secs_f64())
+            .map_err(|e| e.to_string()),
+        other => Err(format!(
+            "{other}: the tuner times kernels on a wgpu device only in this build"
+        )),
+    }
+}

@@ -387,3 +387,113 @@ fn a_block_no_target_runs_is_a_usage_error_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn space_lists_flips_configurations_in_order() {
+    let (code, out) = oxmera(&["kernel", "space", "flip"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("promises (the contract, proven at compile time): no launch"));
+    let listed: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.trim().split_once("  ").map(|(_, rest)| rest.trim()))
+        .filter(|rest| rest.starts_with("block"))
+        .collect();
+    assert_eq!(listed.len(), 4, "{out}");
+    assert!(listed[0].starts_with("block 32 ") && listed[3].starts_with("block 256 "));
+    // Per warp width: lavapipe's subgroups of 8 get their own space.
+    let (_, out) = oxmera(&["kernel", "space", "flip", "--target", "lavapipe"]);
+    assert!(out.contains("warps of 8): 4 configurations"), "{out}");
+    assert!(out.contains("block 8 "), "{out}");
+}
+
+#[test]
+fn tune_on_the_simulator_refuses_flips_unsafe_blocks_with_the_finding() {
+    let (code, out) = oxmera(&["kernel", "tune", "flip", "--device", "sim", "--no-cache"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("a model, not a time"), "{out}");
+    for block in ["64", "128", "256"] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains(&format!("block {block} "))
+                    && l.contains("refused OXK001 at 21:9")),
+            "{out}"
+        );
+    }
+    // The finding itself, as `kernel check` prints it.
+    assert!(out.contains("error[OXK001]"), "{out}");
+    assert!(out.contains("flip.rs:21:9"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("block 32 ") && l.contains("safe"))
+    );
+}
+
+#[test]
+fn tune_reports_refused_but_faster_and_json() {
+    let (code, out) = oxmera(&["kernel", "tune", "stencil3_tiled", "--no-cache"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("refused but faster"), "{out}");
+    assert!(
+        out.contains("TILE=16384") && out.contains("OXK004"),
+        "{out}"
+    );
+    let (code, out) = oxmera(&["kernel", "tune", "stencil3_tiled", "--json", "--no-cache"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["best"], "block 64, TILE=4096");
+    let faster = v["refused_but_faster"].as_array().unwrap();
+    assert!(!faster.is_empty());
+    let rows = v["configurations"].as_array().unwrap();
+    assert_eq!(rows.len(), 12);
+    let refused = rows
+        .iter()
+        .find(|r| r["configuration"] == faster[0])
+        .unwrap();
+    assert_eq!(refused["detail"]["code"], "OXK004");
+}
+
+/// `oxmera` with the tuning cache at `cache`: (exit code, stdout, stderr).
+fn oxmera_cached(args: &[&str], cache: &std::path::Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(args)
+        .env("OXMERA_TUNE_CACHE", cache)
+        .output()
+        .expect("run oxmera");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn tune_all_fills_the_cache_and_a_corrupt_one_is_only_a_warning() {
+    let dir = std::env::temp_dir().join(format!("oxmera-tune-cli-{}", std::process::id()));
+    let cache = dir.join("cache.txt");
+    let (code, out, err) = oxmera_cached(&["kernel", "tune", "--all", "--device", "sim"], &cache);
+    assert_eq!(code, 0, "{out}{err}");
+    for kernel in ["flip", "matmul_tiled", "stencil3_tiled"] {
+        assert!(out.contains(&format!("{kernel} ")), "{out}");
+    }
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(text.starts_with("oxmera-tune-cache 1\n"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("\tstencil3_tiled\t") && l.contains("\t64,1,1\t4096\t")),
+        "{text}"
+    );
+    // Corrupt: warned about, rewritten, never a crash.
+    std::fs::write(&cache, "not a cache").unwrap();
+    let (code, out, err) = oxmera_cached(&["kernel", "tune", "flip"], &cache);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("warning: tuning cache") && err.contains("corrupt at line 1"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_to_string(&cache)
+            .unwrap()
+            .contains("\tflip\t")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

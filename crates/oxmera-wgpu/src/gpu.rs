@@ -692,6 +692,37 @@ impl Gpu {
         Ok(())
     }
 
+    /// One launch of a user's kernel, timed: the arguments are uploaded
+    /// and the queue drained first (untimed), then the launch is submitted
+    /// and waited for, so the time is the kernel's and the submission's,
+    /// not the transfers'. The launch passes the same gate as `run_user`.
+    pub(crate) fn time_user(
+        &self,
+        k: &'static Kernel,
+        launch: LaunchConfig,
+        args: &[oxmera_kernel::sim::Arg],
+    ) -> Result<std::time::Duration> {
+        use oxmera_kernel::sim::Arg;
+        let op = "launch";
+        let mut buffers = Vec::new();
+        let mut scalars = Vec::new();
+        for a in args {
+            match a {
+                Arg::Buffer(b) => {
+                    let bytes: Vec<u8> = b.data.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    buffers.push(self.upload(&bytes, op)?);
+                }
+                Arg::Scalar(v) => scalars.push(*v),
+            }
+        }
+        let raw: Vec<&wgpu::Buffer> = buffers.iter().map(GpuBuffer::raw).collect();
+        self.wait(op)?;
+        let start = std::time::Instant::now();
+        self.launch(k, launch, &raw, &scalars, op)?;
+        self.wait(op)?;
+        Ok(start.elapsed())
+    }
+
     /// A small read-only buffer of kernel metadata (shapes, strides).
     pub(crate) fn metadata(&self, words: &[u32]) -> wgpu::Buffer {
         let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();

@@ -59,3 +59,45 @@ pub fn target(device: Device) -> Result<Target> {
         Err(crate::not_built(device))
     }
 }
+
+/// Times one launch of `kernel` at `launch` on the wgpu device `device`:
+/// the arguments are uploaded and the queue drained before the clock
+/// starts, and the clock stops when the launch has completed. The first
+/// launch of a kernel at a block also compiles its pipeline, which is why a
+/// tuner warms up before timing. Errors as [`run`]'s.
+pub fn time_launch(
+    device: Device,
+    kernel: &'static Kernel,
+    launch: LaunchConfig,
+    args: &[Arg],
+) -> Result<std::time::Duration> {
+    check_args(kernel, args).map_err(|e| Error::InvalidArgument {
+        op: "launch",
+        name: "args",
+        message: e.to_string(),
+    })?;
+    #[cfg(feature = "wgpu")]
+    {
+        crate::gpu::opened(device)?.time_user(kernel, launch, args)
+    }
+    #[cfg(not(feature = "wgpu"))]
+    {
+        let _ = launch;
+        Err(crate::not_built(device))
+    }
+}
+
+/// The identity of the wgpu device `device` as a tuning cache keys it: the
+/// adapter's name, backend and driver (name and version). Two machines with
+/// the same identity run the same compiled shaders on the same hardware.
+pub fn identity(device: Device) -> Result<String> {
+    #[cfg(feature = "wgpu")]
+    {
+        let r = &crate::gpu::opened(device)?.report;
+        Ok(format!("{}; {}; {}", r.name, r.backend, r.driver))
+    }
+    #[cfg(not(feature = "wgpu"))]
+    {
+        Err(crate::not_built(device))
+    }
+}

@@ -57,7 +57,7 @@ mod probe;
 #[cfg(feature = "wgpu")]
 mod reduce;
 
-pub use launch::{run, target};
+pub use launch::{identity, run, target, time_launch};
 pub use probe::{AdapterReport, probe};
 
 /// The device kind this crate provides.

@@ -1,5 +1,5 @@
-//! `oxmera kernel`: list, print, check, run, write as WGSL or PTX and explain
-//! kernels — the built-in ones by name, your own from a Rust file
+//! `oxmera kernel`: list, print, check, run, write as WGSL or PTX, list
+//! and tune the launch space of, and explain kernels — the built-in ones by name, your own from a Rust file
 //! ([`source`]).
 //!
 //! `check` exits 0 when the launch is clean, 1 on a finding and 2 on a usage
@@ -19,6 +19,7 @@ use oxmera_kernel::target::Target;
 mod args;
 mod npy;
 mod source;
+mod tune;
 mod user;
 
 use source::{Failure, Picked};
@@ -161,6 +162,51 @@ enum KernelCommand {
         /// (to read it; the backend's gate would refuse to launch it).
         #[arg(long)]
         no_check: bool,
+    },
+    /// List a kernel's search space for a target: every configuration the
+    /// tuner would try, in its order (the contract is printed first).
+    Space {
+        #[command(flatten)]
+        which: Which,
+        /// Target (see `check`); default: the kernel's, else generic.
+        #[arg(long)]
+        target: Option<String>,
+    },
+    /// Search a kernel's launch space: refuse by proof (OXK001-005 for the
+    /// target), validate on ragged inputs, measure, report. Exit 0 when a
+    /// safe configuration was found, 1 when none was.
+    Tune {
+        /// A built-in kernel's name or a Rust file (not with `--all`).
+        kernel: Option<String>,
+        /// With a file: the kernel in it.
+        name: Option<String>,
+        /// Tune every library kernel that declares a search space, filling
+        /// the cache for the device.
+        #[arg(long, conflicts_with = "kernel")]
+        all: bool,
+        /// `sim` (the simulator's cost model: counts, not a time), or a GPU:
+        /// `wgpu`, `wgpu:N` (a build with `--features wgpu`).
+        #[arg(long, default_value = "sim")]
+        device: String,
+        /// Target for `--device sim` (see `check`); a GPU uses its own.
+        #[arg(long)]
+        target: Option<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Timed launches per configuration on a GPU.
+        #[arg(long, default_value_t = 9)]
+        reps: usize,
+        /// Untimed warm-up launches per configuration on a GPU.
+        #[arg(long, default_value_t = 2)]
+        warmup: usize,
+        /// Seed of the inputs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Neither read nor write the per-device tuning cache (as
+        /// `OXMERA_TUNE_CACHE=off`).
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Explain a rule, e.g. `OXK001`.
     Explain {
@@ -541,6 +587,58 @@ pub fn run(args: KernelArgs) -> ExitCode {
                 Err(code) => return code,
             };
             ptx_command(p.kernels[0], block, cc, assemble, no_check)
+        }
+        KernelCommand::Space { which, target } => {
+            let p = match picked(&which, false) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            let k = p.kernels[0];
+            match target_arg(None, target) {
+                Ok(t) => tune::space_command(k, t.or(k.launch.target).unwrap_or_default()),
+                Err(m) => usage(m),
+            }
+        }
+        KernelCommand::Tune {
+            kernel,
+            name,
+            all,
+            device,
+            target,
+            json,
+            reps,
+            warmup,
+            seed,
+            no_cache,
+        } => {
+            let target = match target_arg(None, target) {
+                Ok(t) => t,
+                Err(m) => return usage(m),
+            };
+            let options = tune::TuneFlags {
+                device,
+                target,
+                json,
+                reps,
+                warmup,
+                seed,
+                cache: !no_cache,
+            };
+            if all {
+                return tune::tune_all(&options);
+            }
+            let Some(kernel) = kernel else {
+                return usage("name a kernel to tune, or give --all".into());
+            };
+            let p = match picked(&Which { kernel, name }, false) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            let k = p.kernels[0];
+            let name = p
+                .entry
+                .map_or_else(|| k.name.clone(), |e| e.name.to_string());
+            tune::tune_command(k, &name, &options)
         }
         KernelCommand::Explain { code } => match oxmera_kernel::explain::explain(&code) {
             Some(page) => {

@@ -3,19 +3,10 @@
 use crate::kernel;
 
 /// Sums each block's slice of `x` into `out[block]` through shared memory —
-/// but its barriers sit under `if warp_id() == 0`. With a 32-thread block
-/// every thread is in warp 0 and it is correct; with 64 threads warp 1 never
-/// reaches the barrier, so the block hangs (OXK001).
-///
-/// It promises no launch (no contract), and its search space lists the
-/// blocks a tuner might try, unsafe ones included: `oxmera kernel tune
-/// flip` refuses every block wider than one warp with OXK001 and the
-/// finding, before anything runs. On targets with warps of 8 (lavapipe)
-/// the space starts at one such warp.
-#[kernel(
-    search(block = [32, 64, 128, 256]),
-    search(warp = 8, block = [8, 16, 32, 64])
-)]
+/// but its barriers sit under `if warp_id() == 0`: right when one warp is the
+/// block, a hang (OXK001) past it. It promises no launch; its search space
+/// lists blocks for `oxmera kernel tune flip` to refuse or keep, per warp width.
+#[kernel(search(block = [32, 64, 128, 256]), search(warp = 8, block = [8, 16, 32, 64]))]
 pub fn flip(x: &[f32], out: &mut [f32], n: u32) {
     let s = shared::<f32>(1024);
     let tid = thread_idx_x();

@@ -36,6 +36,7 @@
 //! This module knows no GPU API: a device comes in as a [`Device`], which
 //! the command line implements with the wgpu backend.
 
+pub mod cache;
 mod report;
 pub mod workload;
 
