@@ -80,9 +80,9 @@ fn natively<T>(what: &str, dev: Device, f: impl FnOnce() -> T) -> T {
         let n = fallback::count(dev, op) - b;
         assert!(
             n == 0,
-            "{what}: {op} fell back to the host {n} time(s) on {dev}: it is in the rung's \
-             contract, so your backend must compute it itself (support() saying Native is a \
-             promise, and the fallback counts check it)"
+            "{what}: {op} ran on the host {n} time(s) on {dev}, but it is in the contract: \
+             compute it in your backend (support() saying Native is a promise the fallback \
+             counts check)"
         );
     }
     out
