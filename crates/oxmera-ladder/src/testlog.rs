@@ -99,7 +99,8 @@ pub const NEEDS_HARDWARE_EXIT_CODE: i32 = 77;
 pub struct Skipped {
     /// The test's name.
     pub test: String,
-    /// What it said is missing: the last line it wrote to stderr.
+    /// What it said is missing: the last line it wrote to stderr, without
+    /// a leading `needs hardware: ` (the ladder says that itself).
     pub reason: String,
 }
 
@@ -141,7 +142,8 @@ pub fn skipped_from_stderr(test: &str, stderr: &str) -> Skipped {
         .rev()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .unwrap_or("needs hardware (the test said nothing more)")
+        .map(|l| l.strip_prefix("needs hardware: ").unwrap_or(l))
+        .unwrap_or("the test said nothing more")
         .to_string();
     Skipped {
         test: test.to_string(),
@@ -614,7 +616,7 @@ minimal failing input: (dims, perm) = (
             "\nneeds hardware: no wgpu adapter\n\n",
         ));
         assert!(!skipped.is_green());
-        assert_eq!(skipped.skipped[0].reason, "needs hardware: no wgpu adapter");
+        assert_eq!(skipped.skipped[0].reason, "no wgpu adapter");
         assert!(
             !TestLog {
                 ran: true,

@@ -228,7 +228,8 @@ pub struct Caught {
     pub wrong: WrongSolution,
     /// The tests it fails, sorted.
     pub failed: Vec<String>,
-    /// How many tests ran.
+    /// How many tests the spec has (those skipped for want of hardware
+    /// included).
     pub tests: usize,
 }
 
@@ -470,7 +471,7 @@ fn judge_wrong(ladder: &Ladder, wrong: &WrongSolution, run: SpecRun, verdict: &m
         }
         SpecRun::Ran(log) => verdict.caught.push(Caught {
             wrong: wrong.clone(),
-            tests: log.passed.len() + log.failed.len(),
+            tests: log.passed.len() + log.failed.len() + log.skipped.len(),
             failed: log.failed.into_iter().map(|f| f.test).collect(),
         }),
     }

@@ -348,8 +348,7 @@ pub fn render_list(ladder: &Ladder, paint: Paint, prog: &str) -> String {
         out.push_str(&format!(
             "{}\n",
             paint.dim(&format!(
-                "– needs hardware: this machine lacks it, so the climb passes the rung by; \
-                 `{prog} doctor` says what is missing"
+                "– needs hardware: passed over here; `{prog} doctor` says what is missing"
             ))
         ));
     }
@@ -544,7 +543,10 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint, prog: &
                 passed + skipped.len()
             ));
             if let Some(first) = skipped.first() {
-                out.push_str(&format!("  {}\n", paint.dim(&first.reason)));
+                out.push_str(&format!(
+                    "  {}\n",
+                    paint.dim(&format!("missing: {}", first.reason))
+                ));
             }
             out.push_str(&format!(
                 "Not recorded as done. `{prog} doctor` says what this machine has.\n"

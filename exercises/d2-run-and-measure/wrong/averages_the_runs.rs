@@ -1,0 +1,45 @@
+//! Averages the runs after the warm-up: one run slowed by another process drags the mean along.
+//!
+//! A named wrong solution of D2, kept beside the spec: `oxmera ladder
+//! verify` runs it and fails when the spec lets it through.
+
+use oxmera_kernel::kernel;
+
+/// `y[i] = a * x[i]` for every `i < n`, by a grid-stride loop (C1).
+#[kernel(block = [256])]
+pub fn scale(n: u32, a: f32, x: &[f32], y: &mut [f32]) {
+    let stride = grid_dim_x() * block_dim_x();
+    let mut i = block_idx_x() * block_dim_x() + thread_idx_x();
+    while i < n {
+        y[i] = a * x[i];
+        i += stride;
+    }
+}
+
+/// The bytes `scale` moves through the GPU's memory for `n` elements:
+/// every `x[i]` read once and every `y[i]` written once, 4 bytes each.
+pub fn bytes_moved(n: u64) -> u64 {
+    // A write costs the memory as much as a read: counting only the reads
+    // halves the bandwidth you report.
+    2 * 4 * n
+}
+
+/// The time that stands for a series of runs: the median of the runs
+/// after the first `warmup`, in the same unit as `times`, or `None` when
+/// no run is left.
+pub fn typical(times: &[f64], warmup: usize) -> Option<f64> {
+    // The first runs pay for compiling the kernel (the driver's JIT) and
+    // for cold caches: they are not the kernel's time.
+    let mut kept: Vec<f64> = times.get(warmup..)?.to_vec();
+    if kept.is_empty() {
+        return None;
+    }
+    // The median, not the mean: one run slowed by another process moves
+    // a mean as far as it likes and a median hardly at all.
+    Some(kept.iter().sum::<f64>() / kept.len() as f64)
+}
+
+/// Bandwidth in GB/s (10⁹ bytes a second) of `bytes` moved in `seconds`.
+pub fn gb_per_s(bytes: u64, seconds: f64) -> f64 {
+    bytes as f64 / seconds / 1e9
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# budget: 300
+# The ladder's GPU rungs, their authors' solutions against their specs on
+# this machine's GPU: D2 (run and measure) on cuda:0 through the CUDA
+# driver, and C1-C2 (elementwise, reduction) on the wgpu adapter when the
+# doctor found one (NVIDIA's Vulkan driver: subgroups of 32). Run by
+# scripts/gpu-check.sh with OX and OUT set; the budget line above is read
+# there (the specs are built here, with cargo, into target/ladder: most
+# of the budget; the tests take seconds).
+#
+# The specs are built in a scratch copy of exercises/ with each solution as
+# its src/lib.rs, so a learner's files are never touched. With
+# OXMERA_REQUIRE_CUDA=1 and OXMERA_REQUIRE_GPU=1 a missing device fails
+# the spec instead of exiting 77 ("needs hardware"). Without cargo the
+# section exits 77 itself: skipped, never passed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "skipped: no cargo on this machine (the ladder's specs are built here)"
+    exit 77
+fi
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+tar -C "$root" --exclude=target --exclude='.backup' -cf - exercises | tar -C "$scratch" -xf -
+# The workspace's paths to oxmera's crates, made absolute for the copy.
+sed -i "s#path = \"\.\./crates/#path = \"$root/crates/#" "$scratch/exercises/Cargo.toml"
+rungs="d2-run-and-measure"
+if [ -n "${OUT:-}" ] && grep -q '^  wgpu:0' "$OUT/doctor.log" 2>/dev/null; then
+    rungs="$rungs c1-gpu-elementwise c2-gpu-reduction"
+fi
+failed=0
+for rung in $rungs; do
+    cp "$scratch/exercises/$rung/solution/lib.rs" "$scratch/exercises/$rung/src/lib.rs"
+    package=$(sed -n 's/^name = "\(ladder-[a-z0-9]*\)"$/\1/p' "$scratch/exercises/$rung/Cargo.toml")
+    echo "--- $rung ($package): the solution against the spec"
+    start=$(date +%s)
+    if ! OXMERA_REQUIRE_CUDA=1 OXMERA_REQUIRE_GPU=1 XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}" \
+        cargo test -q --manifest-path "$scratch/exercises/Cargo.toml" \
+        --target-dir "$root/target/ladder" -p "$package" --test spec -- --nocapture; then
+        echo "FAILED: $rung"
+        failed=1
+    fi
+    echo "($rung: $(( $(date +%s) - start )) s with its build)"
+done
+exit $failed
