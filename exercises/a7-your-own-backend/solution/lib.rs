@@ -300,9 +300,11 @@ impl Backend for MyBackend {
             let (a0, b0) = (batch * m * k, batch * k * n);
             for i in 0..m {
                 for j in 0..n {
-                    let sum: f64 = (0..k)
-                        .map(|p| av[a0 + i * k + p] * bv[b0 + p * n + j])
-                        .sum();
+                    // From +0, as the reference starts: k = 0 gives zeros.
+                    let mut sum = 0.0;
+                    for p in 0..k {
+                        sum += av[a0 + i * k + p] * bv[b0 + p * n + j];
+                    }
                     out.push(sum);
                 }
             }
