@@ -58,7 +58,7 @@ pub fn describe(device: Device) -> String {
     match device {
         #[cfg(feature = "wgpu")]
         Device::Wgpu(_) => oxmera_wgpu::identity(device)
-            .map(|id| format!("{device} ({id})"))
+            .map(|id| format!("{device} ({})", id.trim_start_matches("wgpu: ")))
             .unwrap_or_else(|_| device.to_string()),
         other => other.to_string(),
     }
@@ -70,9 +70,7 @@ pub fn describe(device: Device) -> String {
 pub fn identity(device: Device) -> String {
     match device {
         #[cfg(feature = "wgpu")]
-        Device::Wgpu(_) => oxmera_wgpu::identity(device)
-            .map(|id| format!("wgpu: {id}"))
-            .unwrap_or_else(|_| device.to_string()),
+        Device::Wgpu(_) => oxmera_wgpu::identity(device).unwrap_or_else(|_| device.to_string()),
         other => other.to_string(),
     }
 }

@@ -207,6 +207,9 @@ pub(crate) struct Gpu {
     passed: Mutex<HashSet<(usize, Dim3, Dim3)>>,
     /// Launches recorded but not yet submitted, and how many.
     pending: Mutex<Pending>,
+    /// The matmul kernel and tile for this adapter: read from the tuning
+    /// cache at the first matmul (see `crate::tuned`).
+    matmul: std::sync::OnceLock<(&'static Kernel, u32)>,
 }
 
 /// The commands of launches recorded since the last submission: the queue
@@ -297,6 +300,7 @@ impl Gpu {
             pool: Arc::new(Mutex::new(PoolHandle(Pool::default()))),
             compiled: Mutex::new(HashMap::new()),
             passed: Mutex::new(HashSet::new()),
+            matmul: std::sync::OnceLock::new(),
             pending: Mutex::new(Pending::default()),
         });
         if let Ok(mut o) = OPENED.lock() {
@@ -690,6 +694,16 @@ impl Gpu {
             }
         }
         Ok(())
+    }
+
+    /// The matmul kernel and its tile: the tuning cache's entry for this
+    /// adapter, else the documented default (`crate::tuned`).
+    pub(crate) fn matmul_kernel(&self) -> (&'static Kernel, u32) {
+        *self.matmul.get_or_init(|| {
+            let base = oxmera_kernel::library::matmul_strided();
+            let id = crate::tuned::identity(&self.report);
+            crate::tuned::matmul_choice(base, oxmera_kernel::tune::cache::tuned(&id, base))
+        })
     }
 
     /// One launch of a user's kernel, timed: the arguments are uploaded

@@ -87,14 +87,13 @@ pub fn time_launch(
     }
 }
 
-/// The identity of the wgpu device `device` as a tuning cache keys it: the
-/// adapter's name, backend and driver (name and version). Two machines with
+/// The identity of the wgpu device `device` as a tuning cache keys it:
+/// `wgpu: ` and the adapter's name, backend and driver (name and version). Two machines with
 /// the same identity run the same compiled shaders on the same hardware.
 pub fn identity(device: Device) -> Result<String> {
     #[cfg(feature = "wgpu")]
     {
-        let r = &crate::gpu::opened(device)?.report;
-        Ok(format!("{}; {}; {}", r.name, r.backend, r.driver))
+        Ok(crate::tuned::identity(&crate::gpu::opened(device)?.report))
     }
     #[cfg(not(feature = "wgpu"))]
     {

@@ -56,6 +56,8 @@ mod native;
 mod probe;
 #[cfg(feature = "wgpu")]
 mod reduce;
+#[cfg(feature = "wgpu")]
+mod tuned;
 
 pub use launch::{identity, run, target, time_launch};
 pub use probe::{AdapterReport, probe};

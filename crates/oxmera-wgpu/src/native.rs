@@ -482,8 +482,10 @@ impl WgpuBackend {
     /// `a @ b` by `matmul_strided`: both operands read through their
     /// strides (transposed and broadcast operands are views). `None` where
     /// a size does not fit the kernel's u32/i32 or one dispatch.
+    /// The tile is the one `oxmera kernel tune` cached for this adapter,
+    /// else 16 (`crate::tuned`).
     pub(crate) fn matmul_f32(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
-        const TILE: u32 = 16;
+        let (kernel, tile) = self.gpu().matmul_kernel();
         let (ad, bd) = (a.dims(), b.dims());
         let rank = ad.len();
         let (m, k, n) = (ad[rank - 2], ad[rank - 1], bd[rank - 1]);
@@ -497,8 +499,8 @@ impl WgpuBackend {
         if !(fits(count)
             && fits(k)
             && batch <= max
-            && n.div_ceil(16) <= max
-            && m.div_ceil(16) <= max)
+            && n.div_ceil(tile as usize) <= max
+            && m.div_ceil(tile as usize) <= max)
         {
             return Ok(None);
         }
@@ -517,14 +519,14 @@ impl WgpuBackend {
             let i = |v: u32| Value::I32(v as i32);
             let launch = LaunchConfig {
                 grid: Dim3::new(
-                    (n as u32).div_ceil(TILE),
-                    (m as u32).div_ceil(TILE),
+                    (n as u32).div_ceil(tile),
+                    (m as u32).div_ceil(tile),
                     batch as u32,
                 ),
-                block: Dim3::new(TILE, TILE, 1),
+                block: Dim3::new(tile, tile, 1),
             };
             self.gpu().launch(
-                library::matmul_strided(),
+                kernel,
                 launch,
                 &[ba.buffer.raw(), bb.buffer.raw(), out.raw(), &s, &ma, &mb],
                 &[

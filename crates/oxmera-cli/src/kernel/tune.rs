@@ -284,6 +284,14 @@ pub fn json(report: &TuneReport) -> serde_json::Value {
         "problem": report.problem,
         "configurations": report.rows.iter().map(|r| row_json(report, r)).collect::<Vec<_>>(),
         "best": report.best().map(|i| report.rows[i].label.clone()),
+        "default": report.default.map(|i| report.rows[i].label.clone()),
+        "best_over_default": match (report.best(), report.default) {
+            (Some(b), Some(d)) => report
+                .measure(&report.rows[b])
+                .zip(report.measure(&report.rows[d]))
+                .map(|(b, d)| b / d),
+            _ => None,
+        },
         "refused_but_faster": report.refused_but_faster().iter().map(|r| r.label.clone()).collect::<Vec<_>>(),
     })
 }

@@ -256,8 +256,12 @@ pub fn matmul_tiled<const TILE: u32 = 16>(
 /// own strides over the `nbatch` batch dims (`batch_shape`; stride 0 on a
 /// broadcast dim). `c` is contiguous `[batch.., m, n]`. Block `(TILE,
 /// TILE)`, grid `(ceil(n / TILE), ceil(m / TILE), batch)`. Accumulates in
-/// f32, in `k` order within a tile.
-#[kernel(block = [[16, 16]])]
+/// f32, in `k` order within a tile. The wgpu backend runs the tile
+/// `oxmera kernel tune` cached for its adapter, else 16 (the contract).
+#[kernel(
+    block = [[16, 16]],
+    search(TILE = [8, 16, 32], block = [[TILE, TILE]])
+)]
 pub fn matmul_strided<const TILE: u32 = 16>(
     a: &[f32],
     b: &[f32],

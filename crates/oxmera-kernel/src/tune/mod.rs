@@ -259,10 +259,14 @@ pub struct TuneReport {
     pub target: Target,
     /// The device timed on; `None`: the simulator's cost model.
     pub device: Option<String>,
-    /// The problem, in words.
+    /// The problem, in words (the simulator's, and the device's larger one).
     pub problem: String,
     /// Every configuration, in enumeration order.
     pub rows: Vec<Row>,
+    /// The row of the kernel's default configuration (its constants'
+    /// defaults at its contract's first block), when the space holds it:
+    /// what a backend runs before any tuning.
+    pub default: Option<usize>,
 }
 
 impl TuneReport {
@@ -410,15 +414,27 @@ pub fn tune(
         }
         rows.push(row);
     }
+    let mut problem_text = summary.unwrap_or_default();
+    if let Some((_, _, big)) = on_device.first() {
+        problem_text = format!("{problem_text} (simulator); {} (device)", big.summary);
+    }
     if let Some(dev) = device {
         measure(dev, &mut rows, &on_device, opts);
     }
+    let default = k.launch.blocks.first().and_then(|&block| {
+        let d = Config {
+            block,
+            specs: k.default_specs(),
+        };
+        rows.iter().position(|r| r.config == d)
+    });
     Ok(TuneReport {
         kernel: k.name.clone(),
         target: opts.target,
         device: device_name,
-        problem: summary.unwrap_or_default(),
+        problem: problem_text,
         rows,
+        default,
     })
 }
 

@@ -89,7 +89,12 @@ pub fn render(report: &TuneReport) -> String {
                 Some(x) if r.verdict == Verdict::Safe => format!("{x:.2}"),
                 _ => String::new(),
             };
-            let mark = if Some(i) == best { "  best" } else { "" };
+            let mark = match (Some(i) == best, Some(i) == report.default) {
+                (true, true) => "  best, default",
+                (true, false) => "  best",
+                (false, true) => "  default",
+                (false, false) => "",
+            };
             (verdict(r), measure(report, r), format!("{ratio}{mark}"))
         })
         .collect();
@@ -111,7 +116,8 @@ pub fn render(report: &TuneReport) -> String {
         "configuration", "verdict", measure_head
     );
     for (r, (v, m, ratio)) in report.rows.iter().zip(&rows) {
-        let _ = writeln!(out, "  {:<width$}  {v:<vw$}  {m:>mw$}  {ratio}", r.label);
+        let line = format!("  {:<width$}  {v:<vw$}  {m:>mw$}  {ratio}", r.label);
+        let _ = writeln!(out, "{}", line.trim_end());
     }
     let safe = report
         .rows
@@ -133,6 +139,25 @@ pub fn render(report: &TuneReport) -> String {
             .filter(|r| matches!(r.verdict, Verdict::Wrong { .. } | Verdict::Failed(_)))
             .count()
     );
+    if let (Some(b), Some(d)) = (best, report.default) {
+        if let (Some(tuned), Some(fixed)) = (
+            report.measure(&report.rows[b]),
+            report.measure(&report.rows[d]),
+        ) {
+            let _ = writeln!(
+                out,
+                "tuned {} against the default {}: {:.2} of the default's {}, in this run",
+                report.rows[b].label,
+                report.rows[d].label,
+                tuned / fixed,
+                if report.device.is_some() {
+                    "median time"
+                } else {
+                    "cost"
+                }
+            );
+        }
+    }
     let faster = report.refused_but_faster();
     if let (Some(b), false) = (best, faster.is_empty()) {
         let best_units = report.rows[b].cost.map_or(0, |c| c.units());

@@ -55,6 +55,20 @@ pub fn problem(k: &Kernel, name: &str, config: &Config, scale: Scale, seed: u64)
             };
             crate::library::stencil_workload(block, spec("TILE")?, n, seed)
         }
+        "matmul_strided" => {
+            // The library's demo (two batches, a transposed operand, a
+            // broadcast one), its grid recut for the tile: m and n are
+            // its 8th and 9th arguments.
+            let mut d = crate::library::prepare(name, block, seed)?;
+            let tile = spec("TILE")?.max(1);
+            let scalar = |i: usize| match d.args.get(i) {
+                Some(Arg::Scalar(Value::U32(v))) => Some(*v),
+                _ => None,
+            };
+            let (m, n) = (scalar(7)?, scalar(8)?);
+            d.launch.grid = Dim3::new(n.div_ceil(tile), m.div_ceil(tile), d.launch.grid.z);
+            d
+        }
         _ if k.specs.is_empty() => crate::library::prepare(name, block, seed)?,
         _ => return None,
     })
@@ -64,7 +78,9 @@ pub fn problem(k: &Kernel, name: &str, config: &Config, scale: Scale, seed: u64)
 fn block_sums(block: Dim3, scale: Scale, seed: u64) -> Demo {
     let n: u32 = match scale {
         Scale::Simulate => 1_001,
-        Scale::Time => 1_000_003,
+        // A grid of one block per 8 values must stay under the 65535
+        // blocks a dimension allows.
+        Scale::Time => 400_003,
     };
     let bt = block.count() as u32;
     let grid = n.div_ceil(bt.max(1));
