@@ -144,7 +144,9 @@ fn your_device_has_its_own_id_and_memory() {
         vec![1, 4, 2, 5, 3, 6],
         "contiguous() of x.t() on {dev}"
     );
-    let z = on_mine("zeros", || Tensor::full([2, 2], 2.5, DType::F32, dev));
+    let z = on_mine("full([2, 2], 2.5)", || {
+        Tensor::full([2, 2], 2.5, DType::F32, dev)
+    });
     assert_eq!(z.to_vec::<f32>().unwrap(), vec![2.5; 4], "fill with 2.5");
     for op in ["contiguous", "fill"] {
         assert_eq!(
@@ -157,7 +159,7 @@ fn your_device_has_its_own_id_and_memory() {
 
 #[test]
 fn logical_offsets_walk_any_view() {
-    let cases: [(&str, Layout, Vec<usize>); 4] = [
+    let cases: [(&str, Layout, Vec<usize>); 6] = [
         (
             "a contiguous [2, 3]",
             Layout::new([2, 3], vec![3, 1], 0),
@@ -172,6 +174,16 @@ fn logical_offsets_walk_any_view() {
             "a row broadcast to [2, 3] (stride 0)",
             Layout::new([2, 3], vec![0, 1], 4),
             vec![4, 5, 6, 4, 5, 6],
+        ),
+        (
+            "a [2, 2] window of a [3, 4] at row 1, column 1",
+            Layout::new([2, 2], vec![4, 1], 5),
+            vec![5, 6, 9, 10],
+        ),
+        (
+            "a scalar (rank 0) at offset 7",
+            Layout::new(Vec::<usize>::new(), vec![], 7),
+            vec![7],
         ),
         (
             "an empty [2, 0]",
