@@ -92,6 +92,12 @@ fn device_for(flags: &TuneFlags, k: &Kernel) -> Result<(Target, Option<Gpu>, Str
     }
     let device =
         oxmera::tensor::registry::parse_device(&flags.device).map_err(|e| e.to_string())?;
+    if matches!(device, oxmera::Device::Cuda(_)) {
+        return Err(format!(
+            "{device}: the tuner times on wgpu only for now (the CUDA backend has no timed \
+             launch); tune with --device wgpu or --device sim"
+        ));
+    }
     let target = crate::gpus::target(device)?;
     Ok((target, Some(Gpu { device }), crate::gpus::identity(device)))
 }
