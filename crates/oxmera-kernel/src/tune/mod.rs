@@ -48,7 +48,8 @@ use crate::launch::LaunchConfig;
 use crate::sim::{self, Arg, SimOptions, SimStats};
 use crate::space::{self, Config};
 use crate::target::Target;
-use workload::{Scale, first_mismatch, problem};
+pub use workload::Scale;
+use workload::first_mismatch;
 
 /// A device the tuner validates and times on (the simulator needs none).
 pub trait Device {
@@ -318,6 +319,22 @@ pub fn tune(
     k: &Kernel,
     name: &str,
     opts: &TuneOptions,
+    device: Option<&mut dyn Device>,
+) -> Result<TuneReport, TuneError> {
+    let seed = opts.seed;
+    let problem = |c: &Config, scale: Scale| workload::problem(k, name, c, scale, seed);
+    tune_with(k, &problem, opts, device)
+}
+
+/// [`tune`] on a problem of one's own: `problem` gives, for a
+/// configuration and a [`Scale`], the launch, the arguments and the host's
+/// expected output (a [`crate::library::Demo`]) — the same inputs for
+/// every configuration, only the launch cut for it, and with ragged
+/// tails. How a kernel outside the library is tuned (the ladder's B4).
+pub fn tune_with(
+    k: &Kernel,
+    problem: &dyn Fn(&Config, Scale) -> Option<crate::library::Demo>,
+    opts: &TuneOptions,
     mut device: Option<&mut dyn Device>,
 ) -> Result<TuneReport, TuneError> {
     let configs = space::configurations(k, &opts.target);
@@ -333,10 +350,8 @@ pub fn tune(
     // Specialized kernels that reached a device, kept for its timing.
     let mut on_device: Vec<(usize, &'static Kernel, crate::library::Demo)> = Vec::new();
     for (config, space_index) in configs {
-        let demo = problem(k, name, &config, Scale::Simulate, opts.seed).ok_or_else(|| {
-            TuneError::NoProblem {
-                kernel: k.name.clone(),
-            }
+        let demo = problem(&config, Scale::Simulate).ok_or_else(|| TuneError::NoProblem {
+            kernel: k.name.clone(),
         })?;
         summary.get_or_insert_with(|| demo.summary.clone());
         let special = space::specialize(k, &config);
@@ -387,10 +402,8 @@ pub fn tune(
             Some(Err(_)) | None => {}
         }
         if let (Some(dev), Verdict::Safe) = (device.as_deref_mut(), &row.verdict) {
-            let big = problem(k, name, &row.config, Scale::Time, opts.seed).ok_or_else(|| {
-                TuneError::NoProblem {
-                    kernel: k.name.clone(),
-                }
+            let big = problem(&row.config, Scale::Time).ok_or_else(|| TuneError::NoProblem {
+                kernel: k.name.clone(),
             })?;
             // The device API keys its caches by the kernel's address and
             // needs it for the program's life: one leaked copy per
