@@ -186,3 +186,69 @@ fn every_matmul_tile_is_safe_and_right_on_the_generic_target() {
         );
     }
 }
+
+/// A device for the tests: runs a launch in the simulator, and "times" it
+/// as a fixed number of seconds per tile, recording the order of the
+/// timed launches.
+struct FakeDevice {
+    order: Vec<i64>,
+}
+
+impl oxmera_kernel::tune::Device for FakeDevice {
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+    fn run(
+        &mut self,
+        k: &'static oxmera_kernel::ir::Kernel,
+        launch: oxmera_kernel::launch::LaunchConfig,
+        args: &mut [oxmera_kernel::sim::Arg],
+    ) -> Result<(), String> {
+        oxmera_kernel::sim::run(k, launch, args, &Default::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn time(
+        &mut self,
+        k: &'static oxmera_kernel::ir::Kernel,
+        _launch: oxmera_kernel::launch::LaunchConfig,
+        _args: &[oxmera_kernel::sim::Arg],
+    ) -> Result<f64, String> {
+        let tile = k.default_specs()[0];
+        self.order.push(tile);
+        Ok(1.0 / tile as f64)
+    }
+}
+
+#[test]
+fn a_device_validates_then_times_interleaved_and_reports_tuned_against_default() {
+    let mut dev = FakeDevice { order: Vec::new() };
+    let mut opts = TuneOptions::new(Target::generic());
+    opts.warmup = 1;
+    opts.reps = 3;
+    let r = tune(
+        library::matmul_tiled(),
+        "matmul_tiled",
+        &opts,
+        Some(&mut dev),
+    )
+    .unwrap();
+    assert_eq!(r.device.as_deref(), Some("fake"));
+    for row in &r.rows {
+        assert_eq!(row.verdict, Verdict::Safe);
+        assert_eq!(row.timing.as_ref().unwrap().samples.len(), 3);
+    }
+    // One warm-up each, then three rounds, each starting one later.
+    assert_eq!(
+        dev.order,
+        [4, 8, 16, 32, 4, 8, 16, 32, 8, 16, 32, 4, 16, 32, 4, 8]
+    );
+    let best = r.best().unwrap();
+    assert_eq!(r.rows[best].config.specs, vec![32]);
+    assert_eq!(r.rows[r.default.unwrap()].config.specs, vec![16]);
+    let text = render(&r);
+    assert!(
+        text.contains("tuned block 32x32, TILE=32 against the default block 16x16, TILE=16: 0.50"),
+        "{text}"
+    );
+}

@@ -23,7 +23,8 @@
 //!    instructions issued plus barrier waits — a model, not a time); on a
 //!    device, warm-up launches, then repeated timed launches interleaved
 //!    across configurations (round robin, so drift favours none), reported
-//!    as median and range ([`Timing`]).
+//!    as median and range ([`Timing`]), each round starting one
+//!    configuration later.
 //!
 //! A refused configuration is still costed by the simulator when it can run
 //! there (a tile over a GPU's shared-memory budget runs fine in a
@@ -467,8 +468,13 @@ fn measure(
         }
     }
     let mut samples = vec![Vec::new(); on_device.len()];
-    for _ in 0..opts.reps.max(1) {
-        for (slot, (_, k, demo)) in on_device.iter().enumerate() {
+    let count = on_device.len().max(1);
+    for rep in 0..opts.reps.max(1) {
+        // Round robin, each round starting one configuration later, so no
+        // configuration always runs first (after an idle pause) or last.
+        for turn in 0..on_device.len() {
+            let slot = (rep + turn) % count;
+            let (_, k, demo) = &on_device[slot];
             if failed[slot].is_some() {
                 continue;
             }
