@@ -113,7 +113,9 @@ pub enum TuneError {
         target: String,
     },
     /// The tuner has no problem to run the kernel on.
-    #[error("the tuner has no problem for `{kernel}` (its inputs are not known)")]
+    #[error(
+        "the tuner has no problem for `{kernel}` (its inputs are not known): `oxmera kernel space` lists its search space, and `oxmera_kernel::tune::tune_with` tunes it from Rust on inputs of your own"
+    )]
     NoProblem {
         /// The kernel.
         kernel: String,
@@ -332,6 +334,48 @@ pub fn tune(
 /// expected output (a [`crate::library::Demo`]) — the same inputs for
 /// every configuration, only the launch cut for it, and with ragged
 /// tails. How a kernel outside the library is tuned (the ladder's B4).
+///
+/// ```
+/// use oxmera_kernel::ir::{Dim3, Value};
+/// use oxmera_kernel::kernel;
+/// use oxmera_kernel::launch::LaunchConfig;
+/// use oxmera_kernel::library::Demo;
+/// use oxmera_kernel::sim::{Arg, Buffer};
+/// use oxmera_kernel::target::Target;
+/// use oxmera_kernel::tune::{TuneOptions, Verdict, tune_with};
+///
+/// /// Doubles `x`; its barrier is right only when one warp is the block.
+/// #[kernel(search(block = [32, 64]))]
+/// fn double(x: &[f32], out: &mut [f32], n: u32) {
+///     let i = block_idx_x() * block_dim_x() + thread_idx_x();
+///     if warp_id() == 0 {
+///         sync_threads();
+///     }
+///     if i < n {
+///         out[i] = 2.0 * x[i];
+///     }
+/// }
+///
+/// let n = 100u32;
+/// let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+/// let problem = |c: &oxmera_kernel::space::Config, _| {
+///     Some(Demo {
+///         launch: LaunchConfig { grid: Dim3::x(n.div_ceil(c.block.x)), block: c.block },
+///         args: vec![
+///             Arg::Buffer(Buffer::from_f32(&x)),
+///             Arg::Buffer(Buffer::from_f32(&vec![0.0; n as usize])),
+///             Arg::Scalar(Value::U32(n)),
+///         ],
+///         output: 1,
+///         expected: x.iter().map(|v| 2.0 * *v as f64).collect(),
+///         tolerance: vec![0.0; n as usize],
+///         summary: "doubling".into(),
+///     })
+/// };
+/// let r = tune_with(double(), &problem, &TuneOptions::new(Target::generic()), None).unwrap();
+/// assert_eq!(r.rows[0].verdict, Verdict::Safe);
+/// assert!(matches!(&r.rows[1].verdict, Verdict::Refused(x) if x.code == Some("OXK001")));
+/// ```
 pub fn tune_with(
     k: &Kernel,
     problem: &dyn Fn(&Config, Scale) -> Option<crate::library::Demo>,
