@@ -113,22 +113,19 @@ fn first_wrong(got: &[f32], launch: LaunchConfig) -> Option<String> {
         .enumerate()
         .find(|(_, (g, w))| g.to_bits() != w.to_bits())?;
     let what = if g.to_bits() == y_at(i).to_bits() {
-        format!(
-            "y[{i}] was never written (still {g}). The grid has {} block(s) of {} = {threads} \
-             threads{}",
-            launch.grid.x,
-            launch.block.x,
-            if i >= threads {
-                ", and element {i} is past all of them: a thread must go on to the elements one \
-                 grid further (grid_dim_x() * block_dim_x())"
-                    .replace("{i}", &i.to_string())
-            } else {
-                String::new()
-            }
-        )
+        let (grid, block) = (launch.grid.x, launch.block.x);
+        if i >= threads {
+            format!(
+                "y[{i}] was never written (still {g})\nthe grid's {threads} threads ({grid} x \
+                 {block}) stop short of it: each must go on one grid further, i += grid_dim_x() \
+                 * block_dim_x()"
+            )
+        } else {
+            format!("y[{i}] was never written (still {g}), though the grid has {threads} threads")
+        }
     } else if g.to_bits() == once(x_at(i), w).to_bits() {
         format!(
-            "y[{i}] = {g}: the op was applied twice (once gives {w}); two threads reached \
+            "y[{i}] = {g}: the op was applied twice (once gives {w})\ntwo threads reached \
              element {i}"
         )
     } else {

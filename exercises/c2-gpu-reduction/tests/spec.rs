@@ -167,17 +167,17 @@ fn check_partials_noting(n: usize, launch: LaunchConfig, at: Where, got: &[f32],
         let threads = launch.grid.x as usize * block;
         let first = b * block;
         let whose = format!(
-            "the sum of x[i] for i < {n} with i mod {threads} in {first}..{}",
+            "({w} is the sum of x[i] for i < {n} with i mod {threads} in {first}..{})",
             first + block
         );
         if g.is_nan() {
             panic!(
-                "{} {at}: partial[{b}] was never written (expected {w}, {whose})",
+                "{} {at}: partial[{b}] was never written\n{whose}",
                 case(n, launch)
             );
         }
         panic!(
-            "{} {at}: partial[{b}] = {g}, expected {w} ({whose}){note}",
+            "{} {at}: partial[{b}] = {g}, expected {w}{note}\n{whose}",
             case(n, launch)
         );
     }
@@ -216,8 +216,8 @@ fn three_ways(cases: &[(usize, LaunchConfig)]) {
             let note = if target.warp_width() == 32 {
                 ""
             } else {
-                "; at warps of 32 the same launch gives the right sums, so something in the \
-                 kernel counts on a warp of 32 lanes (warp_size() is the width)"
+                "\nat warps of 32 the same launch gives the right sums: something in the kernel \
+                 counts on a warp of 32 lanes (warp_size() is the width)"
             };
             check_partials_noting(n, launch, at, &run(&x, launch, at), note);
         }
