@@ -210,6 +210,8 @@ pub(crate) struct Gpu {
     /// The matmul kernel and tile for this adapter: read from the tuning
     /// cache at the first matmul (see `crate::tuned`).
     matmul: std::sync::OnceLock<(&'static Kernel, u32)>,
+    /// The block of `reduce_strided`, likewise.
+    reduce_block: std::sync::OnceLock<u32>,
 }
 
 /// The commands of launches recorded since the last submission: the queue
@@ -301,6 +303,7 @@ impl Gpu {
             compiled: Mutex::new(HashMap::new()),
             passed: Mutex::new(HashSet::new()),
             matmul: std::sync::OnceLock::new(),
+            reduce_block: std::sync::OnceLock::new(),
             pending: Mutex::new(Pending::default()),
         });
         if let Ok(mut o) = OPENED.lock() {
@@ -703,6 +706,16 @@ impl Gpu {
             let base = oxmera_kernel::library::matmul_strided();
             let id = crate::tuned::identity(&self.report);
             crate::tuned::matmul_choice(base, oxmera_kernel::tune::cache::tuned(&id, base))
+        })
+    }
+
+    /// The block `reduce_strided` runs with: the tuning cache's entry for
+    /// this adapter, else the documented default (`crate::tuned`).
+    pub(crate) fn reduce_block(&self) -> u32 {
+        *self.reduce_block.get_or_init(|| {
+            let k = oxmera_kernel::library::reduce_strided();
+            let id = crate::tuned::identity(&self.report);
+            crate::tuned::reduce_block_choice(k, oxmera_kernel::tune::cache::tuned(&id, k))
         })
     }
 

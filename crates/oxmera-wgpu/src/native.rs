@@ -38,10 +38,6 @@ pub(crate) const SOFTMAX_MAX_ROW: usize = 4096;
 /// reduced elements): llvmpipe stops a loop after 65535 iterations.
 pub(crate) const SCATTER_MAX_ALONG: usize = 16384;
 
-/// The block `reduce_strided` runs with: one of those it declares; small,
-/// because its threads' loops can be long and uneven.
-pub(crate) const REDUCE_BLOCK: u32 = 64;
-
 /// One launch of a strided elementwise kernel (the shared parameter order
 /// is in the module docs).
 pub(crate) struct Strided<'a> {

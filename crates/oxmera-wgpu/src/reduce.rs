@@ -13,8 +13,8 @@ use oxmera_tensor::{ReduceOp, Storage, Tensor};
 use crate::backend::WgpuBackend;
 use crate::gpu::GpuBuffer;
 use crate::native::{
-    ELEMENTWISE_BLOCK, REDUCE_BLOCK, SCATTER_MAX_ALONG, SOFTMAX_BLOCK, SOFTMAX_MAX_ROW, dims_of,
-    reduce_sizes, view_of,
+    ELEMENTWISE_BLOCK, SCATTER_MAX_ALONG, SOFTMAX_BLOCK, SOFTMAX_MAX_ROW, dims_of, reduce_sizes,
+    view_of,
 };
 
 /// One launch of a kernel that walks, a thread per output, the elements
@@ -216,8 +216,9 @@ impl WgpuBackend {
         };
         let (n_out, n_reduced) = reduce_sizes(x, dims);
         let chunk = library::REDUCE_CHUNK as usize;
-        let max_threads =
-            self.gpu().report.max_workgroups_per_dimension as usize * REDUCE_BLOCK as usize;
+        // The tuned block for this adapter, else 64 (`crate::tuned`).
+        let block = self.gpu().reduce_block();
+        let max_threads = self.gpu().report.max_workgroups_per_dimension as usize * block as usize;
         let first_chunks = n_reduced.div_ceil(chunk).max(1);
         if u32::try_from(n_reduced).is_err()
             || n_out
@@ -247,7 +248,7 @@ impl WgpuBackend {
             let input = held.as_ref().map_or(src.buffer.raw(), |b| b.raw());
             self.linear(
                 library::reduce_strided(),
-                REDUCE_BLOCK,
+                block,
                 &[input, out.raw(), &s, &st, &r],
                 &[
                     Value::U32(shape.len() as u32),

@@ -7,9 +7,9 @@
 //! hash and the oxmera version, so an entry is used only on the adapter,
 //! driver and code it was measured with. A missing, disabled
 //! (`OXMERA_TUNE_CACHE=off`) or corrupt cache — the last with a warning —
-//! leaves the default. Only `matmul_strided` reads it so far: its tile is
-//! the one choice whose best value differs most between GPUs (shared
-//! memory, registers, warp width).
+//! leaves the default. Two launches read it: `matmul_strided`'s tile (the
+//! choice whose best value differs most between GPUs: shared memory,
+//! registers, warp width) and `reduce_strided`'s block.
 
 use oxmera_kernel::ir::{Dim3, Kernel};
 use oxmera_kernel::space::{Config, specialize};
@@ -51,6 +51,22 @@ pub(crate) fn matmul_choice(
     }
 }
 
+/// The block `reduce_strided` runs with when the cache says nothing: 64,
+/// small because its threads' loops can be long and uneven.
+pub(crate) const DEFAULT_REDUCE_BLOCK: u32 = 64;
+
+/// The reduction's block for a cached configuration: a one-dimensional
+/// block the kernel's contract declares (the backend's gate holds it to
+/// the contract), else [`DEFAULT_REDUCE_BLOCK`].
+pub(crate) fn reduce_block_choice(k: &Kernel, cached: Option<Config>) -> u32 {
+    match cached {
+        Some(c) if c.block.y == 1 && c.block.z == 1 && k.launch.blocks.contains(&c.block) => {
+            c.block.x
+        }
+        _ => DEFAULT_REDUCE_BLOCK,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +91,19 @@ mod tests {
             specs: vec![16],
         };
         assert_eq!(matmul_choice(base, Some(skewed)).1, DEFAULT_MATMUL_TILE);
+    }
+
+    #[test]
+    fn a_cached_reduction_block_must_be_one_the_contract_declares() {
+        let k = oxmera_kernel::library::reduce_strided();
+        let at = |x: u32| {
+            Some(Config {
+                block: Dim3::x(x),
+                specs: Vec::new(),
+            })
+        };
+        assert_eq!(reduce_block_choice(k, None), DEFAULT_REDUCE_BLOCK);
+        assert_eq!(reduce_block_choice(k, at(256)), 256);
+        assert_eq!(reduce_block_choice(k, at(128)), DEFAULT_REDUCE_BLOCK);
     }
 }

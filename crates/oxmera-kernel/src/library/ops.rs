@@ -126,7 +126,11 @@ pub const REDUCE_CHUNK: u32 = 4096;
 /// a whole-tensor sum of 70000 terms came back as the sum of the first
 /// 21845. Compensated summation is no way out either: a compiler allowed
 /// to reassociate floats (lavapipe's is) folds the compensation to zero.
-#[kernel(block = [64, 256])]
+///
+/// `search()` makes the contract's two blocks its search space: the wgpu
+/// backend runs the one `oxmera kernel tune` cached for its adapter, else
+/// 64.
+#[kernel(block = [64, 256], search())]
 pub fn reduce_strided(
     x: &[f32],
     out: &mut [f32],

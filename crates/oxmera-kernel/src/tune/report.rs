@@ -144,18 +144,26 @@ pub fn render(report: &TuneReport) -> String {
             report.measure(&report.rows[b]),
             report.measure(&report.rows[d]),
         ) {
-            let _ = writeln!(
-                out,
-                "tuned {} against the default {}: {:.2} of the default's {}, in this run",
-                report.rows[b].label,
-                report.rows[d].label,
-                tuned / fixed,
-                if report.device.is_some() {
-                    "median time"
-                } else {
-                    "cost"
-                }
-            );
+            if b == d {
+                let _ = writeln!(
+                    out,
+                    "the default, {}, is the best safe configuration in this run",
+                    report.rows[d].label
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "tuned {} against the default {}: {:.2} of the default's {}, in this run",
+                    report.rows[b].label,
+                    report.rows[d].label,
+                    tuned / fixed,
+                    if report.device.is_some() {
+                        "median time"
+                    } else {
+                        "cost"
+                    }
+                );
+            }
         }
     }
     let faster = report.refused_but_faster();
