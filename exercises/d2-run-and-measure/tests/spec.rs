@@ -55,6 +55,11 @@ fn copy(n: u32, a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// The trip alone: the same arguments uploaded and downloaded, a launch,
+/// and no work. What `scale` and `copy` take beyond it is the kernel's.
+#[kernel(block = [256])]
+fn nothing(n: u32, a: f32, x: &[f32], y: &mut [f32]) {}
+
 const A: f32 = 2.5;
 
 /// `x[i]`: halves, so `A * x[i]` is exact and every run gives the same bits.
@@ -169,21 +174,24 @@ fn time_one(device: Device, k: &'static oxmera_kernel::ir::Kernel, n: usize) -> 
     start.elapsed().as_secs_f64()
 }
 
-/// `runs` rounds of one copy and one `scale` each, the order swapped every
+/// `runs` rounds of one launch each of `kernels`, the order rotated every
 /// round (as oxmera's bench does, `crates/oxmera-bench/src/measure.rs`),
-/// so a slow drift of the machine lands on both alike.
-fn time_interleaved(device: Device, n: usize, runs: usize) -> (Vec<f64>, Vec<f64>) {
-    let (mut copies, mut scales) = (Vec::new(), Vec::new());
+/// so a slow drift of the machine lands on all of them alike; the times,
+/// one list per kernel.
+fn time_interleaved(
+    device: Device,
+    n: usize,
+    runs: usize,
+    kernels: &[&'static oxmera_kernel::ir::Kernel],
+) -> Vec<Vec<f64>> {
+    let mut times = vec![Vec::new(); kernels.len()];
     for round in 0..runs {
-        if round % 2 == 0 {
-            copies.push(time_one(device, copy(), n));
-            scales.push(time_one(device, scale(), n));
-        } else {
-            scales.push(time_one(device, scale(), n));
-            copies.push(time_one(device, copy(), n));
+        for k in 0..kernels.len() {
+            let which = (round + k) % kernels.len();
+            times[which].push(time_one(device, kernels[which], n));
         }
     }
-    (copies, scales)
+    times
 }
 
 #[test]
@@ -191,23 +199,30 @@ fn the_kernel_keeps_up_with_a_copy_of_the_same_bytes() {
     let (device, name) = gpu();
     let n = 1 << 24;
     let (runs, warmup) = (9, 2);
-    let (copy_times, scale_times) = time_interleaved(device, n, runs);
-    let copy_t = typical(&copy_times, warmup).expect("runs are left after the warm-up");
-    let scale_t = typical(&scale_times, warmup).expect("runs are left after the warm-up");
+    let times = time_interleaved(device, n, runs, &[copy(), scale(), nothing()]);
+    let typical_of = |t: &[f64]| typical(t, warmup).expect("runs are left after the warm-up");
+    let (copy_t, scale_t, trip_t) = (
+        typical_of(&times[0]),
+        typical_of(&times[1]),
+        typical_of(&times[2]),
+    );
     let bytes = bytes_moved(n as u64);
-    // What each number is, said with it: these times include the upload of
-    // x and the download of y over the bus, which `oxmera_cuda::run` does
-    // on every call, so the bandwidth is the whole trip's, not the
-    // memory's. The copy pays the same trip: the ratio is the honest part.
+    // What each number is, said with it: `oxmera_cuda::run` uploads x and
+    // downloads y on every call, so these times are the whole trip over
+    // the bus. The copy pays the same trip (the ratio is the honest part),
+    // and a kernel that does nothing measures the trip alone: what is left
+    // is roughly the kernel's, within the trip's own noise.
     eprintln!(
         "on {device} ({name}), {n} elements, median of {} runs after {warmup} warm-up: \
-         scale {:.3} ms, copy {:.3} ms ({:.2}x); {:.1} GB/s by bytes_moved, \
-         host transfers included",
+         scale {:.3} ms, copy {:.3} ms ({:.2}x), the trip alone {:.3} ms; \
+         {:.1} GB/s by bytes_moved with the trip, about {:.3} ms of scale's own",
         runs - warmup,
         scale_t * 1e3,
         copy_t * 1e3,
         scale_t / copy_t,
+        trip_t * 1e3,
         gb_per_s(bytes, scale_t),
+        (scale_t - trip_t) * 1e3,
     );
     assert!(
         scale_t <= 1.5 * copy_t,
