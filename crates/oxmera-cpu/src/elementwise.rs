@@ -153,19 +153,6 @@ fn transcendental(op: UnaryOp) -> Option<fn(f64) -> f64> {
     })
 }
 
-/// The coefficients of Abramowitz and Stegun's 7.1.26: for `a >= 0`,
-/// `erfc(a) = t·(a1 + t·(a2 + t·(a3 + t·(a4 + t·a5))))·e^(-a²) + ε(a)`
-/// with `t = 1 / (1 + p·a)` and `|ε(a)| <= 1.5e-7` (Handbook of
-/// Mathematical Functions, 1964, p. 299).
-const AS_P: f64 = 0.327_591_1;
-const AS_A: [f64; 5] = [
-    0.254_829_592,
-    -0.284_496_736,
-    1.421_413_741,
-    -1.453_152_027,
-    1.061_405_429,
-];
-
 /// Exact (erf) GELU of an `f32` run, `x·Φ(x)` with `2Φ(x) = erfc(-x/√2)`,
 /// taken as `erfc(|x|/√2)` for `x < 0` and `2 - erfc(|x|/√2)` otherwise,
 /// so neither tail cancels. `e^(-a²)` comes from the vectorized `f32`
@@ -178,40 +165,8 @@ const AS_A: [f64; 5] = [
 /// It costs one pass instead of an `f64` `erfc` and `exp` per element,
 /// a tenth of a transformer's training step before.
 fn gelu_erf_f32(isa: crate::Isa, xs: &[f32], out: &mut [f32]) {
-    use std::f32::consts::FRAC_1_SQRT_2;
-    const BLOCK: usize = 256;
-    // Below 2^-10 the next term of Φ's series, x³/(6√(2π)), is under
-    // 1e-10 of the result.
-    const TINY: f64 = 1.0 / 1024.0;
-    const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
-    let (mut arg, mut gauss) = ([0f32; BLOCK], [0f32; BLOCK]);
-    for (x, o) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
-        let n = x.len();
-        for (a, &v) in arg.iter_mut().zip(x) {
-            let s = v.abs() * FRAC_1_SQRT_2;
-            *a = -(s * s);
-        }
-        simd::exp_slice(isa, &arg[..n], &mut gauss[..n]);
-        for ((o, &v), &g) in o.iter_mut().zip(x).zip(&gauss[..n]) {
-            let a = f64::from(v.abs() * FRAC_1_SQRT_2);
-            let t = 1.0 / (1.0 + AS_P * a);
-            let poly = t * (AS_A[0] + t * (AS_A[1] + t * (AS_A[2] + t * (AS_A[3] + t * AS_A[4]))));
-            let erfc = poly * f64::from(g);
-            let two_phi = if v < 0.0 { erfc } else { 2.0 - erfc };
-            let x = f64::from(v);
-            *o = if v == f32::NEG_INFINITY {
-                // -inf · 0 is NaN; GELU's limit there is -0, as the reference's.
-                -0.0
-            } else if x.abs() < TINY {
-                // Near 0 the fit's 1e-9 at a = 0 would decide roundings of
-                // halfway subnormals: x·Φ(x) = x·(1/2 + x/√(2π)) there, to
-                // far below an f32 ulp, rounded once as the reference does.
-                (x * (0.5 + x * FRAC_1_SQRT_2PI)) as f32
-            } else {
-                (0.5 * x * two_phi) as f32
-            };
-        }
-    }
+    // One branch-free loop (`vmath::gelu_run`), vectorized in `f64` lanes.
+    simd::gelu_run(isa, xs, out);
 }
 
 /// `Powf` carries its exponent, so it cannot be a plain `fn`.

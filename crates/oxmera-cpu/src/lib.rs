@@ -94,6 +94,7 @@ use oxmera_tensor::{
     ScatterMode, Storage, Tensor, UnaryOp,
 };
 
+mod backward;
 mod conv;
 mod data;
 mod elementwise;
@@ -202,6 +203,31 @@ impl Backend for Cpu {
 
     fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
         norm::layer_norm(x, dims, eps)
+    }
+
+    fn gelu_backward(&self, x: &Tensor, grad: &Tensor, tanh: bool) -> Result<Storage> {
+        backward::gelu(x, grad, tanh)
+    }
+
+    fn softmax_backward(
+        &self,
+        y: &Tensor,
+        grad: &Tensor,
+        dim: usize,
+        log: bool,
+    ) -> Result<Storage> {
+        backward::softmax(y, grad, dim, log)
+    }
+
+    fn layer_norm_backward(
+        &self,
+        x: &Tensor,
+        y: &Tensor,
+        grad: &Tensor,
+        dims: usize,
+        eps: f64,
+    ) -> Result<Storage> {
+        backward::layer_norm(x, y, grad, dims, eps)
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {

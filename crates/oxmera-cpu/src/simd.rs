@@ -13,6 +13,7 @@
 
 #![allow(unsafe_code)]
 
+use crate::backward::kernels;
 use crate::isa::Isa;
 use crate::vmath;
 
@@ -104,10 +105,90 @@ pub(crate) fn max_f32(isa: Isa, x: &[f32]) -> f32 {
     }
 }
 
+/// Exact GELU of a run with the kernels of `isa`.
+pub(crate) fn gelu_run(isa: Isa, x: &[f32], out: &mut [f32]) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2Fma if Isa::Avx2Fma.is_available() => {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            unsafe { avx2::gelu_run(x, out) }
+        }
+        #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+        Isa::Avx512 if Isa::Avx512.is_available() => {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA (checked).
+            unsafe { avx512::gelu_run(x, out) }
+        }
+        Isa::Neon => vmath::gelu_run::<true>(x, out),
+        _ => vmath::gelu_run::<false>(x, out),
+    }
+}
+
+/// `out[i] = g[i] · gelu'(x[i])` (exact GELU) with the kernels of `isa`.
+pub(crate) fn gelu_grad_run(isa: Isa, x: &[f32], g: &[f32], out: &mut [f32]) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2Fma if Isa::Avx2Fma.is_available() => {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            unsafe { avx2::gelu_grad_run(x, g, out) }
+        }
+        #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+        Isa::Avx512 if Isa::Avx512.is_available() => {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA (checked).
+            unsafe { avx512::gelu_grad_run(x, g, out) }
+        }
+        Isa::Neon => kernels::gelu_grad_run::<true>(x, g, out),
+        _ => kernels::gelu_grad_run::<false>(x, g, out),
+    }
+}
+
+/// One row of softmax's (log-softmax's when `log`) backward with the
+/// kernels of `isa`.
+pub(crate) fn softmax_grad_row(isa: Isa, y: &[f32], g: &[f32], out: &mut [f32], log: bool) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2Fma if Isa::Avx2Fma.is_available() => {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            unsafe { avx2::softmax_grad_row(y, g, out, log) }
+        }
+        #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+        Isa::Avx512 if Isa::Avx512.is_available() => {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA (checked).
+            unsafe { avx512::softmax_grad_row(y, g, out, log) }
+        }
+        Isa::Neon => kernels::softmax_grad_row::<true>(y, g, out, log),
+        _ => kernels::softmax_grad_row::<false>(y, g, out, log),
+    }
+}
+
+/// One row of layer normalization's backward with the kernels of `isa`.
+pub(crate) fn layer_norm_grad_row(
+    isa: Isa,
+    x: &[f32],
+    y: &[f32],
+    g: &[f32],
+    out: &mut [f32],
+    eps: f64,
+) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2Fma if Isa::Avx2Fma.is_available() => {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            unsafe { avx2::layer_norm_grad_row(x, y, g, out, eps) }
+        }
+        #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+        Isa::Avx512 if Isa::Avx512.is_available() => {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA (checked).
+            unsafe { avx512::layer_norm_grad_row(x, y, g, out, eps) }
+        }
+        _ => kernels::layer_norm_grad_row(x, y, g, out, eps),
+    }
+}
+
 /// Generates the target-feature wrappers of one instruction set.
 #[cfg(target_arch = "x86_64")]
 macro_rules! wrappers {
     ($features:literal) => {
+        use crate::backward::kernels;
         use crate::vmath;
 
         #[target_feature(enable = $features)]
@@ -133,6 +214,32 @@ macro_rules! wrappers {
         #[target_feature(enable = $features)]
         pub(super) unsafe fn max_f32(x: &[f32]) -> f32 {
             vmath::max_f32(x)
+        }
+
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn gelu_run(x: &[f32], out: &mut [f32]) {
+            vmath::gelu_run::<true>(x, out)
+        }
+
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn gelu_grad_run(x: &[f32], g: &[f32], out: &mut [f32]) {
+            kernels::gelu_grad_run::<true>(x, g, out)
+        }
+
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn softmax_grad_row(y: &[f32], g: &[f32], out: &mut [f32], log: bool) {
+            kernels::softmax_grad_row::<true>(y, g, out, log)
+        }
+
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn layer_norm_grad_row(
+            x: &[f32],
+            y: &[f32],
+            g: &[f32],
+            out: &mut [f32],
+            eps: f64,
+        ) {
+            kernels::layer_norm_grad_row(x, y, g, out, eps)
         }
     };
 }

@@ -10,10 +10,10 @@
 
 /// Lanes per accumulator array: one AVX-512 register of `f32`, two of
 /// `f64` — enough independent sums to hide the adder's latency.
-const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 
 #[inline(always)]
-fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+pub(crate) fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
     if FMA { a.mul_add(b, c) } else { a * b + c }
 }
 
@@ -34,10 +34,17 @@ pub(crate) fn exp_f32<const FMA: bool>(x: f32) -> f32 {
     const LN2_LO: f32 = -2.121_944_4e-4; // ln2 - LN2_HI
     // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer.
     const ROUND: f32 = 12_582_912.0;
-    // Beyond these, e^x is +inf or rounds to +0; clamping keeps `n` small.
-    // (Comparisons, not `clamp`, so that NaN lands on a bound and the
-    // integer steps below stay plain; the NaN is restored at the end.)
-    let lo = if x > -110.0 { x } else { -110.0 };
+    // Below UNDERFLOW, e^x < 2^-150 rounds to +0 (the smallest subnormal
+    // is 2^-149, ln 2^-150 = -103.97); above 89 it is +inf, and clamping
+    // keeps `n` small. The lanes below UNDERFLOW compute e^0 and are
+    // replaced by 0 at the end: computing them would end in a subnormal
+    // or underflowing product, which costs an Intel core a microcode
+    // assist of about a hundred cycles per lane — a causal softmax, whose
+    // masked half is -inf, ran nine times slower for it. (Comparisons, not
+    // `clamp`, so that NaN lands on a bound and the integer steps below
+    // stay plain; the NaN is restored at the end.)
+    const UNDERFLOW: f32 = -104.0;
+    let lo = if x < UNDERFLOW { 0.0 } else { x };
     let xc = if lo < 89.0 { lo } else { 89.0 };
     let shifted = madd::<FMA>(xc, LOG2_E, ROUND);
     let n = shifted - ROUND;
@@ -56,6 +63,7 @@ pub(crate) fn exp_f32<const FMA: bool>(x: f32) -> f32 {
     let scale_a = f32::from_bits(((half + 127) as u32) << 23);
     let scale_b = f32::from_bits(((ni - half + 127) as u32) << 23);
     let y = p * scale_a * scale_b;
+    let y = if x < UNDERFLOW { 0.0 } else { y };
     if x.is_nan() { x } else { y }
 }
 
@@ -110,7 +118,7 @@ pub(crate) fn sum_f32(x: &[f32]) -> f64 {
 
 /// Adds the lanes as a balanced tree (`N` a power of two).
 #[inline(always)]
-fn pairwise<const N: usize>(mut acc: [f64; N]) -> f64 {
+pub(crate) fn pairwise<const N: usize>(mut acc: [f64; N]) -> f64 {
     let mut width = N;
     while width > 1 {
         width /= 2;
@@ -207,6 +215,18 @@ pub(crate) fn layer_norm_row(x: &[f32], out: &mut [f32], eps: f64) {
     if x.is_empty() {
         return;
     }
+    let (mean, rstd) = mean_rstd(x, eps);
+    let m = mean as f32;
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = (v - m) * rstd;
+    }
+}
+
+/// A non-empty row's mean (in `f64`) and `1/√(var + eps)` (rounded to
+/// `f32`), the variance the mean of squared deviations — the statistics
+/// the forward row uses and its backward recomputes, bit for bit.
+#[inline(always)]
+pub(crate) fn mean_rstd(x: &[f32], eps: f64) -> (f64, f32) {
     let n = x.len() as f64;
     let mean = sum_f32(x) / n;
     let mut acc = [0f64; LANES];
@@ -223,10 +243,57 @@ pub(crate) fn layer_norm_row(x: &[f32], out: &mut [f32], eps: f64) {
         acc[j] += d * d;
     }
     let var = pairwise(acc) / n;
-    let rstd = (1.0 / (var + eps).sqrt()) as f32;
-    let m = mean as f32;
+    (mean, (1.0 / (var + eps).sqrt()) as f32)
+}
+
+/// The coefficients of Abramowitz and Stegun's 7.1.26: for `a >= 0`,
+/// `erfc(a) = t·(a1 + t·(a2 + t·(a3 + t·(a4 + t·a5))))·e^(-a²) + ε(a)`
+/// with `t = 1 / (1 + p·a)` and `|ε(a)| <= 1.5e-7` (Handbook of
+/// Mathematical Functions, 1964, p. 299).
+pub(crate) const AS_P: f64 = 0.327_591_1;
+pub(crate) const AS_A: [f64; 5] = [
+    0.254_829_592,
+    -0.284_496_736,
+    1.421_413_741,
+    -1.453_152_027,
+    1.061_405_429,
+];
+
+/// Exact GELU of an `f32` run, `x·Φ(x)` with `2Φ(x) = erfc(-x/√2)`: the
+/// formulas, accuracy and special cases of `elementwise`'s
+/// `gelu_erf_f32`, written without branches (selects instead), so that
+/// the `f64` polynomial and division run in vector lanes.
+#[inline(always)]
+pub(crate) fn gelu_run<const FMA: bool>(x: &[f32], out: &mut [f32]) {
+    use std::f32::consts::FRAC_1_SQRT_2;
+    // Below 2^-10 the next term of Φ's series, x³/(6√(2π)), is under
+    // 1e-10 of the result.
+    const TINY: f64 = 1.0 / 1024.0;
+    const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
     for (o, &v) in out.iter_mut().zip(x) {
-        *o = (v - m) * rstd;
+        let s = v.abs() * FRAC_1_SQRT_2;
+        let gauss = exp_f32::<FMA>(-(s * s));
+        let a = f64::from(s);
+        let t = 1.0 / (1.0 + AS_P * a);
+        let poly = t * (AS_A[0] + t * (AS_A[1] + t * (AS_A[2] + t * (AS_A[3] + t * AS_A[4]))));
+        let erfc = poly * f64::from(gauss);
+        let two_phi = if v < 0.0 { erfc } else { 2.0 - erfc };
+        let x = f64::from(v);
+        // Near 0 the fit's 1e-9 at a = 0 would decide roundings of
+        // halfway subnormals: x·Φ(x) = x·(1/2 + x/√(2π)) there, to far
+        // below an f32 ulp, rounded once as the reference does.
+        let near_zero = x * (0.5 + x * FRAC_1_SQRT_2PI);
+        let y = if x.abs() < TINY {
+            near_zero
+        } else {
+            0.5 * x * two_phi
+        };
+        // -inf · 0 is NaN; GELU's limit there is -0, as the reference's.
+        *o = if v == f32::NEG_INFINITY {
+            -0.0
+        } else {
+            y as f32
+        };
     }
 }
 
@@ -248,7 +315,7 @@ mod tests {
         let mut worst = 0.0f64;
         // A dense sweep over the whole finite range of interest, plus the
         // neighbourhoods of the overflow and subnormal thresholds.
-        let mut x = -104.0f32;
+        let mut x = -110.0f32;
         while x < 89.0 {
             let got = exp_f32::<FMA>(x);
             let want = (x as f64).exp();
@@ -272,6 +339,10 @@ mod tests {
         assert_eq!(exp_f32::<FMA>(0.0), 1.0);
         assert_eq!(exp_f32::<FMA>(f32::NEG_INFINITY), 0.0);
         assert_eq!(exp_f32::<FMA>(-1000.0), 0.0);
+        // Below ln 2^-150 every result rounds to +0 (returned without the
+        // arithmetic); just above it, to the smallest subnormal.
+        assert_eq!(exp_f32::<FMA>(-104.0 - f32::EPSILON * 128.0), 0.0);
+        assert_eq!(exp_f32::<FMA>(-103.9), f32::from_bits(1));
         assert_eq!(exp_f32::<FMA>(f32::INFINITY), f32::INFINITY);
         assert_eq!(exp_f32::<FMA>(100.0), f32::INFINITY);
         assert!(exp_f32::<FMA>(f32::NAN).is_nan());

@@ -9,7 +9,7 @@
 //! and returns fresh storage laid out contiguously (row-major) in the output
 //! shape the front end announced.
 //!
-//! The trait has three parts:
+//! The trait has four parts:
 //!
 //! - **Device services**, which only the device can provide: upload
 //!   ([`Backend::from_host`]) and download ([`Backend::download`]) are
@@ -27,6 +27,11 @@
 //!   implements the two required services runs every model on its first
 //!   day, and goes native one op at a time, with the fallback report
 //!   saying which ops are still to do.
+//! - **Backward passes** that a kernel can fuse (GELU's, softmax's, layer
+//!   normalization's): their default bodies are not host fallbacks but
+//!   the formulas composed from the backend's own ops
+//!   ([`crate::fused_backward`]), so they run where the tensors are, and a
+//!   backend with a fused kernel overrides them.
 //!
 //! # Errors that arrive later
 //!
@@ -349,6 +354,50 @@ pub trait Backend: Send + Sync + fmt::Debug {
             host.reference()
                 .layer_norm(&host.tensor_of(x)?, dims, eps)?,
         )
+    }
+
+    // ---- Backward passes (composed from this backend's ops by default) ----
+
+    /// The gradient of GELU with respect to `x` (of
+    /// [`UnaryOp::GeluTanh`] when `tanh`, else of [`UnaryOp::GeluErf`]):
+    /// `grad · gelu'(x)` (shape and dtype of `x`; `grad` has both, in any
+    /// layout). The default composes it from this backend's own ops
+    /// ([`crate::fused_backward::gelu`]); a backend overrides it with one
+    /// pass.
+    fn gelu_backward(&self, x: &Tensor, grad: &Tensor, tanh: bool) -> Result<Storage> {
+        let t = crate::fused_backward::gelu(x, grad, tanh)?;
+        crate::fused_backward::into_storage(self, t)
+    }
+
+    /// The gradient of [`Backend::softmax`] (log-softmax when `log`) along
+    /// `dim`, from its output `y` and the output's gradient `grad` (one
+    /// shape and dtype, any layouts; shape of `y`). The default composes
+    /// it ([`crate::fused_backward::softmax`]).
+    fn softmax_backward(
+        &self,
+        y: &Tensor,
+        grad: &Tensor,
+        dim: usize,
+        log: bool,
+    ) -> Result<Storage> {
+        let t = crate::fused_backward::softmax(y, grad, dim, log)?;
+        crate::fused_backward::into_storage(self, t)
+    }
+
+    /// The gradient of [`Backend::layer_norm`] over the last `dims` dims,
+    /// from its input `x`, its output `y` and the output's gradient `grad`
+    /// (one shape and dtype, any layouts; shape of `x`). The default
+    /// composes it ([`crate::fused_backward::layer_norm`]).
+    fn layer_norm_backward(
+        &self,
+        x: &Tensor,
+        y: &Tensor,
+        grad: &Tensor,
+        dims: usize,
+        eps: f64,
+    ) -> Result<Storage> {
+        let t = crate::fused_backward::layer_norm(x, y, grad, dims, eps)?;
+        crate::fused_backward::into_storage(self, t)
     }
 
     /// Batched matrix product: `a` is `[..., m, k]`, `b` is `[..., k, n]`

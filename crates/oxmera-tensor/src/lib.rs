@@ -26,6 +26,7 @@ mod data;
 mod display;
 mod element;
 pub mod fallback;
+pub mod fused_backward;
 pub mod host_cache;
 pub mod host_device;
 pub mod indexing;

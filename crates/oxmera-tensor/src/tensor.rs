@@ -73,6 +73,19 @@ impl Tensor {
         Arc::try_unwrap(self.0).ok()?.grad?.take_node()
     }
 
+    /// The storage, taken out when this handle is the only one to the
+    /// tensor and the tensor the only one to its storage; the tensor back
+    /// otherwise.
+    pub(crate) fn into_unique_storage(self) -> std::result::Result<Storage, Tensor> {
+        match Arc::try_unwrap(self.0) {
+            Ok(inner) => match Arc::try_unwrap(inner.storage) {
+                Ok(storage) => Ok(storage),
+                Err(storage) => Err(Tensor::from_parts(storage, inner.layout)),
+            },
+            Err(shared) => Err(Tensor(shared)),
+        }
+    }
+
     /// The autograd metadata, present when the tensor requires grad.
     pub(crate) fn grad_meta(&self) -> Option<&GradMeta> {
         self.0.grad.as_ref()

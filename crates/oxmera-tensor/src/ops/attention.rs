@@ -182,8 +182,11 @@ impl Tensor {
                 };
                 let dv = p.transpose(-2, -1)?.matmul(g)?;
                 let dp = g.matmul(&v.transpose(-2, -1)?)?;
-                let row = dp.mul(p)?.sum(&[-1], true)?;
-                let ds = p.mul(&dp.sub(&row)?)?.mul_scalar(scale)?;
+                // The softmax Jacobian, as softmax's own backward (one
+                // fused pass where the backend has one).
+                let last = p.rank() - 1;
+                let ds = p.backend()?.softmax_backward(p, &dp, last, false)?;
+                let ds = crate::fused_backward::tensor_like(ds, p).mul_scalar(scale)?;
                 let dq = ds.matmul(k)?;
                 let dk = ds.transpose(-2, -1)?.matmul(q)?;
                 Ok(vec![Some(dq), Some(dk), Some(dv)])

@@ -1,7 +1,7 @@
 //! Rules of the elementwise ops: unary, binary (with broadcasting), casts
 //! and `where`.
 
-use std::f64::consts::{FRAC_2_SQRT_PI, LN_2, LN_10, PI, SQRT_2};
+use std::f64::consts::{FRAC_2_SQRT_PI, LN_2, LN_10};
 
 use oxmera_core::Result;
 
@@ -46,34 +46,11 @@ fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor>
         // g·slope elsewhere (with slope 0 an infinite g gives NaN there, as
         // in PyTorch; use relu for a selected 0).
         LeakyRelu(slope) => Tensor::where_(&x.gt_scalar(0.0)?, g, &g.mul_scalar(slope)?),
-        GeluErf => {
-            // d/dx x·Φ(x) = Φ(x) + x·φ(x)
-            let cdf = x
-                .mul_scalar(1.0 / SQRT_2)?
-                .erf()?
-                .add_scalar(1.0)?
-                .mul_scalar(0.5)?;
-            let pdf = x
-                .square()?
-                .mul_scalar(-0.5)?
-                .exp()?
-                .mul_scalar(1.0 / (2.0 * PI).sqrt())?;
-            g.mul(&cdf.add(&x.mul(&pdf)?)?)
-        }
-        GeluTanh => {
-            // y = x/2 · (1 + tanh u), u = c·(x + a·x³)
-            const A: f64 = 0.044715;
-            let c = (2.0 / PI).sqrt();
-            let x2 = x.square()?;
-            let u = x.mul(&x2.mul_scalar(A)?.add_scalar(1.0)?)?.mul_scalar(c)?;
-            let t = u.tanh()?;
-            let du = x2.mul_scalar(3.0 * A)?.add_scalar(1.0)?.mul_scalar(c)?;
-            let left = t.add_scalar(1.0)?.mul_scalar(0.5)?;
-            let right = x
-                .mul_scalar(0.5)?
-                .mul(&t.square()?.rsub_scalar(1.0)?)?
-                .mul(&du)?;
-            g.mul(&left.add(&right)?)
+        // One backend call: a fused pass where the backend has one, the
+        // composition of `fused_backward::gelu` otherwise.
+        GeluErf | GeluTanh => {
+            let storage = x.backend()?.gelu_backward(x, g, op == GeluTanh)?;
+            Ok(crate::fused_backward::tensor_like(storage, x))
         }
         Silu => {
             // d/dx x·σ(x) = σ(x)·(1 + x·(1 - σ(x)))

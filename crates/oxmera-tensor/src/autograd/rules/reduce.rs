@@ -90,35 +90,30 @@ fn reduce_grad(
     }
 }
 
-/// Records softmax (`log == false`) or log-softmax along `dim`.
+/// Records softmax (`log == false`) or log-softmax along `dim`. The
+/// backward is one backend call ([`crate::Backend::softmax_backward`]):
+/// `y · (g - Σ g·y)`, or `g - softmax · Σ g` for log-softmax.
 pub(crate) fn softmax(x: &Tensor, dim: usize, log: bool, out: Tensor) -> Tensor {
     let y = out.detach();
-    let d = [dim as isize];
     let name = if log { "log_softmax" } else { "softmax" };
     record_unary(out, name, x, move |g| {
-        if log {
-            // g - softmax · Σ g
-            g.sub(&y.exp()?.mul(&g.sum(&d, true)?)?)
-        } else {
-            // y · (g - Σ g·y)
-            y.mul(&g.sub(&g.mul(&y)?.sum(&d, true)?)?)
-        }
+        let storage = y.backend()?.softmax_backward(&y, g, dim, log)?;
+        Ok(crate::fused_backward::tensor_like(storage, &y))
     })
 }
 
 /// Records layer normalization over the last `dims` dims. With `y` the
 /// normalized output and `rstd = 1 / sqrt(var + eps)`, differentiating
 /// `y = (x - mean) · rstd` through the mean and the variance gives
-/// `rstd · (g - mean(g) - y · mean(g · y))`; `rstd` is recomputed from `x`
-/// rather than kept from the forward, which needs no second output.
+/// `rstd · (g - mean(g) - y · mean(g · y))`
+/// ([`crate::Backend::layer_norm_backward`], one backend call); `rstd` is
+/// recomputed from `x` rather than kept from the forward, which needs no
+/// second output.
 pub(crate) fn layer_norm(x: &Tensor, dims: usize, eps: f64, out: Tensor) -> Tensor {
     let (xd, y) = (x.detach(), out.detach());
-    let over: Vec<isize> = (-(dims as isize)..0).collect();
     record_unary(out, "layer_norm", x, move |g| {
-        let rstd = xd.var(&over, 0.0, true)?.add_scalar(eps)?.rsqrt()?;
-        let centered = g.sub(&g.mean(&over, true)?)?;
-        let along_y = y.mul(&g.mul(&y)?.mean(&over, true)?)?;
-        centered.sub(&along_y)?.mul(&rstd)
+        let storage = xd.backend()?.layer_norm_backward(&xd, &y, g, dims, eps)?;
+        Ok(crate::fused_backward::tensor_like(storage, &xd))
     })
 }
 
