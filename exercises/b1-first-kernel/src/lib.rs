@@ -35,7 +35,7 @@ pub fn saxpy(n: u32, a: f32, x: &[f32], y: &mut [f32]) {
 /// launch at all, and `LaunchConfig::validate` rejects it).
 ///
 /// `launch_for(1000, 256)` is a grid of 4 blocks (1024 threads, 24 of them
-/// idle). `block` is at least 1.
+/// idle): `LaunchConfig::linear(4, 256)`. `block` is at least 1.
 pub fn launch_for(n: u32, block: u32) -> Option<LaunchConfig> {
     // TODO(B1): round up, for every n a u32 can hold.
     todo!("B1: launch_for({n}, {block})")
