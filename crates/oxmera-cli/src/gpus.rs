@@ -60,6 +60,10 @@ pub fn describe(device: Device) -> String {
         Device::Wgpu(_) => oxmera_wgpu::identity(device)
             .map(|id| format!("{device} ({})", id.trim_start_matches("wgpu: ")))
             .unwrap_or_else(|_| device.to_string()),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) => oxmera_cuda::identity(device)
+            .map(|id| format!("{device} ({})", id.trim_start_matches("cuda: ")))
+            .unwrap_or_else(|_| device.to_string()),
         other => other.to_string(),
     }
 }
@@ -71,12 +75,15 @@ pub fn identity(device: Device) -> String {
     match device {
         #[cfg(feature = "wgpu")]
         Device::Wgpu(_) => oxmera_wgpu::identity(device).unwrap_or_else(|_| device.to_string()),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) => oxmera_cuda::identity(device).unwrap_or_else(|_| device.to_string()),
         other => other.to_string(),
     }
 }
 
 /// Seconds one launch of `k` at `launch` takes on `device`: the arguments
-/// uploaded first and untimed, the launch timed to its completion.
+/// uploaded first and untimed, the launch timed to its completion — by the
+/// host's clock on wgpu, by CUDA events (the GPU's clock) on cuda.
 pub fn time(
     device: Device,
     k: &'static Kernel,
@@ -89,8 +96,14 @@ pub fn time(
         Device::Wgpu(_) => oxmera_wgpu::time_launch(device, k, launch, args)
             .map(|d| d.as_secs_f64())
             .map_err(|e| e.to_string()),
-        other => Err(format!(
-            "{other}: the tuner times kernels on a wgpu device only in this build"
-        )),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) => oxmera_cuda::time_launch(device, k, launch, args)
+            .map(|d| d.as_secs_f64())
+            .map_err(|e| e.to_string()),
+        other => target(other).and_then(|_| {
+            Err(format!(
+                "{other}: this build cannot time kernels on it (no timed launch for its kind)"
+            ))
+        }),
     }
 }

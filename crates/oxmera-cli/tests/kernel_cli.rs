@@ -497,3 +497,93 @@ fn tune_all_fills_the_cache_and_a_corrupt_one_is_only_a_warning() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `oxmera kernel tune ... --device cuda`: (exit code, stdout, stderr),
+/// never touching the user's cache.
+fn tune_on_cuda(kernel: &str, json: bool) -> (i32, String, String) {
+    let mut args = vec!["kernel", "tune", kernel, "--device", "cuda", "--no-cache"];
+    if json {
+        args.push("--json");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_oxmera"))
+        .args(&args)
+        .output()
+        .expect("run oxmera");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Whether this test binary's build can reach an NVIDIA GPU.
+fn a_cuda_gpu_is_here() -> bool {
+    #[cfg(feature = "cuda")]
+    {
+        oxmera_cuda::probe().is_ok_and(|gpus| !gpus.is_empty())
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        false
+    }
+}
+
+/// A build without the `cuda` feature refuses `--device cuda` before
+/// anything runs, says how to build it in, and exits 2 (the CLI's code for
+/// an unavailable backend).
+#[test]
+fn tune_on_cuda_in_a_build_without_it_says_how_to_build_it() {
+    if cfg!(feature = "cuda") {
+        return;
+    }
+    let (code, out, err) = tune_on_cuda("matmul_tiled", false);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "nothing was tuned: {out}");
+    assert!(
+        err.contains("cuda:0: this build has no cuda support") && err.contains("--features cuda"),
+        "{err}"
+    );
+}
+
+/// A build with the feature on a machine without a driver (CI's) refuses
+/// with the driver's BackendUnavailable reason, exit 2 — not a panic, and
+/// not the feature's message.
+#[test]
+fn tune_on_cuda_without_a_driver_says_the_driver_is_missing() {
+    if !cfg!(feature = "cuda") || a_cuda_gpu_is_here() {
+        return;
+    }
+    let (code, out, err) = tune_on_cuda("matmul_tiled", false);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "nothing was tuned: {out}");
+    assert!(err.contains("no CUDA driver on this machine"), "{err}");
+    assert!(!err.contains("--features cuda"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Where a GPU is (the GPU check script's machine): flip tuned on it —
+/// blocks past one warp refused by proof and never launched, block 32
+/// validated on the device and timed by CUDA events; the JSON names the
+/// part by its identity.
+#[test]
+fn tune_on_cuda_where_a_gpu_is_times_the_safe_configurations() {
+    if !a_cuda_gpu_is_here() {
+        return;
+    }
+    let (code, out, err) = tune_on_cuda("flip", true);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert!(v["target"].as_str().unwrap().starts_with("cuda:sm_"), "{v}");
+    assert!(v["device"].as_str().unwrap().starts_with("cuda:0 ("), "{v}");
+    assert_eq!(v["best"], "block 32");
+    let rows = v["configurations"].as_array().unwrap();
+    for r in rows {
+        if r["configuration"] == "block 32" {
+            assert_eq!(r["verdict"], "safe", "{r}");
+            assert!(r["time_s"]["median"].as_f64().unwrap() > 0.0, "{r}");
+        } else {
+            assert_eq!(r["detail"]["code"], "OXK001", "{r}");
+            assert!(r["time_s"].is_null(), "refused, so never timed: {r}");
+        }
+    }
+}

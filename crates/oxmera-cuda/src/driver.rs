@@ -130,32 +130,58 @@ pub(crate) fn probe() -> Result<Vec<GpuReport>> {
     }
     let count =
         guarded("counting GPUs", CudaContext::device_count).map_err(|m| unavailable(device, m))?;
+    let mut reports = Vec::new();
+    for ordinal in 0..count.max(0) as usize {
+        reports.push(report(ordinal)?);
+    }
+    Ok(reports)
+}
+
+/// The CUDA version the driver reports (`12040` is 12.4); the library must
+/// have been found present.
+fn driver_version(device: Device) -> Result<i32> {
     let mut version = 0;
     // SAFETY: `version` is a valid, writable c_int for the call's duration.
     guarded("reading the driver version", || unsafe {
         sys::cuDriverGetVersion(&mut version).result()
     })
     .map_err(|m| unavailable(device, m))?;
-    let mut reports = Vec::new();
-    for ordinal in 0..count.max(0) as usize {
-        let gpu = opened(Device::Cuda(ordinal))?;
-        let facts = guarded("reading the GPU's facts", || {
-            let sms = gpu
-                .ctx
-                .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-            Ok((gpu.ctx.name()?, sms, gpu.ctx.total_mem()?))
-        })
-        .map_err(|m| unavailable(gpu.device, m))?;
-        reports.push(GpuReport {
-            ordinal,
-            name: facts.0,
-            compute_capability: (gpu.cc.major as i32, gpu.cc.minor as i32),
-            multiprocessors: facts.1,
-            memory_bytes: facts.2 as u64,
-            driver_cuda_version: version,
-        });
-    }
-    Ok(reports)
+    Ok(version)
+}
+
+/// The facts of `cuda:ordinal`, opening it on first use.
+fn report(ordinal: usize) -> Result<GpuReport> {
+    let device = Device::Cuda(ordinal);
+    let gpu = opened(device)?;
+    let version = driver_version(device)?;
+    let facts = guarded("reading the GPU's facts", || {
+        let sms = gpu
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        Ok((gpu.ctx.name()?, sms, gpu.ctx.total_mem()?))
+    })
+    .map_err(|m| unavailable(device, m))?;
+    Ok(GpuReport {
+        ordinal,
+        name: facts.0,
+        compute_capability: (gpu.cc.major as i32, gpu.cc.minor as i32),
+        multiprocessors: facts.1,
+        memory_bytes: facts.2 as u64,
+        driver_cuda_version: version,
+    })
+}
+
+/// The tuning cache's name for `device` ([`crate::identity_of`]),
+/// with the driver's release where Linux's kernel module tells it.
+pub(crate) fn identity(device: Device) -> Result<String> {
+    let Device::Cuda(ordinal) = device else {
+        return Err(unavailable(device, "not a CUDA device"));
+    };
+    let report = report(ordinal)?;
+    let release = std::fs::read_to_string("/proc/driver/nvidia/version")
+        .ok()
+        .and_then(|t| crate::report::driver_release(&t));
+    Ok(crate::report::identity_of(&report, release.as_deref()))
 }
 
 impl Gpu {

@@ -9,6 +9,8 @@
 //! compute capability at this launch; a finding is an error that shows it,
 //! and nothing runs.
 
+use std::time::Duration;
+
 use oxmera_core::{Device, Error, Result};
 use oxmera_kernel::ir::Kernel;
 use oxmera_kernel::launch::LaunchConfig;
@@ -46,6 +48,55 @@ pub fn run(
     }
 }
 
+/// Times one launch of `kernel` at `launch` on the CUDA device `device`,
+/// the mirror of `oxmera_wgpu::time_launch`: the arguments are uploaded
+/// first and not timed; the time is the GPU's own, between two CUDA events
+/// recorded on the stream just before and just after the launch (so it
+/// leaves out the host's side of submitting, which the wgpu backend's host
+/// clock counts: compare times within one device, never across backends).
+/// The first launch at a block also JIT-compiles its PTX (outside the
+/// events, but slow), which is why a tuner warms up before timing.
+///
+/// Errors as [`run`]'s.
+pub fn time_launch(
+    device: Device,
+    kernel: &'static Kernel,
+    launch: LaunchConfig,
+    args: &[Arg],
+) -> Result<Duration> {
+    check_args(kernel, args).map_err(|e| Error::InvalidArgument {
+        op: "launch",
+        name: "args",
+        message: e.to_string(),
+    })?;
+    #[cfg(feature = "cuda")]
+    {
+        crate::driver::opened(device)?.time_user(kernel, launch, args)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = launch;
+        Err(crate::not_built(device))
+    }
+}
+
+/// The identity of the CUDA device `device` as a tuning cache keys it:
+/// `cuda: `, the part's name, its compute capability, the driver's CUDA
+/// version and, on Linux, the driver's release
+/// ([`crate::identity_of`]). Never its ordinal.
+///
+/// Errors: `BackendUnavailable` as [`run`]'s.
+pub fn identity(device: Device) -> Result<String> {
+    #[cfg(feature = "cuda")]
+    {
+        crate::driver::identity(device)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(crate::not_built(device))
+    }
+}
+
 /// The target oxmera checks kernels for on the CUDA device `device`: its
 /// compute capability's limits, warps of 32.
 pub fn target(device: Device) -> Result<Target> {
@@ -62,31 +113,38 @@ pub fn target(device: Device) -> Result<Target> {
 #[cfg(feature = "cuda")]
 mod on_gpu {
     // Launching a kernel is unsafe in cudarc: the arguments must match the
-    // entry's parameters, which the block below establishes.
+    // entry's parameters, which `launch_staged` establishes.
     #![allow(unsafe_code)]
 
-    use cudarc::driver::{LaunchConfig as CudaLaunch, PushKernelArg};
-    use oxmera_core::Result;
+    use std::time::Duration;
+
+    use cudarc::driver::{
+        CudaEvent, CudaSlice, DriverError, LaunchConfig as CudaLaunch, PushKernelArg, sys,
+    };
+    use oxmera_core::{Error, Result};
     use oxmera_kernel::ir::{Kernel, ParamKind, Value};
     use oxmera_kernel::launch::LaunchConfig;
     use oxmera_kernel::sim::Arg;
 
     use crate::driver::Gpu;
 
+    /// A launch's arguments on the device: one allocation per buffer
+    /// argument, one 32-bit word per scalar, each in argument order.
+    struct Staged {
+        buffers: Vec<CudaSlice<u32>>,
+        words: Vec<u32>,
+    }
+
     impl Gpu {
-        pub(crate) fn run_user(
-            &self,
-            k: &'static Kernel,
-            launch: LaunchConfig,
-            args: &mut [Arg],
-        ) -> Result<()> {
-            let op = "launch";
-            self.gate(k, launch, op)?;
-            let (f, dynamic) = self.function(k, launch.block, op)?;
-            let fault = |e: cudarc::driver::DriverError| self.fault(op, e.to_string());
+        fn driver_fault(&self, op: &'static str) -> impl Fn(DriverError) -> Error + '_ {
+            move |e| self.fault(op, e.to_string())
+        }
+
+        /// Uploads `args` (queued on the stream, before any launch after).
+        fn stage(&self, args: &[Arg], op: &'static str) -> Result<Staged> {
             let mut buffers = Vec::new();
             let mut scalars = Vec::new();
-            for a in args.iter() {
+            for a in args {
                 match a {
                     Arg::Buffer(b) => {
                         // An empty buffer still gets a word: a null pointer
@@ -96,29 +154,52 @@ mod on_gpu {
                         } else {
                             &b.data
                         };
-                        buffers.push(self.stream.clone_htod(words).map_err(fault)?);
+                        buffers.push(
+                            self.stream
+                                .clone_htod(words)
+                                .map_err(self.driver_fault(op))?,
+                        );
                     }
                     Arg::Scalar(v) => scalars.push(*v),
                 }
             }
             // Scalars travel as their 32-bit patterns: f32 as its bits, a
             // bool as 0 or 1, exactly the PTX entry's `.u32`/`.f32` params.
-            let words: Vec<u32> = scalars.iter().map(|v| Value::to_bits(*v)).collect();
+            let words = scalars.iter().map(|v| Value::to_bits(*v)).collect();
+            Ok(Staged { buffers, words })
+        }
+
+        /// Launches `k` at `launch` on staged arguments, after the gate;
+        /// with `timed`, between two timing events the result returns.
+        fn launch_staged(
+            &self,
+            k: &'static Kernel,
+            launch: LaunchConfig,
+            staged: &Staged,
+            timed: bool,
+            op: &'static str,
+        ) -> Result<Option<(CudaEvent, CudaEvent)>> {
+            self.gate(k, launch, op)?;
+            let (f, dynamic) = self.function(k, launch.block, op)?;
             let mut builder = self.stream.launch_builder(&f);
-            let (mut next_buffer, mut next_scalar) = (buffers.iter(), words.iter());
+            let (mut next_buffer, mut next_word) = (staged.buffers.iter(), staged.words.iter());
             for p in &k.params {
+                // `check_args` matched the arguments to the parameters
+                // before anything was staged, so neither list runs short;
+                // were one to, that is a fault, not a panic.
+                let short = || self.fault(op, "fewer arguments than the kernel's parameters");
                 match p.kind {
                     ParamKind::Buffer { .. } => {
-                        builder.arg(
-                            next_buffer
-                                .next()
-                                .expect("one device buffer per buffer argument"),
-                        );
+                        builder.arg(next_buffer.next().ok_or_else(short)?);
                     }
                     ParamKind::Scalar(_) => {
-                        builder.arg(next_scalar.next().expect("one word per scalar argument"));
+                        builder.arg(next_word.next().ok_or_else(short)?);
                     }
                 }
+            }
+            if timed {
+                // Events with timing on (cudarc's default disables it).
+                builder.record_kernel_launch(sys::CUevent_flags::CU_EVENT_DEFAULT);
             }
             let cfg = CudaLaunch {
                 grid_dim: (launch.grid.x, launch.grid.y, launch.grid.z),
@@ -130,18 +211,49 @@ mod on_gpu {
             // allocation of the argument's words, checked against the
             // kernel by `check_args`), a scalar as 4 bytes; the block is the
             // one compiled in (`.reqntid`) and the analysis passed for it.
-            unsafe { builder.launch(cfg) }.map_err(fault)?;
-            let mut next = buffers.iter();
+            unsafe { builder.launch(cfg) }.map_err(self.driver_fault(op))
+        }
+
+        pub(crate) fn run_user(
+            &self,
+            k: &'static Kernel,
+            launch: LaunchConfig,
+            args: &mut [Arg],
+        ) -> Result<()> {
+            let op = "launch";
+            let staged = self.stage(args, op)?;
+            self.launch_staged(k, launch, &staged, false, op)?;
+            let mut next = staged.buffers.iter();
             for (p, a) in k.params.iter().zip(args.iter_mut()) {
                 if let (ParamKind::Buffer { writable, .. }, Arg::Buffer(b)) = (p.kind, a) {
-                    let buf = next.next().expect("one device buffer per buffer argument");
+                    let Some(buf) = next.next() else { break };
                     if writable && !b.data.is_empty() {
-                        let back = self.stream.clone_dtoh(buf).map_err(fault)?;
+                        let back = self.stream.clone_dtoh(buf).map_err(self.driver_fault(op))?;
                         b.data.copy_from_slice(&back);
                     }
                 }
             }
             Ok(())
+        }
+
+        /// One launch timed by CUDA events: the uploads are queued before
+        /// the start event on the same stream, so they are done before it
+        /// fires and are not counted; `elapsed_ms` waits for the end event.
+        pub(crate) fn time_user(
+            &self,
+            k: &'static Kernel,
+            launch: LaunchConfig,
+            args: &[Arg],
+        ) -> Result<Duration> {
+            let op = "launch";
+            let staged = self.stage(args, op)?;
+            let events = self.launch_staged(k, launch, &staged, true, op)?;
+            let (start, end) =
+                events.ok_or_else(|| self.fault(op, "the driver recorded no timing events"))?;
+            let ms = start.elapsed_ms(&end).map_err(self.driver_fault(op))?;
+            // A launch that faulted shows up here, at the first wait.
+            self.stream.synchronize().map_err(self.driver_fault(op))?;
+            Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
         }
     }
 }

@@ -6,7 +6,9 @@
 //! as PTX by [`oxmera_kernel::emit::ptx`] from the same IR the analysis
 //! checked and the simulator can run, after the analysis has passed for the
 //! part's compute capability at that launch. The driver JIT-compiles the
-//! PTX once per (kernel, block) and the module is kept.
+//! PTX once per (kernel, block) and the module is kept. [`time_launch`]
+//! times one launch with CUDA events and [`identity`] names the part for a
+//! tuning cache: together, what `oxmera kernel tune --device cuda` uses.
 //!
 //! What stands today, and what does not: the device services (upload,
 //! download, synchronization) are the driver's; **every tensor op goes
@@ -46,8 +48,8 @@ mod driver;
 mod launch;
 mod report;
 
-pub use launch::{run, target};
-pub use report::GpuReport;
+pub use launch::{identity, run, target, time_launch};
+pub use report::{GpuReport, driver_release, identity_of};
 
 /// The device kind this crate provides.
 pub const KIND: &str = "cuda";

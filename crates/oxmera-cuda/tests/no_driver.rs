@@ -4,7 +4,7 @@
 //! GPU these tests have nothing to show and return early.
 
 use oxmera_core::{DType, Device, Error};
-use oxmera_cuda::{ENABLED, probe, run, target};
+use oxmera_cuda::{ENABLED, identity, probe, run, target, time_launch};
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::sim::{Arg, Buffer};
 use oxmera_tensor::Tensor;
@@ -48,6 +48,9 @@ fn every_entry_point_is_a_typed_error_without_a_driver() {
     ];
     let launch = LaunchConfig::linear(1, 64);
     assert_says_what_is_missing(run(Device::Cuda(0), k, launch, &mut args).unwrap_err());
+    // The tuner's two: a timed launch and the cache's identity.
+    assert_says_what_is_missing(time_launch(Device::Cuda(0), k, launch, &args).unwrap_err());
+    assert_says_what_is_missing(identity(Device::Cuda(2)).unwrap_err());
 }
 
 #[test]

@@ -325,3 +325,49 @@ fn comments_and_names_outside_ascii_still_assemble() {
         assemble(&a, &p).unwrap_or_else(|e| panic!("{e}\n{}", p.source));
     }
 }
+
+/// What `oxmera kernel tune --device cuda` hands the driver: every
+/// configuration of every library search space that passes the proof gates
+/// for sm_80 and sm_90, specialized (its constants substituted), as PTX —
+/// and, where `ptxas` is at hand, assembled. A configuration the driver
+/// would refuse to JIT is found here, with no GPU, rather than as a
+/// "the device failed" row on one.
+#[test]
+fn every_tuning_survivor_for_a_cuda_part_assembles() {
+    use oxmera_kernel::space::specialize;
+    use oxmera_kernel::target::Target;
+    use oxmera_kernel::tune::{TuneOptions, Verdict, tune};
+
+    let assembler = ptxas();
+    let mut emitted = 0;
+    for e in registry::entries() {
+        let k = (e.kernel)();
+        if e.origin != Origin::Library || k.launch.search.is_empty() {
+            continue;
+        }
+        for part in ["8.0", "9.0"] {
+            let opts = TuneOptions::new(Target::cuda(cc(part)));
+            // The simulator's report: the same gates the device path runs
+            // before it launches anything.
+            let report = tune(k, e.name, &opts, None)
+                .unwrap_or_else(|err| panic!("{} for sm_{part}: {err}", e.name));
+            for row in report.rows.iter().filter(|r| r.verdict == Verdict::Safe) {
+                let special = specialize(k, &row.config);
+                let p = ptx(&special, &PtxOptions::new(cc(part), row.config.block))
+                    .unwrap_or_else(|err| panic!("{} {}: {err}", e.name, row.label));
+                emitted += 1;
+                if let Some(a) = &assembler {
+                    if let Err(err) = assemble(a, &p) {
+                        panic!(
+                            "{} {} for sm_{part}: {err}\n{}",
+                            e.name, row.label, p.source
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // flip, matmul_tiled, stencil3_tiled, reduce_strided, matmul_strided.
+    assert!(emitted >= 20, "only {emitted} survivors emitted");
+    eprintln!("{emitted} tuning survivors emitted for sm_80 and sm_90");
+}

@@ -185,7 +185,8 @@ enum KernelCommand {
         #[arg(long, conflicts_with = "kernel")]
         all: bool,
         /// `sim` (the simulator's cost model: counts, not a time), or a GPU:
-        /// `wgpu`, `wgpu:N` (a build with `--features wgpu`).
+        /// `wgpu`, `wgpu:N` (a build with `--features wgpu`), `cuda`,
+        /// `cuda:N` (a build with `--features cuda` and an NVIDIA driver).
         #[arg(long, default_value = "sim")]
         device: String,
         /// Target for `--device sim` (see `check`); a GPU uses its own.

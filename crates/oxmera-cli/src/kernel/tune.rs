@@ -1,6 +1,7 @@
 //! `oxmera kernel space` and `oxmera kernel tune`: a kernel's search space
 //! listed, and searched — on the simulator's cost model (`--device sim`)
-//! or timed on a GPU (`--device wgpu`).
+//! or timed on a GPU (`--device wgpu` by the host's clock, `--device cuda`
+//! by CUDA events).
 //!
 //! The tuning itself is `oxmera_kernel::tune`; this module picks the
 //! target (the device's, else `--target`, else the kernel's), adapts a GPU
@@ -64,7 +65,7 @@ pub fn space_command(k: &Kernel, target: Target) -> ExitCode {
 
 /// What `oxmera kernel tune` was asked, beside the kernel.
 pub struct TuneFlags {
-    /// `sim`, `wgpu` or `wgpu:N`.
+    /// `sim`, `wgpu`, `wgpu:N`, `cuda` or `cuda:N`.
     pub device: String,
     /// `--target` (the simulator only).
     pub target: Option<Target>,
@@ -92,12 +93,10 @@ fn device_for(flags: &TuneFlags, k: &Kernel) -> Result<(Target, Option<Gpu>, Str
     }
     let device =
         oxmera::tensor::registry::parse_device(&flags.device).map_err(|e| e.to_string())?;
-    if matches!(device, oxmera::Device::Cuda(_)) {
-        return Err(format!(
-            "{device}: the tuner times on wgpu only for now (the CUDA backend has no timed \
-             launch); tune with --device wgpu or --device sim"
-        ));
-    }
+    // Opening the device first: a build without its backend, or a machine
+    // without its driver, is refused here, saying which, before anything
+    // is validated or timed. On cuda the target is `Target::cuda(cc)` for
+    // the part the driver reports.
     let target = crate::gpus::target(device)?;
     Ok((target, Some(Gpu { device }), crate::gpus::identity(device)))
 }
