@@ -24,7 +24,9 @@
 # budget of 120 s, or the one its `# budget: N` line sets. A section that
 # exits 77 is recorded as skipped (the ladder's "needs hardware" code),
 # not as a failure. `gpu-check.d/ladder.sh` runs the ladder's GPU rungs'
-# solutions (D2; C1-C2 on a wgpu adapter) and needs cargo here.
+# solutions (D2; C1-C2 on a wgpu adapter) and needs cargo here;
+# `gpu-check.d/tune.sh` runs `oxmera kernel tune` for matmul_tiled and flip
+# on the device, its reports into DIR (docs/bench.md's CUDA rows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
         --out) out=$2; shift 2 ;;
         --bin) ox=$2; shift 2 ;;
         --device) device=$2; shift 2 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
         *) echo "gpu-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
