@@ -136,6 +136,7 @@ mod on_gpu {
     }
 
     impl Gpu {
+        /// A driver error, as this op's `DeviceFault` on this GPU.
         fn driver_fault(&self, op: &'static str) -> impl Fn(DriverError) -> Error + '_ {
             move |e| self.fault(op, e.to_string())
         }
@@ -253,7 +254,10 @@ mod on_gpu {
             let ms = start.elapsed_ms(&end).map_err(self.driver_fault(op))?;
             // A launch that faulted shows up here, at the first wait.
             self.stream.synchronize().map_err(self.driver_fault(op))?;
-            Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+            // `max` maps a NaN to 0; an impossible reading (infinite) is a
+            // fault rather than Duration's panic.
+            Duration::try_from_secs_f64(f64::from(ms.max(0.0)) / 1e3)
+                .map_err(|e| self.fault(op, format!("the events' reading {ms} ms: {e}")))
         }
     }
 }
