@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # budget: 300
 # The ladder's GPU rungs, their authors' solutions against their specs on
-# this machine's GPU: D2 (run and measure) on cuda:0 through the CUDA
-# driver, and C1-C2 (elementwise, reduction) on the wgpu adapter when the
-# doctor found one (NVIDIA's Vulkan driver: subgroups of 32). Run by
+# this machine's GPU: D2 (run and measure) and D3 (tune: the solution's
+# stencil tuned, each configuration timed with CUDA events) on cuda:0
+# through the CUDA driver, and C1-C2 (elementwise, reduction) on the wgpu
+# adapter when the doctor found one (NVIDIA's Vulkan driver: subgroups of 32). Run by
 # scripts/gpu-check.sh with OX and OUT set; the budget line above is read
 # there (the specs are built here, with cargo, into target/ladder: most
 # of the budget; the tests take seconds).
@@ -28,7 +29,7 @@ sed -i "s#path = \"\.\./crates/#path = \"$root/crates/#" "$scratch/exercises/Car
 # `gpu-check.sh --device wgpu` (a machine with no NVIDIA GPU) runs tier C
 # only; its `device` is exported to this script.
 rungs=""
-[ "${device:-cuda}" = cuda ] && rungs="d2-run-and-measure"
+[ "${device:-cuda}" = cuda ] && rungs="d2-run-and-measure d3-tune"
 if [ -n "${OUT:-}" ] && grep -q '^  wgpu:0' "$OUT/doctor.log" 2>/dev/null; then
     rungs="$rungs c1-gpu-elementwise c2-gpu-reduction"
 fi
