@@ -3,8 +3,9 @@
 //! `f32` inputs, within bounds derived from each kernel's roundings, and
 //! the cases they hand to the composition (other dims, other dtypes).
 //! The conformance suite compares the same gradients with the reference's
-//! composition on every layout class; these tests pin the kernels' own
-//! error, element by element.
+//! composition with the inputs in every layout class (its upstream
+//! gradients are contiguous); these tests pin the kernels' own error,
+//! element by element, and feed them broadcast and transposed gradients.
 
 use oxmera_core::{DType, Device, Result};
 use oxmera_cpu::Cpu;
@@ -206,6 +207,46 @@ fn the_other_cases_equal_the_composition() -> Result<()> {
                 (a - b).abs() <= tol * (1.0 + b.abs()),
                 "{dtype:?}: {a} vs {b}"
             );
+        }
+    }
+    Ok(())
+}
+
+/// The upstream gradient of `x.gelu().sum()` is a stride-0 broadcast of
+/// one value, and a gradient may arrive as any view: the kernels read it
+/// through its layout, and give what they give for the same values laid
+/// out contiguously.
+#[test]
+fn a_broadcast_or_strided_gradient_is_read_through_its_layout() -> Result<()> {
+    let mut rng = Generator::new(5);
+    let x = rng.randn([6, 16], DType::F32, Device::Cpu)?;
+    let dense = |g: &Tensor| g.contiguous();
+    let broadcast = Tensor::from_slice(&[0.75f32], [1, 1], Device::Cpu)?.broadcast_to([6, 16])?;
+    let transposed = rng.randn([16, 6], DType::F32, Device::Cpu)?.t()?;
+    for g in [broadcast, transposed] {
+        assert!(!g.is_contiguous() || g.layout().strides().as_slice().contains(&0));
+        let y = x.softmax(-1)?;
+        let z = x.layer_norm(1, 1e-5)?;
+        let pairs = [
+            (
+                Cpu.gelu_backward(&x, &g, false)?,
+                Cpu.gelu_backward(&x, &dense(&g)?, false)?,
+            ),
+            (
+                Cpu.softmax_backward(&y, &g, 1, false)?,
+                Cpu.softmax_backward(&y, &dense(&g)?, 1, false)?,
+            ),
+            (
+                Cpu.softmax_backward(&y, &g, 1, true)?,
+                Cpu.softmax_backward(&y, &dense(&g)?, 1, true)?,
+            ),
+            (
+                Cpu.layer_norm_backward(&x, &z, &g, 1, 1e-5)?,
+                Cpu.layer_norm_backward(&x, &z, &dense(&g)?, 1, 1e-5)?,
+            ),
+        ];
+        for (viewed, copied) in pairs {
+            assert_eq!(storage_values(viewed, &x)?, storage_values(copied, &x)?);
         }
     }
     Ok(())
