@@ -43,6 +43,38 @@ fn on_mine<T>(what: &str, f: impl FnOnce() -> Result<T>) -> T {
     }
 }
 
+/// The previous panic hook, as the guard keeps it.
+type Hook = std::sync::Arc<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+/// Silences the panics of the thread that made it (the runner reports
+/// them itself) while it lives; others' go to the previous hook, which is
+/// put back when it is dropped, on a panic too.
+struct QuietPanics {
+    previous: Hook,
+}
+
+impl QuietPanics {
+    fn here() -> QuietPanics {
+        let previous: Hook = std::sync::Arc::from(std::panic::take_hook());
+        let quiet = std::thread::current().id();
+        let forward = previous.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() != quiet {
+                forward(info);
+            }
+        }));
+        QuietPanics { previous }
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        let previous = self.previous.clone();
+        drop(std::panic::take_hook());
+        std::panic::set_hook(Box::new(move |info| previous(info)));
+    }
+}
+
 /// `x`'s values as f64, in logical order.
 fn values(x: &Tensor) -> Vec<f64> {
     x.to_dtype(DType::F64)
@@ -365,10 +397,12 @@ fn conformance_corpus_passes_on_your_device() {
     // The runner catches a panic in your backend and reports it as that
     // run's failure ("panicked: …", with the case); silence the default
     // hook meanwhile, so the first thing you read is the report below,
-    // not a stack of panics from inside the corpus.
-    std::panic::set_hook(Box::new(|_| {}));
+    // not a stack of panics from inside the corpus. Only this thread's
+    // panics, and only until the run ends: the guard puts the previous
+    // hook back, so the other tests' panics still say what failed.
+    let quiet = QuietPanics::here();
     let report = oxmera_conformance::run(dev, None);
-    drop(std::panic::take_hook());
+    drop(quiet);
     eprintln!(
         "conformance on {dev}: {} cases, {} runs ({} fully native, {} with a fallback), {} declined, {} failed comparisons, {:.1}s",
         report.cases(),
