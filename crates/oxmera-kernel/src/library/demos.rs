@@ -225,59 +225,9 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 summary: format!("matmul {m}x{k} by {k}x{n}"),
             }
         }
-        "matmul_strided" => {
-            // Two batches of a^T b: `a` is stored [2, k, m] and read
-            // transposed; `b` is one [k, n] matrix broadcast over the batch.
-            let (m, k, n, batch) = (19u32, 23u32, 17u32, 2u32);
-            let a = rng_f32(seed, (batch * k * m) as usize);
-            let b = rng_f32(seed + 7, (k * n) as usize);
-            let mut expected = vec![0f64; (batch * m * n) as usize];
-            let mut tolerance = vec![0f64; (batch * m * n) as usize];
-            for z in 0..batch {
-                for r in 0..m {
-                    for c in 0..n {
-                        let (mut s, mut abs) = (0f64, 0f64);
-                        for q in 0..k {
-                            let av = a[(z * k * m + q * m + r) as usize] as f64;
-                            let p = av * b[(q * n + c) as usize] as f64;
-                            s += p;
-                            abs += p.abs();
-                        }
-                        let o = ((z * m + r) * n + c) as usize;
-                        expected[o] = s;
-                        tolerance[o] = (k as f64 + 1.0) * EPS * abs;
-                    }
-                }
-            }
-            Demo {
-                launch: LaunchConfig {
-                    grid: Dim3::new(n.div_ceil(16), m.div_ceil(16), batch),
-                    block,
-                },
-                args: vec![
-                    f32buf(&a),
-                    f32buf(&b),
-                    f32buf(&vec![0.0; (batch * m * n) as usize]),
-                    Arg::Buffer(Buffer::from_u32(&[batch])),
-                    Arg::Buffer(Buffer::from_i32(&[(k * m) as i32])),
-                    Arg::Buffer(Buffer::from_i32(&[0])),
-                    u(1),
-                    u(m),
-                    u(n),
-                    u(k),
-                    i(1),
-                    i(m as i32),
-                    i(n as i32),
-                    i(1),
-                    i(0),
-                    i(0),
-                ],
-                output: 2,
-                expected,
-                tolerance,
-                summary: format!("{batch} batches of a^T b, a read transposed, b broadcast"),
-            }
-        }
+        // Two batches of a^T b: `a` is stored [2, k, m] and read
+        // transposed; `b` is one [k, n] matrix broadcast over the batch.
+        "matmul_strided" => matmul_strided_workload(block, 16, [2, 19, 23, 17], seed),
         "fill_words" => {
             // 37 words of an f64 pattern (low word, high word), odd length.
             let bits = (-1.25f64).to_bits();
@@ -336,46 +286,8 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 summary: "2.5 / x over a transposed [5,4] view".into(),
             }
         }
-        "reduce_strided" => {
-            // Sum of x[3,4,5] over dims 0 and 2: 4 outputs of 15 terms.
-            let x = rng_f32(seed, 60);
-            let mut expected = vec![0f64; 4];
-            let mut tolerance = vec![0f64; 4];
-            for a in 0..3usize {
-                for b in 0..4usize {
-                    for c in 0..5usize {
-                        let v = x[(a * 4 + b) * 5 + c] as f64;
-                        expected[b] += v;
-                        tolerance[b] += 16.0 * EPS * v.abs();
-                    }
-                }
-            }
-            Demo {
-                launch: LaunchConfig {
-                    grid: Dim3::x(4u32.div_ceil(bt)),
-                    block,
-                },
-                args: vec![
-                    f32buf(&x),
-                    f32buf(&[0.0; 4]),
-                    Arg::Buffer(Buffer::from_u32(&[3, 4, 5])),
-                    Arg::Buffer(Buffer::from_i32(&[20, 5, 1])),
-                    Arg::Buffer(Buffer::from_u32(&[1, 0, 1])),
-                    u(3),
-                    u(4),
-                    u(15),
-                    u(1),
-                    u(4096),
-                    i(0),
-                    Arg::Scalar(crate::ir::Value::Bool(false)),
-                    u(15),
-                ],
-                output: 1,
-                expected,
-                tolerance,
-                summary: "sum of a [3,4,5] tensor over dims 0 and 2".into(),
-            }
-        }
+        // Sum of x[3,4,5] over dims 0 and 2: 4 outputs of 15 terms.
+        "reduce_strided" => reduce_strided_workload(block, [3, 4, 5], seed),
         "compare_packed" => {
             // a[3,5] > b[5] (broadcast), 15 bools in 4 words, with a NaN.
             let mut a = rng_f32(seed, 15);
@@ -877,4 +789,130 @@ pub fn demo_on(
 /// If the kernel has no demo.
 pub fn demos_launch(name: &str, block: Dim3) -> LaunchConfig {
     prepare(name, block, 0).expect("a demo").launch
+}
+
+/// `batch` products a^T b for `matmul_strided` at `[batch, m, k, n]`: `a`
+/// is stored `[batch, k, m]` and read transposed (column stride `m`), `b`
+/// is one `[k, n]` matrix broadcast over the batch (batch stride 0); the
+/// grid covers `c` with `tile x tile` blocks. The tuner's timing problem
+/// is this at a few hundred per side; the library's demo at a few dozen.
+pub(crate) fn matmul_strided_workload(block: Dim3, tile: u32, size: [u32; 4], seed: u64) -> Demo {
+    let [batch, m, k, n] = size;
+    let a = rng_f32(seed, (batch * k * m) as usize);
+    let b = rng_f32(seed + 7, (k * n) as usize);
+    let mut expected = vec![0f64; (batch * m * n) as usize];
+    let mut tolerance = vec![0f64; (batch * m * n) as usize];
+    for z in 0..batch as usize {
+        let az = &a[z * (k * m) as usize..(z + 1) * (k * m) as usize];
+        for r in 0..m as usize {
+            for c in 0..n as usize {
+                let (mut s, mut abs) = (0f64, 0f64);
+                for q in 0..k as usize {
+                    let p = az[q * m as usize + r] as f64 * b[q * n as usize + c] as f64;
+                    s += p;
+                    abs += p.abs();
+                }
+                let o = (z * m as usize + r) * n as usize + c;
+                expected[o] = s;
+                tolerance[o] = (k as f64 + 1.0) * EPS * abs;
+            }
+        }
+    }
+    let tile = tile.max(1);
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::new(n.div_ceil(tile), m.div_ceil(tile), batch),
+            block,
+        },
+        args: vec![
+            f32buf(&a),
+            f32buf(&b),
+            f32buf(&vec![0.0; (batch * m * n) as usize]),
+            Arg::Buffer(Buffer::from_u32(&[batch])),
+            Arg::Buffer(Buffer::from_i32(&[(k * m) as i32])),
+            Arg::Buffer(Buffer::from_i32(&[0])),
+            u(1),
+            u(m),
+            u(n),
+            u(k),
+            i(1),
+            i(m as i32),
+            i(n as i32),
+            i(1),
+            i(0),
+            i(0),
+        ],
+        output: 2,
+        expected,
+        tolerance,
+        summary: format!(
+            "{batch} batches of a^T b ({m}x{k} by {k}x{n}), a read transposed, b broadcast"
+        ),
+    }
+}
+
+/// `reduce_strided`'s first pass over `x[d0, d1, d2]` summed over dims 0
+/// and 2, as the wgpu backend runs it: `d1` outputs of `d0 * d2` strided
+/// terms each, cut into chunks of at most [`super::REDUCE_CHUNK`] terms,
+/// one thread (and one partial sum in `out`, `[d1, chunks]`) per chunk.
+/// The tuner's timing problem is this over millions of terms; the
+/// library's demo over 60.
+pub(crate) fn reduce_strided_workload(block: Dim3, shape: [u32; 3], seed: u64) -> Demo {
+    let [d0, d1, d2] = shape;
+    let bt = block.count() as u32;
+    let n_reduced = d0 * d2;
+    let chunk = super::REDUCE_CHUNK;
+    let n_chunks = n_reduced.div_ceil(chunk).max(1);
+    let n_out = d1 * n_chunks;
+    let x = rng_f32(seed, (d0 * d1 * d2) as usize);
+    let mut expected = vec![0f64; n_out as usize];
+    let mut abs = vec![0f64; n_out as usize];
+    for a in 0..d0 as usize {
+        for b in 0..d1 as usize {
+            for c in 0..d2 as usize {
+                let v = x[(a * d1 as usize + b) * d2 as usize + c] as f64;
+                // The term's index among its output's reduced terms, as
+                // the kernel walks them (dim 2 fastest).
+                let j = (a * d2 as usize + c) as u32;
+                let o = b * n_chunks as usize + (j / chunk) as usize;
+                expected[o] += v;
+                abs[o] += v.abs();
+            }
+        }
+    }
+    // A blocked sum: at most 63 additions into a block of 64 terms, then
+    // one per block carried up, and the last.
+    let terms = n_reduced.min(chunk);
+    let depth = (terms.min(64) + terms.div_ceil(64) + 1) as f64;
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::x(n_out.div_ceil(bt.max(1))),
+            block,
+        },
+        args: vec![
+            f32buf(&x),
+            f32buf(&vec![0.0; n_out as usize]),
+            Arg::Buffer(Buffer::from_u32(&[d0, d1, d2])),
+            Arg::Buffer(Buffer::from_i32(&[(d1 * d2) as i32, d2 as i32, 1])),
+            Arg::Buffer(Buffer::from_u32(&[1, 0, 1])),
+            u(3),
+            u(d1),
+            u(n_reduced),
+            u(n_chunks),
+            u(chunk),
+            i(0),
+            Arg::Scalar(crate::ir::Value::Bool(false)),
+            u(n_reduced),
+        ],
+        output: 1,
+        tolerance: abs.iter().map(|a| depth * EPS * a).collect(),
+        expected,
+        summary: if n_chunks > 1 {
+            format!(
+                "sum of a [{d0},{d1},{d2}] tensor over dims 0 and 2, in {n_out} partials of up to {chunk} terms"
+            )
+        } else {
+            format!("sum of a [{d0},{d1},{d2}] tensor over dims 0 and 2")
+        },
+    }
 }

@@ -21,6 +21,7 @@ pub use conv::{
 };
 pub use copy::{copy_words, select_words, triangle_words, where_words};
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
+pub(crate) use demos::{matmul_strided_workload, reduce_strided_workload};
 pub use flip::{flip, flip_fixed};
 pub use halves::{f32_to_halves, half_mode, halves_to_f32};
 pub use kernels::{

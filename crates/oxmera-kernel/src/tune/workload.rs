@@ -29,8 +29,10 @@ pub enum Scale {
 
 /// The problem `config` of kernel `name` runs, with its launch and the
 /// host's expected output; `None` when the tuner has no problem for the
-/// kernel (a kernel without specialization constants falls back on its
-/// library demo at the configuration's block).
+/// kernel. Every kernel with a search space in the library has a problem
+/// of its own at each scale; any other kernel without specialization
+/// constants falls back on its library demo at the configuration's block,
+/// the same problem at both scales.
 pub fn problem(k: &Kernel, name: &str, config: &Config, scale: Scale, seed: u64) -> Option<Demo> {
     let spec = |n: &str| -> Option<u32> {
         let i = k.specs.iter().position(|s| s.name == n)?;
@@ -55,19 +57,25 @@ pub fn problem(k: &Kernel, name: &str, config: &Config, scale: Scale, seed: u64)
             };
             crate::library::stencil_workload(block, spec("TILE")?, n, seed)
         }
+        // The wgpu backend's matmul (its tile read from the cache): a
+        // batch of products with a transposed operand and a broadcast one,
+        // as the backend runs them.
         "matmul_strided" => {
-            // The library's demo (two batches, a transposed operand, a
-            // broadcast one), its grid recut for the tile: m and n are
-            // its 8th and 9th arguments.
-            let mut d = crate::library::prepare(name, block, seed)?;
-            let tile = spec("TILE")?.max(1);
-            let scalar = |i: usize| match d.args.get(i) {
-                Some(Arg::Scalar(Value::U32(v))) => Some(*v),
-                _ => None,
+            let size = match scale {
+                Scale::Simulate => [2, 19, 23, 17],
+                Scale::Time => [4, 250, 261, 243],
             };
-            let (m, n) = (scalar(7)?, scalar(8)?);
-            d.launch.grid = Dim3::new(n.div_ceil(tile), m.div_ceil(tile), d.launch.grid.z);
-            d
+            crate::library::matmul_strided_workload(block, spec("TILE")?, size, seed)
+        }
+        // The wgpu backend's reduction (its block read from the cache):
+        // strided outputs, each over terms two dims apart; at `Time` 4.2M
+        // terms in 1034 chunks of up to 4096.
+        "reduce_strided" => {
+            let shape = match scale {
+                Scale::Simulate => [3, 4, 5],
+                Scale::Time => [97, 517, 83],
+            };
+            crate::library::reduce_strided_workload(block, shape, seed)
         }
         _ if k.specs.is_empty() => crate::library::prepare(name, block, seed)?,
         _ => return None,
@@ -171,4 +179,75 @@ pub fn first_mismatch(demo: &Demo, args: &[Arg]) -> Option<(usize, f64, f64)> {
             demo.expected.get(i).copied().unwrap_or(f64::NAN),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library;
+    use crate::target::Target;
+
+    /// Every configuration of the kernels a GPU backend reads from the
+    /// tuning cache (wgpu: `matmul_strided`'s tile, `reduce_strided`'s
+    /// block), and of the other library kernels with a search space, is
+    /// timed on a problem of its own, larger than the simulator's: a tile
+    /// chosen on a toy problem is the driver's overhead, not the kernel's.
+    #[test]
+    fn every_cached_kernel_is_timed_on_a_larger_problem_than_it_is_simulated_on() {
+        let kernels: [(&str, &Kernel); 6] = [
+            ("matmul_strided", library::matmul_strided()),
+            ("reduce_strided", library::reduce_strided()),
+            ("matmul_tiled", library::matmul_tiled()),
+            ("stencil3_tiled", library::stencil3_tiled()),
+            ("flip", library::flip()),
+            ("flip_fixed", library::flip_fixed()),
+        ];
+        for (name, k) in kernels {
+            for target in [Target::generic(), Target::lavapipe()] {
+                let configs = crate::space::configurations(k, &target);
+                assert!(
+                    !configs.is_empty() || name == "flip_fixed",
+                    "{name}: no configurations"
+                );
+                for (c, _) in configs {
+                    let small = problem(k, name, &c, Scale::Simulate, 1).expect("a problem");
+                    let big = problem(k, name, &c, Scale::Time, 1).expect("a problem");
+                    assert_ne!(small.summary, big.summary, "{name} at {c:?}");
+                    assert!(
+                        big.expected.len() > small.expected.len()
+                            || big.args.iter().map(arg_words).sum::<usize>()
+                                > 10 * small.args.iter().map(arg_words).sum::<usize>(),
+                        "{name} at {c:?}: {} vs {}",
+                        small.summary,
+                        big.summary
+                    );
+                    assert_eq!(big.launch.block, c.block);
+                }
+            }
+        }
+        // The timing problems are the sizes a backend meets: a few hundred
+        // per side for the matmul, millions of terms for the reduction.
+        let c = |k: &Kernel| {
+            crate::space::configurations(k, &Target::generic())[0]
+                .0
+                .clone()
+        };
+        let mm = library::matmul_strided();
+        let big = problem(mm, "matmul_strided", &c(mm), Scale::Time, 1).unwrap();
+        assert_eq!(big.expected.len(), 4 * 250 * 243);
+        let r = library::reduce_strided();
+        let big = problem(r, "reduce_strided", &c(r), Scale::Time, 1).unwrap();
+        assert!(arg_words(&big.args[0]) > 4_000_000, "{}", big.summary);
+        // Its chunking (two chunks an output, as at `Time`) is the
+        // kernel's: simulated on fewer outputs, every partial matches.
+        let mut chunked = library::reduce_strided_workload(Dim3::x(64), [97, 3, 83], 1);
+        assert_eq!(chunked.expected.len(), 6);
+        let mut args = std::mem::take(&mut chunked.args);
+        crate::sim::run(r, chunked.launch, &mut args, &Default::default()).unwrap();
+        assert_eq!(first_mismatch(&chunked, &args), None);
+    }
+
+    fn arg_words(a: &Arg) -> usize {
+        a.buffer().map_or(0, |b| b.data.len())
+    }
 }
