@@ -70,14 +70,21 @@ pub fn describe(device: Device) -> String {
 
 /// The identity a tuning cache keys `device` by: its kind, the adapter's
 /// (or part's) name and its driver — never its ordinal, which another
-/// machine numbers differently.
-pub fn identity(device: Device) -> String {
+/// machine numbers differently. An error where the backend cannot read it
+/// (or the build has no backend for the kind): the caller caches nothing
+/// rather than key an entry by `cuda:0`, which names a different part on
+/// the next machine.
+pub fn identity(device: Device) -> Result<String, String> {
     match device {
         #[cfg(feature = "wgpu")]
-        Device::Wgpu(_) => oxmera_wgpu::identity(device).unwrap_or_else(|_| device.to_string()),
+        Device::Wgpu(_) => oxmera_wgpu::identity(device).map_err(|e| e.to_string()),
         #[cfg(feature = "cuda")]
-        Device::Cuda(_) => oxmera_cuda::identity(device).unwrap_or_else(|_| device.to_string()),
-        other => other.to_string(),
+        Device::Cuda(_) => oxmera_cuda::identity(device).map_err(|e| e.to_string()),
+        other => target(other).and_then(|_| {
+            Err(format!(
+                "{other}: no identity for the tuning cache (no backend reads one for its kind)"
+            ))
+        }),
     }
 }
 
@@ -105,5 +112,26 @@ pub fn time(
                 "{other}: this build cannot time kernels on it (no timed launch for its kind)"
             ))
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device whose identity cannot be read has none: never its ordinal.
+    #[test]
+    fn an_unreadable_identity_is_an_error_not_the_ordinal() {
+        for d in ["cpu", "wgpu:0", "cuda:0"] {
+            let device = oxmera::tensor::registry::parse_device(d).unwrap();
+            match identity(device) {
+                // A machine with the adapter or part (and the feature):
+                // its name and driver, never the ordinal alone.
+                Ok(id) => assert!(id != device.to_string() && id.contains(": "), "{id}"),
+                Err(e) => assert!(!e.is_empty()),
+            }
+        }
+        let cpu = oxmera::tensor::registry::parse_device("cpu").unwrap();
+        assert!(identity(cpu).is_err());
     }
 }

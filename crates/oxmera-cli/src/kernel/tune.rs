@@ -82,11 +82,16 @@ pub struct TuneFlags {
 }
 
 /// The tuner's device for `flags`, its target and its identity (the
-/// cache's key); `k` supplies the simulator's default target.
-fn device_for(flags: &TuneFlags, k: &Kernel) -> Result<(Target, Option<Gpu>, String), String> {
+/// cache's key; `None` where the backend could not read it, which
+/// `cache_identity` has warned about); `k` supplies the simulator's
+/// default target.
+fn device_for(
+    flags: &TuneFlags,
+    k: &Kernel,
+) -> Result<(Target, Option<Gpu>, Option<String>), String> {
     if flags.device == "sim" {
         let t = flags.target.or(k.launch.target).unwrap_or_default();
-        return Ok((t, None, format!("simulator; {t}; cost model")));
+        return Ok((t, None, Some(format!("simulator; {t}; cost model"))));
     }
     if flags.target.is_some() {
         return Err("--target is for --device sim; a GPU is tuned for its own target".into());
@@ -98,7 +103,30 @@ fn device_for(flags: &TuneFlags, k: &Kernel) -> Result<(Target, Option<Gpu>, Str
     // is validated or timed. On cuda the target is `Target::cuda(cc)` for
     // the part the driver reports.
     let target = crate::gpus::target(device)?;
-    Ok((target, Some(Gpu { device }), crate::gpus::identity(device)))
+    let identity = cache_identity(device, crate::gpus::identity(device), flags.cache);
+    Ok((target, Some(Gpu { device }), identity))
+}
+
+/// The key a tuning result is cached under: the device's identity, or
+/// `None` — with a warning when the cache is on — where it could not be
+/// read. Never the ordinal (`cuda:0`): another machine's `cuda:0` is
+/// another part, and a tile tuned here could be slow or refused there.
+fn cache_identity(
+    device: oxmera::Device,
+    identity: Result<String, String>,
+    cache: bool,
+) -> Option<String> {
+    match identity {
+        Ok(id) => Some(id),
+        Err(e) => {
+            if cache {
+                eprintln!(
+                    "warning: {device}'s identity could not be read ({e}); the result will not be cached"
+                );
+            }
+            None
+        }
+    }
 }
 
 /// Tunes one kernel and prints the report; the best safe configuration goes
@@ -135,7 +163,7 @@ fn tune_one(k: &'static Kernel, name: &str, flags: &TuneFlags) -> Result<TuneRep
     };
     let dev = device.as_mut().map(|d| d as &mut dyn tune::Device);
     let report = tune::tune(k, name, &opts, dev).map_err(|e| e.to_string())?;
-    if flags.cache {
+    if let (true, Some(identity)) = (flags.cache, identity) {
         remember(k, &report, &identity);
     }
     Ok(report)
@@ -325,5 +353,22 @@ impl tune::Device for Gpu {
         args: &[oxmera_kernel::sim::Arg],
     ) -> Result<f64, String> {
         crate::gpus::time(self.device, k, launch, args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device whose identity could not be read is tuned but not cached:
+    /// no key at all rather than its ordinal.
+    #[test]
+    fn an_unreadable_identity_caches_nothing() {
+        let cuda0 = oxmera::tensor::registry::parse_device("cuda:0").unwrap();
+        let failed = Err("no CUDA driver on this machine".to_string());
+        assert_eq!(cache_identity(cuda0, failed.clone(), true), None);
+        assert_eq!(cache_identity(cuda0, failed, false), None);
+        let id = "cuda: NVIDIA H100; sm_90; CUDA 12.4; 550.54".to_string();
+        assert_eq!(cache_identity(cuda0, Ok(id.clone()), true), Some(id));
     }
 }
