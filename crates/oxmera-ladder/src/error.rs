@@ -82,6 +82,18 @@ pub enum Error {
     #[error("ladder: every built rung is done, so there is no current rung; name one (e.g. A1)")]
     NoCurrentRung,
 
+    /// No rung was named, and the built rungs not done all need hardware
+    /// this machine lacks, so none is current.
+    #[error(
+        "ladder: no current rung on this machine: every built rung it can run is done, and {} \
+         need(s) hardware it lacks (`oxmera-learn doctor` says what); name one to run its spec anyway",
+        ids.join(", ")
+    )]
+    NoRungThisMachineCanRun {
+        /// The rungs waiting for hardware.
+        ids: Vec<String>,
+    },
+
     /// `cargo` could not be started at all.
     #[error("ladder: could not run `{program}`: {source}")]
     CargoSpawn {

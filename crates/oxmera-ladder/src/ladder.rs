@@ -47,6 +47,13 @@ pub enum NextStep {
         /// The file to edit, relative to the repository root.
         work: PathBuf,
     },
+    /// Every built rung that this machine can run is done; the rungs
+    /// `ids` are not, and wait for hardware it lacks (see
+    /// [`Ladder::missing_for`]).
+    WaitingOnHardware {
+        /// The rungs waiting, in climbing order.
+        ids: Vec<String>,
+    },
     /// Every built rung is done.
     AllDone,
 }
@@ -263,7 +270,28 @@ impl Ladder {
                 readme: self.show(&self.readme(r)),
                 work: self.show(&self.work_file(r)),
             },
-            None => NextStep::AllDone,
+            None => {
+                let ids: Vec<String> = self
+                    .states()
+                    .into_iter()
+                    .filter(|(_, s)| *s == RungState::NeedsHardware)
+                    .map(|(r, _)| r.id.clone())
+                    .collect();
+                if ids.is_empty() {
+                    NextStep::AllDone
+                } else {
+                    NextStep::WaitingOnHardware { ids }
+                }
+            }
+        }
+    }
+
+    /// The error for "no rung named and none current": every built rung
+    /// is done, or the rest wait for hardware this machine lacks.
+    pub fn no_current_rung(&self) -> Error {
+        match self.next_step() {
+            NextStep::WaitingOnHardware { ids } => Error::NoRungThisMachineCanRun { ids },
+            _ => Error::NoCurrentRung,
         }
     }
 }
@@ -357,6 +385,31 @@ cost = "$0"
         let mut done = l.clone();
         done.progress.mark_done("A1");
         assert_eq!(states(&done), vec![Done, Current, Planned]);
+    }
+
+    #[test]
+    fn with_the_rest_done_a_rung_that_needs_hardware_is_waited_on() {
+        use RungState::*;
+        let mut l = ladder(&["A2"]);
+        l.manifest.rungs[0].needs = vec![Need::Rust, Need::CudaDriver];
+        let l = l.with_lacking(vec![Need::CudaDriver]);
+        assert_eq!(states(&l), vec![NeedsHardware, Done, Planned]);
+        assert_eq!(l.current(), None);
+        // Not "every built rung is done": A1 is built and not done.
+        assert_eq!(
+            l.next_step(),
+            NextStep::WaitingOnHardware {
+                ids: vec!["A1".into()]
+            }
+        );
+        let e = l.no_current_rung().to_string();
+        assert!(e.contains("A1") && e.contains("doctor"), "{e}");
+        assert!(!e.contains("every built rung is done"), "{e}");
+        // Once it is done, the climb is over.
+        let mut all = l.clone();
+        all.progress.mark_done("A1");
+        assert_eq!(all.next_step(), NextStep::AllDone);
+        assert!(matches!(all.no_current_rung(), Error::NoCurrentRung));
     }
 
     #[test]

@@ -7,8 +7,6 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
 
 // Printing through anstream strips colour (cargo's diagnostics included)
 // from a stream that takes none (see `style`).
@@ -17,7 +15,6 @@ use anstream::{print, println};
 use oxmera_ladder::check::{self, CheckReport, Outcome};
 use oxmera_ladder::testlog::Failure;
 use oxmera_ladder::verify::{self, VerifyOptions};
-use oxmera_ladder::watch::RungWatcher;
 use oxmera_ladder::{Ladder, Need, NextStep, RungState, hints, reset};
 
 use crate::style::{Paint, pad, wrap};
@@ -25,6 +22,8 @@ use crate::style::{Paint, pad, wrap};
 mod building;
 use building::cargo_for;
 pub use building::relay_progress;
+mod watching;
+use watching::watch;
 
 /// Arguments of `ladder`. The help below the command list names the
 /// author's command as `oxmera` spells it; another front end replaces it
@@ -278,7 +277,7 @@ fn rung_or_current(ladder: &Ladder, id: Option<String>) -> oxmera_ladder::Result
         None => ladder
             .current()
             .map(|r| r.id.clone())
-            .ok_or(oxmera_ladder::Error::NoCurrentRung),
+            .ok_or_else(|| ladder.no_current_rung()),
     }
 }
 
@@ -377,6 +376,24 @@ pub fn render_list(ladder: &Ladder, paint: Paint, prog: &str) -> String {
                 paint.cyan(&format!("{prog} ladder hint {id}"))
             ));
         }
+        NextStep::WaitingOnHardware { ids } => {
+            out.push_str(&format!(
+                "{} every rung this machine can run is done.\n",
+                paint.green("Well climbed:")
+            ));
+            for id in &ids {
+                let needs: Vec<&str> = ladder
+                    .manifest
+                    .rung(id)
+                    .map(|r| ladder.missing_for(r).into_iter().map(need_words).collect())
+                    .unwrap_or_default();
+                out.push_str(&format!("  {id} waits for {}\n", needs.join(", ")));
+            }
+            out.push_str(&format!(
+                "  {} says what is missing; `{prog} ladder check ID` runs a spec anyway.\n",
+                paint.cyan(&format!("{prog} doctor"))
+            ));
+        }
         NextStep::AllDone => {
             out.push_str(&format!(
                 "{} every built rung is done. The planned ones are coming.\n",
@@ -436,6 +453,11 @@ pub fn render_check(ladder: &Ladder, report: &CheckReport, paint: Paint, prog: &
                 NextStep::Climb { id: next, .. } => out.push_str(&format!(
                     "Next: {next}. See it with {}.\n",
                     paint.cyan(&format!("{prog} ladder"))
+                )),
+                NextStep::WaitingOnHardware { ids } => out.push_str(&format!(
+                    "Every rung this machine can run is done; {} wait(s) for hardware ({}).\n",
+                    ids.join(", "),
+                    paint.cyan(&format!("{prog} doctor"))
                 )),
                 NextStep::AllDone => out.push_str("Every built rung is done.\n"),
             }
@@ -688,105 +710,4 @@ fn reset_rung(
         println!("  {} is no longer marked done.", rung.id);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Erase the screen (`ED 2`) and put the cursor at the top left (`CUP`),
-/// so each run of `watch` starts at the top. Not a colour, so anstyle has
-/// no name for it; it is written only when colour is on (a terminal that
-/// takes escape codes), and `anstream` would strip it from any other.
-const CLEAR_SCREEN: &str = "\x1b[2J\x1b[H";
-
-/// What the learner types while `watch` waits, a line at a time: the
-/// first letter of each line (`n`, `h`, `q`). A line, not a raw key, so
-/// the terminal stays in its normal mode and Ctrl-C leaves it as it was.
-/// When stdin ends (a pipe, `/dev/null`) the channel disconnects and
-/// `watch` runs on without keys.
-fn spawn_keys() -> Receiver<char> {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if let Some(c) = line.trim().chars().next() {
-                if tx.send(c.to_ascii_lowercase()).is_err() {
-                    break;
-                }
-            }
-        }
-    });
-    rx
-}
-
-/// How often `watch` looks for a key between file events.
-const KEY_POLL: Duration = Duration::from_millis(100);
-/// How long an editor's burst of events for one save may last.
-const SETTLE: Duration = Duration::from_millis(200);
-
-fn watch(ladder: &mut Ladder, paint: Paint, prog: &str) -> oxmera_ladder::Result<ExitCode> {
-    let (cargo, progress) = cargo_for(ladder, paint);
-    let keys = spawn_keys();
-    loop {
-        let Some(rung) = ladder.current().cloned() else {
-            println!(
-                "{}",
-                paint.green("Every built rung is done; nothing to watch.")
-            );
-            return Ok(ExitCode::SUCCESS);
-        };
-        // Watch before checking, so that a save made while the check runs
-        // (or right after its result is shown) is not missed.
-        let dir = ladder.rung_dir(&rung);
-        let watcher = RungWatcher::new(&dir)?;
-        if paint.color {
-            print!("{CLEAR_SCREEN}");
-        }
-        println!("Checking {} ({})…", rung.id, rung.name);
-        let report = check::check(ladder, &cargo, &rung.id);
-        progress.done();
-        let report = report?;
-        print!("{}", render_check(ladder, &report, paint, prog));
-        if matches!(report.outcome, Outcome::Green { .. }) {
-            let Some(next) = ladder.current().cloned() else {
-                continue;
-            };
-            // Pause on green, so the result stays on screen until the
-            // learner moves on; without a keyboard, straight on.
-            println!(
-                "\n{}",
-                paint.dim(&format!(
-                    "n + Enter: on to {} ({}) · q + Enter: quit",
-                    next.id, next.name
-                ))
-            );
-            loop {
-                match keys.recv() {
-                    Ok('q') => return Ok(ExitCode::SUCCESS),
-                    Ok('n') | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
-            continue;
-        }
-        println!(
-            "\n{}",
-            paint.dim(&format!(
-                "Watching {} — save a file to re-check · h + Enter: a hint · q + Enter: quit",
-                ladder.show(&dir).display()
-            ))
-        );
-        loop {
-            if watcher.poll_change(SETTLE, KEY_POLL)?.is_some() {
-                break;
-            }
-            match keys.try_recv() {
-                Ok('q') => return Ok(ExitCode::SUCCESS),
-                Ok('h') => {
-                    let revealed = hints::reveal(ladder, &rung.id, None)?;
-                    print!("\n{}", render_hint(&revealed, paint, prog));
-                    let _ = std::io::stdout().flush();
-                }
-                // Other keys, none yet, or no keyboard: keep watching.
-                _ => {}
-            }
-        }
-    }
 }

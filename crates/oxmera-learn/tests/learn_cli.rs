@@ -175,3 +175,63 @@ fn on_a_terminal_the_progress_line_is_erased_once_the_build_is_done() {
     assert!(!text.contains("building with cargo"), "{text}");
     assert!(!text.contains("Compiling"), "{text}");
 }
+
+#[test]
+fn with_only_hardware_rungs_left_it_says_what_they_wait_for() {
+    // The real ladder, every built rung done but those that need a CUDA
+    // driver, on a machine without one.
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../exercises")
+        .canonicalize()
+        .unwrap();
+    let manifest = oxmera_ladder::Manifest::load(&ex.join("manifest.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("progress.toml");
+    let mut progress = oxmera_ladder::Progress::load(&path).unwrap();
+    let mut waiting = Vec::new();
+    for rung in manifest.built() {
+        if rung.needs.contains(&oxmera_ladder::Need::CudaDriver) {
+            waiting.push(rung.id.clone());
+        } else {
+            progress.mark_done(&rung.id);
+        }
+    }
+    progress.save().unwrap();
+    assert!(!waiting.is_empty(), "no built rung needs a CUDA driver");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_oxmera-learn"))
+            .args(args)
+            .env("OXMERA_EXERCISES", &ex)
+            .env("OXMERA_LADDER_PROGRESS", &path)
+            .env("OXMERA_LADDER_NEEDS_MET", "rust,wgpu-adapter")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let list = run(&["ladder", "list"]);
+    let stdout = text(&list.stdout);
+    assert!(list.status.success(), "{stdout}{}", text(&list.stderr));
+    assert!(!stdout.contains("every built rung is done"), "{stdout}");
+    assert!(
+        stdout.contains("every rung this machine can run is done"),
+        "{stdout}"
+    );
+    for id in &waiting {
+        assert!(
+            stdout.contains(&format!("{id} waits for a CUDA driver")),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("oxmera-learn doctor"), "{stdout}");
+    // `check` with no rung named has none to default to, and says why.
+    let check = run(&["ladder", "check"]);
+    let err = text(&check.stderr);
+    assert_eq!(check.status.code(), Some(2), "{err}");
+    assert!(err.contains(&waiting.join(", ")), "{err}");
+    assert!(err.contains("doctor"), "{err}");
+    assert!(!err.contains("every built rung is done"), "{err}");
+    // Nor does the doctor's ladder line say all is done.
+    let doctor = text(&run(&["doctor"]).stdout);
+    assert!(!doctor.contains("every built rung is done"), "{doctor}");
+    assert!(doctor.contains("the rest need hardware"), "{doctor}");
+}

@@ -120,6 +120,9 @@ pub fn render(report: &Report, paint: Paint, prog: &str) -> String {
                         paint.cyan(&format!("{prog} ladder check {id}"))
                     ));
                 }
+                None if l.done < l.built => out.push_str(
+                    "; the rest need hardware this machine lacks (the tiers above say which)\n",
+                ),
                 None => out.push_str("; every built rung is done\n"),
             }
         }
