@@ -705,7 +705,11 @@ impl Gpu {
         *self.matmul.get_or_init(|| {
             let base = oxmera_kernel::library::matmul_strided();
             let id = crate::tuned::identity(&self.report);
-            crate::tuned::matmul_choice(base, oxmera_kernel::tune::cache::tuned(&id, base))
+            crate::tuned::matmul_choice(
+                base,
+                oxmera_kernel::tune::cache::tuned(&id, base),
+                self.target,
+            )
         })
     }
 
@@ -715,7 +719,11 @@ impl Gpu {
         *self.reduce_block.get_or_init(|| {
             let k = oxmera_kernel::library::reduce_strided();
             let id = crate::tuned::identity(&self.report);
-            crate::tuned::reduce_block_choice(k, oxmera_kernel::tune::cache::tuned(&id, k))
+            crate::tuned::reduce_block_choice(
+                k,
+                oxmera_kernel::tune::cache::tuned(&id, k),
+                self.target,
+            )
         })
     }
 
