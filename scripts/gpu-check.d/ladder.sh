@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# budget: 300
+# budget: 420
 # The ladder's GPU rungs, their authors' solutions against their specs on
-# this machine's GPU: D2 (run and measure) and D3 (tune: the solution's
-# stencil tuned, each configuration timed with CUDA events) on cuda:0
+# this machine's GPU, and for D2 and D3 each named wrong solution too,
+# which must fail (without a driver `ladder verify` counts them unchecked,
+# so this is where they are checked): D2 (run and measure) and D3 (tune:
+# the solution's stencil tuned, each configuration timed with CUDA events) on cuda:0
 # through the CUDA driver, and C1-C2 (elementwise, reduction) on the wgpu
 # adapter when the doctor found one (NVIDIA's Vulkan driver: subgroups of 32). Run by
 # scripts/gpu-check.sh with OX and OUT set; the budget line above is read
@@ -49,6 +51,25 @@ for rung in $rungs; do
         echo "FAILED: $rung"
         failed=1
     fi
+    # Tier D's named wrong solutions, each of which only the GPU catches
+    # (`ladder verify` counts them unchecked without a driver): each must
+    # fail its spec here, where one is at hand.
+    case $rung in
+    d*)
+        for wrong in "$scratch/exercises/$rung"/wrong/*.rs; do
+            name=$(basename "$wrong" .rs)
+            cp "$wrong" "$scratch/exercises/$rung/src/lib.rs"
+            echo "--- $rung: the wrong solution $name must fail the spec"
+            if OXMERA_REQUIRE_CUDA=1 cargo test -q --manifest-path "$scratch/exercises/Cargo.toml" \
+                --target-dir "$root/target/ladder" -p "$package" --test spec >"$scratch/wrong.log" 2>&1; then
+                echo "FAILED: $rung: the wrong solution $name passes the spec"
+                failed=1
+            else
+                echo "ok: $name fails: $(grep -m1 -E 'panicked|error' "$scratch/wrong.log")"
+            fi
+        done
+        ;;
+    esac
     echo "($rung: $(( $(date +%s) - start )) s with its build)"
 done
 exit $failed
