@@ -110,6 +110,34 @@ pub fn target(device: Device) -> Result<Target> {
     }
 }
 
+/// The duration two CUDA events measured, `ms` milliseconds apart: an
+/// error, said as a `DeviceFault` by the caller, where the reading is no
+/// duration — NaN, infinite or negative — rather than a time the tuner
+/// would rank (a NaN clamped to 0 s would win every comparison).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn event_reading(ms: f32) -> std::result::Result<Duration, String> {
+    if !ms.is_finite() || ms < 0.0 {
+        return Err(format!("the events' reading {ms} ms is no duration"));
+    }
+    Duration::try_from_secs_f64(f64::from(ms) / 1e3)
+        .map_err(|e| format!("the events' reading {ms} ms: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_reading_that_is_no_duration_is_an_error_never_zero() {
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.5] {
+            let e = event_reading(bad).expect_err("not a duration");
+            assert!(e.contains("is no duration"), "{e}");
+        }
+        assert_eq!(event_reading(1.5), Ok(Duration::from_micros(1500)));
+        assert_eq!(event_reading(0.0), Ok(Duration::ZERO));
+    }
+}
+
 #[cfg(feature = "cuda")]
 mod on_gpu {
     // Launching a kernel is unsafe in cudarc: the arguments must match the
@@ -254,10 +282,7 @@ mod on_gpu {
             let ms = start.elapsed_ms(&end).map_err(self.driver_fault(op))?;
             // A launch that faulted shows up here, at the first wait.
             self.stream.synchronize().map_err(self.driver_fault(op))?;
-            // `max` maps a NaN to 0; an impossible reading (infinite) is a
-            // fault rather than Duration's panic.
-            Duration::try_from_secs_f64(f64::from(ms.max(0.0)) / 1e3)
-                .map_err(|e| self.fault(op, format!("the events' reading {ms} ms: {e}")))
+            super::event_reading(ms).map_err(|why| self.fault(op, why))
         }
     }
 }
