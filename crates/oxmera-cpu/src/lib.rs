@@ -112,6 +112,7 @@ mod simd;
 mod softmax;
 mod strided;
 mod threads;
+mod update;
 mod vmath;
 
 pub use isa::{Isa, isa};
@@ -228,6 +229,17 @@ impl Backend for Cpu {
         eps: f64,
     ) -> Result<Storage> {
         backward::layer_norm(x, y, grad, dims, eps)
+    }
+
+    fn adam_update(
+        &self,
+        param: &Tensor,
+        grad: &Tensor,
+        exp_avg: &Tensor,
+        exp_avg_sq: &Tensor,
+        step: &oxmera_tensor::fused_update::AdamStep,
+    ) -> Result<[Storage; 3]> {
+        update::adam(param, grad, exp_avg, exp_avg_sq, step)
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {

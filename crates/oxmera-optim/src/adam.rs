@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use oxmera_core::Result;
 use oxmera_nn::Param;
+use oxmera_tensor::fused_update::AdamStep;
 use oxmera_tensor::{Tensor, no_grad};
 
 use crate::Optimizer;
@@ -183,30 +184,31 @@ impl Core {
         state: Option<&Moments>,
     ) -> Result<(Tensor, Moments)> {
         let h = &self.hyper;
-        let mut p = value.clone();
-        let mut g = grad.clone();
-        if h.weight_decay != 0.0 {
-            match h.decay {
-                Decay::L2 => g = g.add(&p.mul_scalar(h.weight_decay)?)?,
-                Decay::Decoupled => p = p.mul_scalar(1.0 - h.lr * h.weight_decay)?,
-            }
-        }
         let (step, m, v) = match state {
             Some(s) => (s.step, s.exp_avg.clone(), s.exp_avg_sq.clone()),
             None => (0, value.zeros_like()?, value.zeros_like()?),
         };
         let step = step + 1;
-        let m = m.mul_scalar(h.beta1)?.add(&g.mul_scalar(1.0 - h.beta1)?)?;
-        let v = v
-            .mul_scalar(h.beta2)?
-            .add(&g.mul(&g)?.mul_scalar(1.0 - h.beta2)?)?;
         // The corrections are computed in f64 from the parameter's own
         // count; only the final factors are rounded to its dtype.
         let t = step as f64;
-        let bias1 = 1.0 - h.beta1.powf(t);
-        let bias2 = 1.0 - h.beta2.powf(t);
-        let denom = v.sqrt()?.div_scalar(bias2.sqrt())?.add_scalar(h.eps)?;
-        let p = p.sub(&m.div(&denom)?.mul_scalar(h.lr / bias1)?)?;
+        let constants = AdamStep {
+            lr: h.lr,
+            beta1: h.beta1,
+            beta2: h.beta2,
+            eps: h.eps,
+            weight_decay: h.weight_decay,
+            decoupled: h.decay == Decay::Decoupled,
+            bias1: 1.0 - h.beta1.powf(t),
+            bias2: 1.0 - h.beta2.powf(t),
+        };
+        // One backend call: the formula above as tensor ops
+        // (`oxmera_tensor::fused_update::adam`) where the backend has no
+        // fused kernel, one pass where it has.
+        let [p, m, v] = value
+            .backend()?
+            .adam_update(value, grad, &m, &v, &constants)?
+            .map(|s| Tensor::from_storage(s, value.shape().clone()));
         Ok((
             p,
             Moments {

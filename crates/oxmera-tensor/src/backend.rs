@@ -27,11 +27,13 @@
 //!   implements the two required services runs every model on its first
 //!   day, and goes native one op at a time, with the fallback report
 //!   saying which ops are still to do.
-//! - **Backward passes** that a kernel can fuse (GELU's, softmax's, layer
-//!   normalization's): their default bodies are not host fallbacks but
-//!   the formulas composed from the backend's own ops
-//!   ([`crate::fused_backward`]), so they run where the tensors are, and a
-//!   backend with a fused kernel overrides them.
+//! - **Backward passes and an optimizer step** that a kernel can fuse
+//!   (GELU's, softmax's and layer normalization's gradients, Adam's
+//!   update): their default bodies are not host fallbacks but the
+//!   formulas composed from the backend's own ops
+//!   ([`crate::fused_backward`], [`crate::fused_update`]), so they run
+//!   where the tensors are, and a backend with a fused kernel overrides
+//!   them.
 //!
 //! # Errors that arrive later
 //!
@@ -398,6 +400,28 @@ pub trait Backend: Send + Sync + fmt::Debug {
     ) -> Result<Storage> {
         let t = crate::fused_backward::layer_norm(x, y, grad, dims, eps)?;
         crate::fused_backward::into_storage(self, t)
+    }
+
+    /// One Adam or AdamW step ([`crate::fused_update::AdamStep`]) of
+    /// `param` with gradient `grad` and moments `exp_avg`, `exp_avg_sq`
+    /// (one shape and float dtype, any layouts): the new parameter, first
+    /// and second moments, in that order. The default composes it from
+    /// this backend's own ops ([`crate::fused_update::adam`]); a backend
+    /// overrides it with one pass.
+    fn adam_update(
+        &self,
+        param: &Tensor,
+        grad: &Tensor,
+        exp_avg: &Tensor,
+        exp_avg_sq: &Tensor,
+        step: &crate::fused_update::AdamStep,
+    ) -> Result<[Storage; 3]> {
+        let [p, m, v] = crate::fused_update::adam(param, grad, exp_avg, exp_avg_sq, step)?;
+        Ok([
+            crate::fused_backward::into_storage(self, p)?,
+            crate::fused_backward::into_storage(self, m)?,
+            crate::fused_backward::into_storage(self, v)?,
+        ])
     }
 
     /// Batched matrix product: `a` is `[..., m, k]`, `b` is `[..., k, n]`

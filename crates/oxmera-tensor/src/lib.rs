@@ -27,6 +27,7 @@ mod display;
 mod element;
 pub mod fallback;
 pub mod fused_backward;
+pub mod fused_update;
 pub mod host_cache;
 pub mod host_device;
 pub mod indexing;
