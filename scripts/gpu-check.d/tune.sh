@@ -16,8 +16,9 @@
 # The cache is OUT's own (OXMERA_TUNE_CACHE), never the user's. The tune
 # runs take seconds (each configuration's PTX JIT-compiled once, 2 warm-up
 # and 9 timed launches). Where cargo is at hand, the CUDA crate's GPU tests
-# follow (tests/on_gpu.rs: a launch timed by events, the part's identity),
-# given 180 s for their build: a build that runs out is said as such and
+# follow (tests/on_gpu.rs: a launch timed by events, the part's identity;
+# run with OXMERA_REQUIRE_CUDA=1, so a missing GPU fails them rather than
+# skipping them), given 180 s for their build: a build that runs out is said as such and
 # not counted against the tuner; without cargo they are left out, said as
 # such. Run by scripts/gpu-check.sh with
 # OX, OUT and device set; by hand, e.g.:
@@ -56,7 +57,9 @@ if [ "$dev" = cuda ] || [ "${dev%%:*}" = cuda ]; then
     if command -v cargo >/dev/null 2>&1; then
         echo "--- oxmera-cuda's tests on this GPU (cargo test --features cuda --test on_gpu)"
         start=$(date +%s)
-        timeout 180 cargo test -q -p oxmera-cuda --features cuda --test on_gpu
+        # OXMERA_REQUIRE_CUDA=1: with no GPU or driver the tests fail
+        # rather than return early and count as passed.
+        OXMERA_REQUIRE_CUDA=1 timeout 180 cargo test -q -p oxmera-cuda --features cuda --test on_gpu
         rc=$?
         if [ $rc -eq 124 ]; then
             echo "(oxmera-cuda on_gpu: its build ran past 180 s; not run, not a tuner failure)"
