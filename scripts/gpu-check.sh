@@ -29,6 +29,10 @@
 # on the device, its reports into DIR (docs/bench.md's CUDA rows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The user's tuning cache never decides the launches checked here (the
+# defaults are what docs/bench.md quotes); gpu-check.d/tune.sh points it at
+# a file of its own in DIR.
+export OXMERA_TUNE_CACHE=off
 
 out=gpu-check-out
 ox=${OXMERA_BIN:-target/release/oxmera}

@@ -660,3 +660,12 @@ fn inclusive_loops_on_the_device_stop_where_rust_stops() {
     .unwrap();
     assert_eq!(in_sim[1].buffer().unwrap().to_u32(), want);
 }
+
+/// The harness turns the tuning cache off before any test opens the
+/// adapter: a user's cache (a tile tuned on their GPU, or written by hand)
+/// never decides the launches these tests check.
+#[test]
+fn the_tests_never_read_the_users_tuning_cache() {
+    let _ = gpu();
+    assert_eq!(oxmera_kernel::tune::cache::default_path(), None);
+}

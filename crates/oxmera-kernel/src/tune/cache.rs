@@ -113,10 +113,26 @@ pub fn ir_hash(k: &Kernel) -> u64 {
     })
 }
 
+/// Set by [`disable`].
+static DISABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns the cache off for the rest of this process, whatever
+/// `OXMERA_TUNE_CACHE` says: [`default_path`] is `None` from then on. What
+/// a test harness calls before opening a device, so that the user's cache
+/// never decides the launches its tests check (setting the variable from
+/// a running test would race the threads reading the environment).
+pub fn disable() {
+    DISABLED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Where the cache lives: `OXMERA_TUNE_CACHE` (a path; `off` disables it),
 /// else `$XDG_CACHE_HOME/oxmera/tune-cache.txt`, else
-/// `~/.cache/oxmera/tune-cache.txt`; `None` when disabled or no home.
+/// `~/.cache/oxmera/tune-cache.txt`; `None` when disabled (by the variable
+/// or by [`disable`]) or no home.
 pub fn default_path() -> Option<PathBuf> {
+    if DISABLED.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
     match std::env::var("OXMERA_TUNE_CACHE") {
         Ok(v) if v == "off" || v == "0" => return None,
         Ok(v) if !v.is_empty() => return Some(PathBuf::from(v)),
