@@ -14,7 +14,8 @@
 //! ```
 //!
 //! - an UPPER-CASE name is one of the kernel's `const` generics, with the
-//!   values to try (integer literals, negative for an `i32` constant); a
+//!   values to try (integer literals, negative for an `i32` constant; a
+//!   value outside the constant's type is an error at its span); a
 //!   constant not named keeps its default;
 //! - `block` lists shapes as the contract does (`[32, 64]`,
 //!   `[[16, 16], [32, 8]]`), and an extent may be a constant's name; no
@@ -29,7 +30,7 @@
 //! the IR's [`SearchSpace`] once the kernel's constants are known, so an
 //! unknown name is an error at its own span.
 
-use oxmera_kernel_ir::ir::{Axis, Kernel};
+use oxmera_kernel_ir::ir::{Axis, Kernel, Scalar};
 use oxmera_kernel_ir::space::{Divisible, Operand, SearchSpace};
 use syn::punctuated::Punctuated;
 
@@ -49,8 +50,9 @@ pub struct SearchDecl {
     pub warp: Option<u32>,
     /// `block = [..]`, each shape's extents (1 to 3, padded with 1).
     pub blocks: Vec<[RawOperand; 3]>,
-    /// `NAME = [values]`, in the order written.
-    pub values: Vec<(syn::Ident, Vec<i64>)>,
+    /// `NAME = [values]`, in the order written, each value with the
+    /// expression it was written as (for an error at its span).
+    pub values: Vec<(syn::Ident, Vec<(syn::Expr, i64)>)>,
     /// `require = [A % B == 0, ..]`.
     pub require: Vec<(RawOperand, RawOperand)>,
 }
@@ -90,7 +92,7 @@ pub fn parse_search(list: &syn::MetaList) -> syn::Result<SearchDecl> {
                 let values = a
                     .elems
                     .iter()
-                    .map(signed)
+                    .map(|e| Ok((e.clone(), signed(e)?)))
                     .collect::<syn::Result<Vec<_>>>()?;
                 if values.is_empty() {
                     return Err(error(&nv.value, "a constant needs at least one value"));
@@ -241,7 +243,29 @@ impl SearchDecl {
             values: self
                 .values
                 .iter()
-                .map(|(n, v)| Ok((spec(n)?, v.clone())))
+                .map(|(n, v)| {
+                    let i = spec(n)?;
+                    let c = &k.specs[i as usize];
+                    // The constant's type bounds its values: a `u32` takes
+                    // no negative value, an `i32` none past `i32::MAX`.
+                    let (lo, hi) = match c.ty {
+                        Scalar::I32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+                        _ => (0, i64::from(u32::MAX)),
+                    };
+                    for (e, value) in v {
+                        if !(lo..=hi).contains(value) {
+                            return Err(syn::Error::new_spanned(
+                                e,
+                                format!(
+                                    "{value} is out of range for `const {}: {}` ({lo} to {hi})",
+                                    c.name,
+                                    if c.ty == Scalar::I32 { "i32" } else { "u32" },
+                                ),
+                            ));
+                        }
+                    }
+                    Ok((i, v.iter().map(|(_, value)| *value).collect()))
+                })
                 .collect::<syn::Result<_>>()?,
             require: self
                 .require
@@ -301,5 +325,49 @@ mod tests {
         assert!(msg.contains("A % B == 0"), "{msg}");
         let msg = e(&format!("#[kernel(search(tile = [8]))] fn t{body}"));
         assert!(msg.contains("unknown search option"), "{msg}");
+    }
+
+    /// A value outside its constant's type is an error at the value: `-1`
+    /// for a `u32`, anything past `i32::MAX` for an `i32`.
+    #[test]
+    fn a_value_outside_its_constants_type_is_an_error_at_its_span() {
+        let body = "(x: &mut [f32]) { x[thread_idx_x()] = 1.0; }";
+        let at = |src: &str| match lower_source("t.rs", src) {
+            Ok(_) => panic!("accepted: {src}"),
+            Err(e) => (e.to_string(), format!("{e:?}")),
+        };
+        let src = format!("#[kernel(search(TILE = [8, -1]))] fn t<const TILE: u32 = 8>{body}");
+        let (msg, _) = at(&src);
+        assert!(
+            msg.contains("-1 is out of range for `const TILE: u32` (0 to 4294967295)"),
+            "{msg}"
+        );
+        let col = src.find("-1").unwrap() + 1;
+        assert!(
+            msg.contains(&format!(":1:{col}")),
+            "the value's column {col}: {msg}"
+        );
+        let src = format!(
+            "#[kernel(search(S = [-2147483648, 2147483648]))] fn t<const S: i32 = 0>{body}"
+        );
+        let (msg, _) = at(&src);
+        assert!(
+            msg.contains(
+                "2147483648 is out of range for `const S: i32` (-2147483648 to 2147483647)"
+            ),
+            "{msg}"
+        );
+        let col = src.find(", 2147483648").unwrap() + 3;
+        assert!(
+            msg.contains(&format!(":1:{col}")),
+            "the value's column {col}: {msg}"
+        );
+        // In range at both ends: accepted.
+        for ok in [
+            "#[kernel(search(S = [-2147483648, 2147483647]))] fn t<const S: i32 = 0>",
+            "#[kernel(search(TILE = [0, 4294967295]))] fn t<const TILE: u32 = 8>",
+        ] {
+            lower_source("t.rs", &format!("{ok}{body}")).unwrap();
+        }
     }
 }
