@@ -20,7 +20,8 @@ use oxmera_core::{DType, Result};
 use oxmera_reference::scalar::erf;
 use oxmera_tensor::{Storage, Tensor, fused_backward};
 
-use crate::{Cpu, host, isa, simd, strided, threads};
+use crate::softmax::for_rows;
+use crate::{Cpu, host, isa, simd, strided};
 
 /// `grad · gelu'(x)` (see [`oxmera_tensor::Backend::gelu_backward`]).
 pub(crate) fn gelu(x: &Tensor, grad: &Tensor, tanh: bool) -> Result<Storage> {
@@ -127,18 +128,6 @@ fn zip<T: oxmera_tensor::Element + Copy + Sync>(
         (host::buffer::<T>(g)?, g.layout()),
         f,
     ))
-}
-
-/// Calls `row(start, out_row)` for each `len`-long row of `out`, rows
-/// grouped into tasks of about [`threads::CHUNK`] elements.
-fn for_rows<T: Send>(out: &mut [T], len: usize, row: impl Fn(usize, &mut [T]) + Sync + Send) {
-    let per_task = (threads::CHUNK / len).max(1) * len;
-    let parallel = threads::worth_splitting(out.len());
-    threads::for_each_chunk(out, per_task, parallel, |(t, chunk)| {
-        for (i, o) in chunk.chunks_mut(len).enumerate() {
-            row(t * per_task + i * len, o);
-        }
-    });
 }
 
 /// `row(a_row, b_row, out_row)` for each `len`-long row of two operands.

@@ -189,8 +189,9 @@ pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
     }
 }
 
-/// The float types with native elementwise kernels.
-trait Float:
+/// The float types with native elementwise kernels (and the one-pass
+/// optimizer step, which repeats their arithmetic).
+pub(crate) trait Float:
     Element
     + std::ops::Add<Output = Self>
     + std::ops::Sub<Output = Self>
@@ -199,6 +200,8 @@ trait Float:
 {
     fn is_nan(self) -> bool;
     fn is_sign_negative(self) -> bool;
+    /// The correctly rounded square root (the `Sqrt` op's kernel).
+    fn sqrt(self) -> Self;
     const NAN: Self;
 }
 
@@ -209,6 +212,9 @@ impl Float for f32 {
     fn is_sign_negative(self) -> bool {
         f32::is_sign_negative(self)
     }
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
     const NAN: f32 = f32::NAN;
 }
 
@@ -218,6 +224,9 @@ impl Float for f64 {
     }
     fn is_sign_negative(self) -> bool {
         f64::is_sign_negative(self)
+    }
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
     }
     const NAN: f64 = f64::NAN;
 }

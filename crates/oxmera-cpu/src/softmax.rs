@@ -65,21 +65,25 @@ pub(crate) fn rows<T: Element>(
     row: &(impl Fn(&[T], &mut [T]) + Sync),
 ) -> Vec<T> {
     let mut out = strided::output(data.len());
-    let per_task = (threads::CHUNK / len).max(1) * len;
-    let work = |(t, chunk): (usize, &mut [T])| {
-        let start = t * per_task;
-        for (i, o) in chunk.chunks_mut(len).enumerate() {
-            let at = start + i * len;
-            row(&data[at..at + len], o);
-        }
-    };
-    threads::for_each_chunk(
-        &mut out,
-        per_task,
-        threads::worth_splitting(data.len()),
-        work,
-    );
+    for_rows(&mut out, len, |at, o| row(&data[at..at + len], o));
     out
+}
+
+/// Calls `row(start, out_row)` for each `len`-long row of `out` (`start`
+/// its first element's position), rows grouped into tasks of about
+/// [`threads::CHUNK`] elements, in parallel when `out` is worth splitting.
+pub(crate) fn for_rows<T: Send>(
+    out: &mut [T],
+    len: usize,
+    row: impl Fn(usize, &mut [T]) + Sync + Send,
+) {
+    let per_task = (threads::CHUNK / len).max(1) * len;
+    let parallel = threads::worth_splitting(out.len());
+    threads::for_each_chunk(out, per_task, parallel, |(t, chunk)| {
+        for (i, o) in chunk.chunks_mut(len).enumerate() {
+            row(t * per_task + i * len, o);
+        }
+    });
 }
 
 /// The `f64` row: the reference's formulas, with a pairwise sum.

@@ -10,9 +10,10 @@
 
 use oxmera_core::{DType, Result};
 use oxmera_tensor::fused_update::{self, AdamStep};
-use oxmera_tensor::{Storage, Tensor, fused_backward};
+use oxmera_tensor::{Storage, Tensor};
 use rayon::prelude::*;
 
+use crate::elementwise::Float;
 use crate::{Cpu, host, strided, threads};
 
 /// One Adam step (see [`oxmera_tensor::Backend::adam_update`]).
@@ -26,48 +27,7 @@ pub(crate) fn adam(
     match param.dtype() {
         DType::F32 => adam_as::<f32>(param, grad, exp_avg, exp_avg_sq, s),
         DType::F64 => adam_as::<f64>(param, grad, exp_avg, exp_avg_sq, s),
-        _ => {
-            let [p, m, v] = fused_update::adam(param, grad, exp_avg, exp_avg_sq, s)?;
-            Ok([
-                fused_backward::into_storage(&Cpu, p)?,
-                fused_backward::into_storage(&Cpu, m)?,
-                fused_backward::into_storage(&Cpu, v)?,
-            ])
-        }
-    }
-}
-
-/// The float types the step runs in: the arithmetic of the composition's
-/// kernels, and the rounding of an `f64` scalar into the type.
-trait Float:
-    oxmera_tensor::Element
-    + Copy
-    + Send
-    + Sync
-    + std::ops::Add<Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + std::ops::Div<Output = Self>
-{
-    fn of(v: f64) -> Self;
-    fn sqrt(self) -> Self;
-}
-
-impl Float for f32 {
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
-}
-
-impl Float for f64 {
-    fn of(v: f64) -> Self {
-        v
-    }
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
+        _ => fused_update::adam_on(&Cpu, param, grad, exp_avg, exp_avg_sq, s),
     }
 }
 
@@ -86,13 +46,17 @@ fn adam_as<T: Float>(
         strided::output::<T>(n),
         strided::output::<T>(n),
     );
-    // The composition's scalar operands, rounded to T as it rounds them.
+    // The composition's scalar operands, rounded to T as it rounds them
+    // (`Element::from_f64`, as the scalar ops' operand is made).
     let decay = s.weight_decay != 0.0;
-    let (shrink, l2) = (T::of(1.0 - s.lr * s.weight_decay), T::of(s.weight_decay));
-    let (b1, one_b1) = (T::of(s.beta1), T::of(1.0 - s.beta1));
-    let (b2, one_b2) = (T::of(s.beta2), T::of(1.0 - s.beta2));
-    let (root_bias2, eps) = (T::of(s.bias2.sqrt()), T::of(s.eps));
-    let rate = T::of(s.lr / s.bias1);
+    let (shrink, l2) = (
+        T::from_f64(1.0 - s.lr * s.weight_decay),
+        T::from_f64(s.weight_decay),
+    );
+    let (b1, one_b1) = (T::from_f64(s.beta1), T::from_f64(1.0 - s.beta1));
+    let (b2, one_b2) = (T::from_f64(s.beta2), T::from_f64(1.0 - s.beta2));
+    let (root_bias2, eps) = (T::from_f64(s.bias2.sqrt()), T::from_f64(s.eps));
+    let rate = T::from_f64(s.lr / s.bias1);
     let chunk = |start: usize, op: &mut [T], om: &mut [T], ov: &mut [T]| {
         for i in 0..op.len() {
             let at = start + i;

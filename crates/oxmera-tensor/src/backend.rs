@@ -406,7 +406,7 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// `param` with gradient `grad` and moments `exp_avg`, `exp_avg_sq`
     /// (one shape and float dtype, any layouts): the new parameter, first
     /// and second moments, in that order. The default composes it from
-    /// this backend's own ops ([`crate::fused_update::adam`]); a backend
+    /// this backend's own ops ([`crate::fused_update::adam_on`]); a backend
     /// overrides it with one pass.
     fn adam_update(
         &self,
@@ -416,12 +416,7 @@ pub trait Backend: Send + Sync + fmt::Debug {
         exp_avg_sq: &Tensor,
         step: &crate::fused_update::AdamStep,
     ) -> Result<[Storage; 3]> {
-        let [p, m, v] = crate::fused_update::adam(param, grad, exp_avg, exp_avg_sq, step)?;
-        Ok([
-            crate::fused_backward::into_storage(self, p)?,
-            crate::fused_backward::into_storage(self, m)?,
-            crate::fused_backward::into_storage(self, v)?,
-        ])
+        crate::fused_update::adam_on(self, param, grad, exp_avg, exp_avg_sq, step)
     }
 
     /// Batched matrix product: `a` is `[..., m, k]`, `b` is `[..., k, n]`

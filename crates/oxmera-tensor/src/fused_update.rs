@@ -14,7 +14,7 @@
 
 use oxmera_core::Result;
 
-use crate::{Tensor, no_grad};
+use crate::{Backend, Storage, Tensor, no_grad};
 
 /// The constants of one Adam or AdamW step, as the optimizer computes
 /// them (in `f64`; each is rounded to the parameter's dtype where the
@@ -76,4 +76,23 @@ pub fn adam(
         let p = p.sub(&m.div(&denom)?.mul_scalar(s.lr / s.bias1)?)?;
         Ok([p, m, v])
     })
+}
+
+/// [`adam`] on `backend`'s own ops, as the storage
+/// [`Backend::adam_update`] returns: its default body, and what a backend
+/// that fuses only some dtypes calls for the others.
+pub fn adam_on<B: Backend + ?Sized>(
+    backend: &B,
+    param: &Tensor,
+    grad: &Tensor,
+    exp_avg: &Tensor,
+    exp_avg_sq: &Tensor,
+    s: &AdamStep,
+) -> Result<[Storage; 3]> {
+    let [p, m, v] = adam(param, grad, exp_avg, exp_avg_sq, s)?;
+    Ok([
+        crate::fused_backward::into_storage(backend, p)?,
+        crate::fused_backward::into_storage(backend, m)?,
+        crate::fused_backward::into_storage(backend, v)?,
+    ])
 }
