@@ -161,6 +161,8 @@ pub fn math(f: MathFn, args: &[Value]) -> Result<Value, EvalError> {
         (MathFn::Cos, [F32(x)]) => F32(x.cos()),
         (MathFn::Exp2, [F32(x)]) => F32(x.exp2()),
         (MathFn::Log2, [F32(x)]) => F32(x.log2()),
+        (MathFn::Pow, [F32(x), F32(y)]) => F32(x.powf(*y)),
+        (MathFn::Erf, [F32(x)]) => F32(crate::erf::erf_f32(*x)),
         (MathFn::CountOnes, [I32(x)]) => U32(x.count_ones()),
         (MathFn::CountOnes, [U32(x)]) => U32(x.count_ones()),
         (MathFn::LeadingZeros, [I32(x)]) => U32(x.leading_zeros()),
@@ -242,6 +244,26 @@ mod tests {
         assert_eq!(math_type(CountOnes, Scalar::I32), Some(Scalar::U32));
         assert_eq!(math_type(CountOnes, Scalar::F32), None);
         assert_eq!(math_type(Sin, Scalar::U32), None);
+    }
+
+    #[test]
+    fn pow_has_rusts_special_cases() {
+        let p = |x: f32, y: f32| match math(MathFn::Pow, &[Value::F32(x), Value::F32(y)]) {
+            Ok(Value::F32(r)) => r,
+            other => panic!("pow gave {other:?}"),
+        };
+        assert_eq!(p(2.0, 10.0), 1024.0);
+        assert_eq!(p(9.0, 0.5), 3.0);
+        assert_eq!(p(-2.0, 3.0), -8.0);
+        assert_eq!(p(0.0, 0.0), 1.0);
+        assert_eq!(p(f32::NAN, 0.0), 1.0);
+        assert_eq!(p(1.0, f32::NAN), 1.0);
+        assert!(p(-8.0, 1.0 / 3.0).is_nan());
+        assert_eq!(p(0.0, -1.0), f32::INFINITY);
+        assert_eq!(p(-0.0, -1.0), f32::NEG_INFINITY);
+        assert_eq!(math_type(MathFn::Pow, Scalar::F32), Some(Scalar::F32));
+        assert_eq!(math_type(MathFn::Pow, Scalar::I32), None);
+        assert_eq!(math_type(MathFn::Erf, Scalar::U32), None);
     }
 
     #[test]

@@ -287,6 +287,13 @@ pub enum MathFn {
     LeadingZeros,
     /// zero bits below the lowest set bit (`trailing_zeros`; 32 for 0), as `u32`
     TrailingZeros,
+    /// `x^y` (`x.powf(y)`, `pow(x, y)`), with the special cases of Rust's
+    /// `f32::powf` (IEEE 754 / C99 `pow`): `x^0 = 1` and `1^y = 1` even for
+    /// a NaN, a negative `x` to a non-integer `y` is NaN
+    Pow,
+    /// the error function `erf(x) = 2/√π ∫₀ˣ e^(-t²) dt` (`erf(x)`; Rust's
+    /// `f32` has no `erf` method on stable)
+    Erf,
 }
 
 impl MathFn {
@@ -312,13 +319,15 @@ impl MathFn {
             CountOnes => "count_ones",
             LeadingZeros => "leading_zeros",
             TrailingZeros => "trailing_zeros",
+            Pow => "pow",
+            Erf => "erf",
         }
     }
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
             MathFn::Fma => 3,
-            MathFn::Min | MathFn::Max => 2,
+            MathFn::Min | MathFn::Max | MathFn::Pow => 2,
             _ => 1,
         }
     }

@@ -2,7 +2,8 @@
 //! running it.
 //!
 //! This crate owns the typed, structured IR that `#[kernel]` produces
-//! ([`ir`]), the scalar semantics of its operators ([`eval`]), a validator
+//! ([`ir`]), the scalar semantics of its operators ([`eval`]; the error
+//! function in [`erf`]), a validator
 //! ([`validate`]), a printer ([`pretty`]), launch geometry ([`launch`]), the
 //! hardware targets ([`target`]: warp width, per-block limits, dtypes), the
 //! shared-memory limits of NVIDIA targets ([`limits`]), the launch-aware
@@ -17,6 +18,7 @@
 
 pub mod analysis;
 pub mod diag;
+pub mod erf;
 pub mod eval;
 pub mod explain;
 pub mod ir;

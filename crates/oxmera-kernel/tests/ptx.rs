@@ -114,6 +114,12 @@ fn every_construct_of_the_language_assembles() {
             "bar.sync 0;",
             "cvt.rzi.s32.f32",
             "sqrt.rn.f32",
+            // pow: lg2 and ex2 with the special cases selected around them;
+            // erf: the polynomial table by fma.rn, NaN passed through.
+            "lg2.approx.f32",
+            "cvt.rzi.f32.f32",
+            "setp.nan.f32",
+            "fma.rn.f32",
         ] {
             assert!(p.source.contains(needle), "{needle} missing:\n{}", p.source);
         }

@@ -136,6 +136,10 @@ fn every_construct_of_the_language_compiles() {
         );
         assert!(w.source.contains("storageBarrier();"));
         assert!(w.source.contains("bitcast<u32>(") && w.source.contains("bitcast<f32>("));
+        // pow and erf as helpers: WGSL's pow leaves Rust's special cases
+        // undefined, and WGSL has no erf.
+        assert!(w.source.contains("fn pow_f32(x: f32, y: f32) -> f32"));
+        assert!(w.source.contains("fn erf_f32(x: f32) -> f32"));
     }
 }
 

@@ -55,6 +55,8 @@ pub(super) fn math_named(name: &str) -> Option<MathFn> {
         "cos" => MathFn::Cos,
         "exp2" => MathFn::Exp2,
         "log2" => MathFn::Log2,
+        "pow" | "powf" => MathFn::Pow,
+        "erf" => MathFn::Erf,
         "count_ones" => MathFn::CountOnes,
         "leading_zeros" => MathFn::LeadingZeros,
         "trailing_zeros" => MathFn::TrailingZeros,

@@ -139,7 +139,7 @@ impl Lowering {
             syn::Expr::MethodCall(m) => {
                 let f = math_named(&m.method.to_string())
                     .filter(|f| !matches!(f, MathFn::Rsqrt))
-                    .ok_or_else(|| err(&m.method, "unsupported method", "math methods: exp, exp2, ln, log2, sqrt, mul_add, abs, min, max, tanh, sin, cos, floor, ceil; bits: to_bits, count_ones, leading_zeros, trailing_zeros"))?;
+                    .ok_or_else(|| err(&m.method, "unsupported method", "math methods: exp, exp2, ln, log2, sqrt, mul_add, abs, min, max, tanh, sin, cos, floor, ceil, powf, erf; bits: to_bits, count_ones, leading_zeros, trailing_zeros"))?;
                 let recv = self.expr(&m.receiver, hint)?;
                 let mut args = vec![recv];
                 for a in &m.args {

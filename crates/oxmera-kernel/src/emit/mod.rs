@@ -13,7 +13,8 @@
 //! - [`ptx`]: PTX for NVIDIA GPUs (the CUDA driver JIT-compiles it; NVIDIA's
 //!   `ptxas` assembles it offline with no GPU).
 //!
-//! What the two share lives here: the one error type, the survey of what a
+//! What the two share lives here: the one error type, the polynomial
+//! both write for `erf` ([`erf_approx`]), the survey of what a
 //! body holds (atomics, collectives, global writes), and the check of the
 //! specialization values.
 
@@ -23,6 +24,7 @@ use thiserror::Error;
 
 use crate::ir::{Expr, ExprKind, Kernel, Mem, Stmt, StmtKind};
 
+pub mod erf_approx;
 pub mod ptx;
 pub mod wgsl;
 

@@ -53,6 +53,7 @@ pub(crate) enum BinK {
     MaxU,
     MinS,
     MaxS,
+    PowF,
 }
 
 /// One-operand operations, resolved by type.
@@ -83,6 +84,7 @@ pub(crate) enum UnK {
     Popc,
     Clz,
     Ctz,
+    Erf,
 }
 
 /// A bytecode operation.
@@ -618,6 +620,17 @@ impl Compiler {
                         });
                         d
                     }
+                    MathFn::Pow => {
+                        let d = self.reg();
+                        self.emit(Op::Bin {
+                            d,
+                            k: BinK::PowF,
+                            a: r[0],
+                            b: r[1],
+                            span: e.span,
+                        });
+                        d
+                    }
                     MathFn::Min | MathFn::Max => {
                         let min = *func == MathFn::Min;
                         let k = match ty {
@@ -672,6 +685,7 @@ impl Compiler {
                             (MathFn::CountOnes, _) => UnK::Popc,
                             (MathFn::LeadingZeros, _) => UnK::Clz,
                             (MathFn::TrailingZeros, _) => UnK::Ctz,
+                            (MathFn::Erf, _) => UnK::Erf,
                             _ => unreachable!("validated math intrinsic"),
                         };
                         self.un(k, r[0])

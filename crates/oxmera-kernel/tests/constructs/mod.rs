@@ -63,7 +63,7 @@ pub mod all {
         let b = k != 0;
         let back = k as f32 + u as f32 + b as u32 as f32 + (u as i32) as f32 + (k as u32) as f32;
         let m = v.min(back).max(-1.0e30).abs().sqrt().exp().ln().tanh();
-        let trig = m.sin() + m.cos() + m.exp2() + m.log2();
+        let trig = m.sin() + m.cos() + m.exp2() + m.log2() + m.powf(v) + pow(v, 3.0) + erf(v);
         let r = rsqrt(m).floor() + m.ceil() + v.mul_add(2.0, 1.0) + trig;
         let mut acc = 0i32;
         for j in (0i32..8).step_by(3) {

@@ -426,6 +426,8 @@ impl Emitter<'_> {
                 self.ins(format!("tanh.approx.f32 {d}, {}", a[0]))
             }
             MathFn::Tanh => self.tanh_by_exp(&d, &a[0]),
+            MathFn::Pow => self.pow(&d, &a[0], &a[1]),
+            MathFn::Erf => self.erf(&d, &a[0]),
         }
         Ok(d)
     }

@@ -62,6 +62,7 @@ use super::{EmitError, Survey};
 
 mod assemble;
 mod expr;
+mod special;
 mod stmt;
 
 pub use assemble::{Assembled, PtxasError, assemble, assemble_source, find_ptxas};

@@ -83,6 +83,14 @@ impl Emitter<'_> {
                 }
             }
             MathFn::Ceil => format!("ceil({})", a[0]),
+            MathFn::Pow => {
+                let h = self.pow_helper();
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::Erf => {
+                let h = self.erf_helper();
+                format!("{h}({})", a[0])
+            }
             MathFn::Tanh => {
                 let h = self.helper("tanh_f32", || {
                     "// tanh through exp overflows to NaN on some drivers past |x| ~ 44;\n\

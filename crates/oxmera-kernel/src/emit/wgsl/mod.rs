@@ -65,6 +65,7 @@ use super::Survey;
 
 mod lowered;
 mod names;
+mod special;
 
 use names::{entry_name, literal};
 
@@ -533,7 +534,13 @@ impl<'k> Emitter<'k> {
     fn helper(&mut self, name: &str, text: impl FnOnce() -> String) -> String {
         if matches!(
             name,
-            "f32_as_i32" | "f32_as_u32" | "tanh_f32" | "min_f32" | "max_f32"
+            "f32_as_i32"
+                | "f32_as_u32"
+                | "tanh_f32"
+                | "min_f32"
+                | "max_f32"
+                | "pow_f32"
+                | "erf_f32"
         ) {
             self.helpers.entry("is_nan".into()).or_insert_with(|| {
                 "// NaN by its bits: a compiler may assume `x != x` is false.\n\

@@ -201,7 +201,14 @@ fn is_helper_name(name: &str) -> bool {
         || name.starts_with("shfl_")
         || matches!(
             name,
-            "f32_as_i32" | "f32_as_u32" | "tanh_f32" | "min_f32" | "max_f32" | "is_nan"
+            "f32_as_i32"
+                | "f32_as_u32"
+                | "tanh_f32"
+                | "min_f32"
+                | "max_f32"
+                | "is_nan"
+                | "pow_f32"
+                | "erf_f32"
         )
 }
 

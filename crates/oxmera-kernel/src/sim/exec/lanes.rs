@@ -80,6 +80,7 @@ pub(super) fn unary(k: UnK, a: &Lanes) -> Lanes {
         UnK::Popc => each!(|x: u32| x.count_ones()),
         UnK::Clz => each!(|x: u32| x.leading_zeros()),
         UnK::Ctz => each!(|x: u32| x.trailing_zeros()),
+        UnK::Erf => each!(|x: u32| oxmera_kernel_ir::erf::erf_f32(f(x)).to_bits()),
     }
     o
 }
@@ -136,6 +137,7 @@ pub(super) fn binary(k: BinK, a: &Lanes, b: &Lanes) -> Lanes {
         MaxU => each!(|x: u32, y: u32| x.max(y)),
         MinS => each!(|x: u32, y: u32| (x as i32).min(y as i32) as u32),
         MaxS => each!(|x: u32, y: u32| (x as i32).max(y as i32) as u32),
+        PowF => each!(|x, y| f(x).powf(f(y)).to_bits()),
     }
     o
 }
