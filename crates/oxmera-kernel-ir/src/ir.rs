@@ -21,6 +21,13 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// Every scalar type, in a fixed order: the order in which a generic
+    /// kernel's instances are listed (see [`crate::dtype::admitted`]).
+    pub const ALL: [Scalar; 4] = [Scalar::F32, Scalar::I32, Scalar::U32, Scalar::Bool];
+    /// True for the floating-point types.
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32)
+    }
     /// Size of one element in bytes (bools are stored as 4-byte words).
     pub fn size_bytes(self) -> u64 {
         4
@@ -865,6 +872,12 @@ pub struct Kernel {
     /// The helper calls inlined into the body, each with the span ids its
     /// body received; empty for a kernel that calls no helper.
     pub inlined: Vec<InlinedCall>,
+    /// For one instance of a generic kernel (`fn axpy<T: Float>` lowered
+    /// with `T = f32`), each type parameter's name and the scalar it stands
+    /// for, in declaration order; empty for a kernel with no type
+    /// parameters. `name` then spells the instance (`axpy<f32>`, see
+    /// [`crate::dtype::instance_name`]).
+    pub type_args: Vec<(String, Scalar)>,
 }
 
 /// One call of a helper function, inlined where it stands: the statements

@@ -18,6 +18,7 @@
 
 pub mod analysis;
 pub mod diag;
+pub mod dtype;
 pub mod erf;
 pub mod eval;
 pub mod explain;

@@ -319,6 +319,7 @@ mod tests {
             snippets: Vec::new(),
             source: SourceText::default(),
             inlined: Vec::new(),
+            type_args: Vec::new(),
         }
     }
 

@@ -37,8 +37,26 @@ pub struct KernelFile {
 
 impl KernelFile {
     /// The kernel named `name`.
+    /// An instance may be named with or without the space after each comma
+    /// (`pair<f32,i32>`).
     pub fn get(&self, name: &str) -> Option<&Kernel> {
-        self.kernels.iter().find(|k| k.name == name)
+        let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        self.kernels.iter().find(|k| bare(&k.name) == bare(name))
+    }
+
+    /// The kernels written as `name`: the instances of a generic kernel
+    /// (`axpy` gives `axpy<f32>`, `axpy<f64>`), or the one kernel of that
+    /// name (`axpy<f32>` itself, or a kernel with no type parameters);
+    /// empty when there is none.
+    pub fn instances(&self, name: &str) -> Vec<&Kernel> {
+        match self.get(name) {
+            Some(k) => vec![k],
+            None => self
+                .kernels
+                .iter()
+                .filter(|k| !k.type_args.is_empty() && k.base_name() == name)
+                .collect(),
+        }
     }
 
     /// The kernels' names, in file order.
@@ -57,7 +75,18 @@ impl KernelFile {
             }
         };
         match name {
-            Some(n) => self.get(n).ok_or_else(|| {
+            Some(n) => match self.instances(n).as_slice() {
+                [k] => Ok(*k),
+                [] => Err(()),
+                several => {
+                    let names: Vec<&str> = several.iter().map(|k| k.name.as_str()).collect();
+                    return Err(format!(
+                        "`{n}` is generic; choose an instance ({})",
+                        names.join(", ")
+                    ));
+                }
+            }
+            .map_err(|()| {
                 if self.plain_functions.iter().any(|f| f == n) {
                     format!(
                         "`{n}` in {} is a function without `#[kernel]`; mark it to lower it",
@@ -211,7 +240,7 @@ pub fn lower_source(path: &str, text: &str) -> Result<KernelFile, FileError> {
     let mut kernels = Vec::new();
     for (f, attr, scope) in found {
         match lower_one(f, attr, &scopes[scope], path, text) {
-            Ok(k) => kernels.push(k),
+            Ok(k) => kernels.extend(k),
             Err(e) => errors.extend(located(e)),
         }
     }
@@ -270,41 +299,52 @@ fn collect<'a>(
     }
 }
 
+/// Lowers one `#[kernel]` function: its instances, or itself alone when it
+/// has no type parameters.
 fn lower_one(
     f: &syn::ItemFn,
     attr: &syn::Attribute,
     helpers: &Helpers,
     path: &str,
     text: &str,
-) -> syn::Result<Kernel> {
+) -> syn::Result<Vec<Kernel>> {
     let options = parse_attr(attribute_tokens(attr)?)?;
-    let lowered = crate::lower::lower_with(f, options.launch.clone(), helpers)?;
-    let mut kernel = lowered.kernel;
-    kernel.launch.search = options.resolve_search(&kernel)?;
-    oxmera_kernel_ir::validate::validate(&kernel)
-        .map_err(|e| syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}")))?;
-    kernel.spans = lowered
-        .spans
-        .iter()
-        .map(|s| {
-            s.position().unwrap_or(SourceSpan {
-                line: 0,
-                column: 0,
-                end_line: 0,
-                end_column: 0,
-            })
+    let instances = crate::generics::lower_instances(f, &options.launch, helpers, &options.dtypes)?;
+    instances
+        .into_iter()
+        .map(|lowered| {
+            let mut kernel = lowered.kernel;
+            kernel.launch.search = options.resolve_search(&kernel)?;
+            oxmera_kernel_ir::validate::validate(&kernel).map_err(|e| {
+                syn::Error::new_spanned(
+                    &f.sig.ident,
+                    format!("internal: invalid IR of {}: {e}", kernel.name),
+                )
+            })?;
+            kernel.spans = lowered
+                .spans
+                .iter()
+                .map(|s| {
+                    s.position().unwrap_or(SourceSpan {
+                        line: 0,
+                        column: 0,
+                        end_line: 0,
+                        end_column: 0,
+                    })
+                })
+                .collect();
+            // The whole file is the kernel's text, so diagnostics can show any of
+            // its lines, the signature's included.
+            kernel.source = SourceText {
+                file: path.to_string(),
+                first_line: 1,
+                first_column: 1,
+                text: text.to_string(),
+            };
+            kernel.refresh_snippets();
+            Ok(kernel)
         })
-        .collect();
-    // The whole file is the kernel's text, so diagnostics can show any of
-    // its lines, the signature's included.
-    kernel.source = SourceText {
-        file: path.to_string(),
-        first_line: 1,
-        first_column: 1,
-        text: text.to_string(),
-    };
-    kernel.refresh_snippets();
-    Ok(kernel)
+        .collect()
 }
 
 #[cfg(test)]

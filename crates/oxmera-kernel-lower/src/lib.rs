@@ -13,6 +13,8 @@
 //! - [`options`] reads the attribute's launch space (`block`, `grid`,
 //!   `target`, `cc`) and lists the launches it declares, and [`search`]
 //!   the search spaces (`search(..)`) a tuner explores apart from them;
+//! - [`generics`] turns a kernel generic over its element type into one
+//!   kernel per dtype (its instances), each lowered as above;
 //! - [`file`] finds the `#[kernel]` functions of a source file, lowers them
 //!   and turns spans into the file's own lines and columns.
 //!
@@ -32,6 +34,7 @@
 //! [`Kernel`]: oxmera_kernel_ir::ir::Kernel
 
 pub mod file;
+pub mod generics;
 pub mod lower;
 pub mod options;
 pub mod search;

@@ -16,6 +16,9 @@
 //! - `search(..)`: a search space for the tuner, apart from the contract
 //!   above and never gated at compile time (see [`crate::search`] for its
 //!   grammar and `oxmera_kernel_ir::space` for what it means);
+//! - `dtypes(T = [f32, f64], I = [i32])`: the scalars each type parameter
+//!   of a generic kernel takes (see [`crate::generics`]); a parameter it
+//!   does not name takes every scalar its bound admits;
 //! - `crate = "kernels"`: the name `oxmera-kernel` has where it is renamed
 //!   in the user's `Cargo.toml` (`kernels = { package = "oxmera-kernel" }`),
 //!   for the generated code's paths. A macro cannot see the manifest, so a
@@ -148,6 +151,81 @@ pub struct KernelOptions {
     /// The `search(..)` items as written; [`KernelOptions::resolve_search`]
     /// names their constants once the kernel is lowered.
     pub search: Vec<crate::search::SearchDecl>,
+    /// The `dtypes(..)` entries, one per type parameter named there.
+    pub dtypes: Vec<DtypesDecl>,
+}
+
+/// One entry of `dtypes(..)`: a type parameter and the scalars it takes,
+/// each as written (for "not admitted by the bound").
+#[derive(Debug, Clone)]
+pub struct DtypesDecl {
+    /// The type parameter's name.
+    pub param: syn::Ident,
+    /// The scalars listed, in order.
+    pub scalars: Vec<(oxmera_kernel_ir::ir::Scalar, syn::Ident)>,
+}
+
+/// `dtypes(T = [f32, f64], ..)` as its entries.
+fn parse_dtypes(list: &syn::MetaList) -> syn::Result<Vec<DtypesDecl>> {
+    let hint = "write `dtypes(T = [f32, f64])`, one `NAME = [..]` per type parameter";
+    let parser = Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
+    let entries = list.parse_args_with(parser)?;
+    let mut out: Vec<DtypesDecl> = Vec::new();
+    for nv in entries {
+        let param = nv.path.get_ident().cloned().ok_or_else(|| {
+            syn::Error::new_spanned(
+                &nv.path,
+                format!("expected a type parameter's name; hint: {hint}"),
+            )
+        })?;
+        if out.iter().any(|d| d.param == param) {
+            return Err(syn::Error::new_spanned(
+                &param,
+                format!("`{param}` is given dtypes twice; hint: {hint}"),
+            ));
+        }
+        let syn::Expr::Array(a) = &nv.value else {
+            return Err(syn::Error::new_spanned(
+                &nv.value,
+                format!("expected a list of scalar types; hint: {hint}"),
+            ));
+        };
+        if a.elems.is_empty() {
+            return Err(syn::Error::new_spanned(
+                a,
+                format!("a type parameter needs at least one dtype; hint: {hint}"),
+            ));
+        }
+        let scalars = a
+            .elems
+            .iter()
+            .map(|e| {
+                let named = match e {
+                    syn::Expr::Path(p) => p.path.get_ident(),
+                    _ => None,
+                };
+                let known: Vec<&str> = oxmera_kernel_ir::ir::Scalar::ALL
+                    .iter()
+                    .map(|s| s.name())
+                    .collect();
+                named
+                    .and_then(|id| {
+                        Some((crate::generics::scalar_named(&id.to_string())?, id.clone()))
+                    })
+                    .ok_or_else(|| {
+                        syn::Error::new_spanned(
+                            e,
+                            format!(
+                                "unknown scalar type; hint: the scalars are {}",
+                                known.join(", ")
+                            ),
+                        )
+                    })
+            })
+            .collect::<syn::Result<_>>()?;
+        out.push(DtypesDecl { param, scalars });
+    }
+    Ok(out)
 }
 
 impl KernelOptions {
@@ -176,6 +254,16 @@ pub fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<KernelOptions> 
             syn::Meta::NameValue(nv) => nv,
             syn::Meta::List(list) if list.path.is_ident("search") => {
                 options.search.push(crate::search::parse_search(&list)?);
+                continue;
+            }
+            syn::Meta::List(list) if list.path.is_ident("dtypes") => {
+                if !options.dtypes.is_empty() {
+                    return Err(syn::Error::new_spanned(
+                        &list.path,
+                        "`dtypes` is given twice; hint: name every type parameter in one `dtypes(T = [..], U = [..])`",
+                    ));
+                }
+                options.dtypes = parse_dtypes(&list)?;
                 continue;
             }
             other => {
@@ -217,7 +305,7 @@ pub fn parse_attr(attr: proc_macro2::TokenStream) -> syn::Result<KernelOptions> 
         } else {
             return Err(syn::Error::new_spanned(
                 &nv.path,
-                "unknown kernel option; hint: options are `block = [..]`, `grid = [..]`, `target = \"..\"`, `cc = ..`, `crate = \"..\"` and `search(..)`",
+                "unknown kernel option; hint: options are `block = [..]`, `grid = [..]`, `target = \"..\"`, `cc = ..`, `crate = \"..\"`, `search(..)` and `dtypes(..)`",
             ));
         }
     }

@@ -359,17 +359,10 @@ fn span_info(si: &SpanInfo) -> TokenStream {
     quote!(#ir::SourceSpan { line: #line, column: #col, end_line: #eline, end_column: #ecol + #len })
 }
 
-/// The generated function that builds (once) and returns the kernel.
-pub fn kernel_fn(
-    crate_name: Option<&syn::LitStr>,
-    k: &Kernel,
-    spans: &[SpanInfo],
-    vis: &syn::Visibility,
-    attrs: &[syn::Attribute],
-    body_span: Span,
-    body_text: Option<String>,
-) -> TokenStream {
-    // Spanned at the option, so a wrong name is reported there.
+/// Sets the kernel crate's path for the expansion under way: `::oxmera_kernel`,
+/// or `::NAME` under `#[kernel(crate = "NAME")]`, spanned at the option so
+/// a wrong name is reported there.
+pub fn set_crate_path(crate_name: Option<&syn::LitStr>) {
     let path = match crate_name {
         Some(n) => {
             let id = syn::Ident::new(&n.value(), n.span());
@@ -378,9 +371,18 @@ pub fn kernel_fn(
         None => quote!(::oxmera_kernel),
     };
     CRATE_PATH.with(|c| *c.borrow_mut() = path);
+}
+
+/// A block expression that builds the kernel once and returns it as
+/// `&'static Kernel`: the body of every generated kernel function.
+pub fn kernel_once(
+    k: &Kernel,
+    spans: &[SpanInfo],
+    body_span: Span,
+    body_text: Option<&str>,
+) -> TokenStream {
     let krate = krate();
     let ir = ir();
-    let name = format_ident!("{}", k.name);
     let kname = s(&k.name);
     let params = k.params.iter().map(|p| {
         let n = s(&p.name);
@@ -432,9 +434,59 @@ pub fn kernel_fn(
         let (a, b) = (u32l(c.spans.start), u32l(c.spans.end));
         quote!(#ir::InlinedCall { helper: #h, call: #call, spans: #a..#b })
     });
-    let text = s(body_text.as_deref().unwrap_or(""));
+    let type_args = k.type_args.iter().map(|(n, t)| {
+        let (n, t) = (s(n), scalar(*t));
+        quote!((#n, #t))
+    });
+    let text = s(body_text.unwrap_or(""));
     let bline = quote_spanned!(body_span=> line!());
     let bcol = quote_spanned!(body_span=> column!());
+    quote! {{
+        static KERNEL: ::std::sync::OnceLock<#ir::Kernel> = ::std::sync::OnceLock::new();
+        KERNEL.get_or_init(|| {
+            let mut k = #ir::Kernel {
+                name: #kname,
+                params: ::std::vec![#(#params),*],
+                specs: ::std::vec![#(#specs),*],
+                locals: ::std::vec![#(#locals),*],
+                shared: ::std::vec![#(#shared),*],
+                body: #body,
+                launch: #ir::LaunchSpace {
+                    blocks: ::std::vec![#(#blocks),*],
+                    grids: ::std::vec![#(#grids),*],
+                    target: #target,
+                    search: #search,
+                },
+                spans: ::std::vec![#(#span_items),*],
+                snippets: ::std::vec![#(#snippets),*],
+                source: #ir::SourceText {
+                    file: ::std::string::String::from(file!()),
+                    first_line: #bline,
+                    first_column: #bcol,
+                    text: #text,
+                },
+                inlined: ::std::vec![#(#inlined),*],
+                type_args: ::std::vec![#(#type_args),*],
+            };
+            k.refresh_snippets();
+            k
+        })
+    }}
+}
+
+/// The generated function that builds (once) and returns a kernel with no
+/// type parameters: `fn flip() -> &'static Kernel`.
+pub fn kernel_fn(
+    k: &Kernel,
+    spans: &[SpanInfo],
+    vis: &syn::Visibility,
+    attrs: &[syn::Attribute],
+    body_span: Span,
+    body_text: Option<&str>,
+) -> TokenStream {
+    let ir = ir();
+    let name = format_ident!("{}", k.name);
+    let once = kernel_once(k, spans, body_span, body_text);
     let doc = if attrs.iter().any(|a| a.path().is_ident("doc")) {
         quote!()
     } else {
@@ -446,35 +498,20 @@ pub fn kernel_fn(
         #doc
         // Spanned `line!()` literals confuse lints that read the source text.
         #[allow(clippy::all)]
-        #vis fn #name() -> &'static #ir::Kernel {
-            static KERNEL: ::std::sync::OnceLock<#ir::Kernel> = ::std::sync::OnceLock::new();
-            KERNEL.get_or_init(|| {
-                let mut k = #ir::Kernel {
-                    name: #kname,
-                    params: ::std::vec![#(#params),*],
-                    specs: ::std::vec![#(#specs),*],
-                    locals: ::std::vec![#(#locals),*],
-                    shared: ::std::vec![#(#shared),*],
-                    body: #body,
-                    launch: #ir::LaunchSpace {
-                        blocks: ::std::vec![#(#blocks),*],
-                        grids: ::std::vec![#(#grids),*],
-                        target: #target,
-                        search: #search,
-                    },
-                    spans: ::std::vec![#(#span_items),*],
-                    snippets: ::std::vec![#(#snippets),*],
-                    source: #ir::SourceText {
-                        file: ::std::string::String::from(file!()),
-                        first_line: #bline,
-                        first_column: #bcol,
-                        text: #text,
-                    },
-                    inlined: ::std::vec![#(#inlined),*],
-                };
-                k.refresh_snippets();
-                k
-            })
-        }
+        #vis fn #name() -> &'static #ir::Kernel #once
     }
+}
+
+/// The scalar's name as a type in generated code: through the kernel
+/// crate's `dtype` module, which names every scalar (the primitives and
+/// markers for those Rust lacks).
+pub fn scalar_type(t: Scalar) -> TokenStream {
+    let k = krate();
+    let id = format_ident!("{}", t.name());
+    quote!(#k::dtype::#id)
+}
+
+/// The IR's path in generated code.
+pub fn ir_path() -> TokenStream {
+    ir()
 }

@@ -17,15 +17,21 @@
 //! what is unsafe on some target — the tuner refuses those with the finding); with no `grid` the gate checks a grid of
 //! one block, where findings built from the global thread id are exact.
 //!
+//! A kernel generic over its element type (`fn axpy<T: Float>`, with
+//! `dtypes(T = [..])` in the attribute) is lowered once per dtype and each
+//! instance is gated; the generated API is described in the `generic` module.
+//!
 //! This crate knows the lowering and the IR; it must never know about the
 //! simulator, the kernel library or any backend.
 
 mod emit;
+mod generic;
 
 use oxmera_kernel_ir::analysis::{CheckOptions, check};
 use oxmera_kernel_ir::diag::render_compact;
 use oxmera_kernel_ir::ir::LaunchSpace;
-use oxmera_kernel_lower::lower::{Helpers, Lowered, lower_with};
+use oxmera_kernel_lower::generics::{in_instance, lower_instances};
+use oxmera_kernel_lower::lower::{Helpers, Lowered};
 use oxmera_kernel_lower::options::{
     attribute_position, attribute_tokens, declared_launches, parse_attr,
 };
@@ -121,8 +127,9 @@ fn expand_module(
     Ok(quote::quote!(#m))
 }
 
-/// Lowers, validates and gates one kernel; `source` is the span whose text
-/// the diagnostics show (the module's, for a kernel among helpers).
+/// Lowers, validates and gates one kernel — every instance of a generic
+/// one; `source` is the span whose text the diagnostics show (the
+/// module's, for a kernel among helpers).
 fn expand(
     attr: proc_macro2::TokenStream,
     f: syn::ItemFn,
@@ -131,23 +138,72 @@ fn expand(
 ) -> syn::Result<proc_macro2::TokenStream> {
     let options = parse_attr(attr)?;
     let space = options.launch.clone();
-    let mut lowered = lower_with(&f, space.clone(), helpers)?;
-    // The search spaces ride along for the tuner; the gate below checks the
-    // contract only (a search space may hold what is unsafe somewhere).
-    lowered.kernel.launch.search = options.resolve_search(&lowered.kernel)?;
-    oxmera_kernel_ir::validate::validate(&lowered.kernel)
-        .map_err(|e| syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}")))?;
-    gate(&lowered, &space)?;
+    let mut instances = lower_instances(&f, &space, helpers, &options.dtypes)?;
+    let generic = instances.iter().any(|l| !l.kernel.type_args.is_empty());
+    let mut errors: Option<syn::Error> = None;
+    for lowered in &mut instances {
+        // The search spaces ride along for the tuner; the gate below checks the
+        // contract only (a search space may hold what is unsafe somewhere).
+        lowered.kernel.launch.search = options.resolve_search(&lowered.kernel)?;
+        oxmera_kernel_ir::validate::validate(&lowered.kernel).map_err(|e| {
+            syn::Error::new_spanned(&f.sig.ident, format!("internal: invalid IR: {e}"))
+        })?;
+        // Each instance is gated: a launch may be fine for f32 and not for
+        // another dtype (shared memory scales with the element's size).
+        if let Err(e) = gate(lowered, &space) {
+            let e = if generic {
+                in_instance(&lowered.kernel.name, e)
+            } else {
+                e
+            };
+            match &mut errors {
+                Some(all) => all.combine(e),
+                None => errors = Some(e),
+            }
+        }
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
     let body_span = source.unwrap_or_else(|| f.block.brace_token.span.join());
-    let attrs: Vec<syn::Attribute> = f.attrs.clone();
-    Ok(emit::kernel_fn(
-        options.crate_name.as_ref(),
-        &lowered.kernel,
-        &lowered.spans,
+    let body_text = body_span.source_text();
+    emit::set_crate_path(options.crate_name.as_ref());
+    if !generic {
+        let lowered = &instances[0];
+        return Ok(emit::kernel_fn(
+            &lowered.kernel,
+            &lowered.spans,
+            &f.vis,
+            &f.attrs,
+            body_span,
+            body_text.as_deref(),
+        ));
+    }
+    let params: Vec<syn::Ident> = f
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericParam::Type(t) => Some(t.ident.clone()),
+            _ => None,
+        })
+        .collect();
+    let code: Vec<generic::InstanceCode<'_>> = instances
+        .iter()
+        .map(|l| generic::InstanceCode {
+            kernel: &l.kernel,
+            spans: &l.spans,
+        })
+        .collect();
+    Ok(generic::generic_fns(
+        &f.sig.ident,
+        &params,
+        &code,
         &f.vis,
-        &attrs,
+        &f.attrs,
         body_span,
-        body_span.source_text(),
+        body_text.as_deref(),
     ))
 }
 

@@ -12,7 +12,8 @@ pub enum Origin {
     Corpus,
 }
 
-/// A named kernel.
+/// A named kernel: one instance of a generic kernel is an entry of its own,
+/// named after it (`axpy<f32>`).
 #[derive(Debug, Clone, Copy)]
 pub struct Entry {
     /// Its name.
@@ -32,7 +33,26 @@ pub fn entries() -> Vec<Entry> {
     v
 }
 
-/// Looks a kernel up by name.
+/// Looks a kernel up by name; an instance may be named with or without the
+/// space after each comma (`pair<f32,i32>`).
 pub fn find(name: &str) -> Option<Entry> {
-    entries().into_iter().find(|e| e.name == name)
+    entries().into_iter().find(|e| bare(e.name) == bare(name))
+}
+
+/// The entries written as `name`: every instance of a generic kernel
+/// (`axpy` gives `axpy<f32>`, ..), or the one entry named `name` exactly;
+/// empty when there is none.
+pub fn instances(name: &str) -> Vec<Entry> {
+    if let Some(e) = find(name) {
+        return vec![e];
+    }
+    entries()
+        .into_iter()
+        .filter(|e| e.name.split_once('<').is_some_and(|(base, _)| base == name))
+        .collect()
+}
+
+/// A name without whitespace, for comparing instance names.
+fn bare(name: &str) -> String {
+    name.chars().filter(|c| !c.is_whitespace()).collect()
 }

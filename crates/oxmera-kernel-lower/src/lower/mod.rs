@@ -136,7 +136,7 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
         return Err(err(
             w,
             "kernels have no where clause",
-            "use `const N: u32 = default` generics only",
+            "bound a type parameter where it is declared (`T: Float`)",
         ));
     }
     let mut l = Lowering {
@@ -152,6 +152,7 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
             snippets: Vec::new(),
             source: SourceText::default(),
             inlined: Vec::new(),
+            type_args: Vec::new(),
         },
         spans: Vec::new(),
         scopes: vec![HashMap::new()],
@@ -167,12 +168,24 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
     // Span 0 is the kernel's name: kernel-level findings point at it.
     l.span(&sig.ident);
     for g in &sig.generics.params {
-        let syn::GenericParam::Const(c) = g else {
-            return Err(err(
-                g,
-                "kernels take only const generics",
-                "declare a specialization constant as `const TILE: u32 = 16`",
-            ));
+        let c = match g {
+            syn::GenericParam::Const(c) => c,
+            // The front doors substitute type parameters before lowering
+            // (crate::generics); one reaching here came another way.
+            syn::GenericParam::Type(_) => {
+                return Err(err(
+                    g,
+                    "a type parameter must be substituted before lowering",
+                    "lower generic kernels with `generics::lower_instances`",
+                ));
+            }
+            syn::GenericParam::Lifetime(_) => {
+                return Err(err(
+                    g,
+                    "kernels take no lifetime parameters",
+                    "declare a specialization constant as `const TILE: u32 = 16` or an element type as `T: Float`",
+                ));
+            }
         };
         let ty = scalar_type(&c.ty).filter(|t| t.is_int()).ok_or_else(|| {
             err(
@@ -222,7 +235,7 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
             ));
         }
         let kind = param_kind(&pt.ty).ok_or_else(|| {
-            err(&pt.ty, "unsupported parameter type", "use f32, i32, u32, bool, `&[T]` (read-only buffer) or `&mut [T]` (writable buffer)")
+            err(&pt.ty, "unsupported parameter type", "use f32, i32, u32, bool, a type parameter, `&[T]` (read-only buffer) or `&mut [T]` (writable buffer)")
         })?;
         let id = l.kernel.params.len() as ParamId;
         let span = l.span(pt);

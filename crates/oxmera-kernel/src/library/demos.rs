@@ -74,6 +74,12 @@ fn i(v: i32) -> Arg {
 /// Builds the demo of a library kernel for a block size, if it has one.
 pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
     let bt = block.count() as u32;
+    if let Some(entry) = crate::registry::find(name) {
+        let k = (entry.kernel)();
+        if !k.type_args.is_empty() {
+            return super::generic::demo(k, block, seed);
+        }
+    }
     Some(match name {
         "halves_to_f32" | "f32_to_halves" => return super::halves::demo(name, block, seed),
         "stencil3_tiled" => return Some(super::stencil::demo(block, seed)),

@@ -7,6 +7,7 @@ mod conv;
 mod copy;
 mod demos;
 mod flip;
+mod generic;
 mod halves;
 mod kernels;
 mod norm;
@@ -23,6 +24,7 @@ pub use copy::{copy_words, select_words, triangle_words, where_words};
 pub use demos::{Demo, DemoOutcome, demo, demo_on, demos_launch, prepare, rng_f32};
 pub(crate) use demos::{matmul_strided_workload, reduce_strided_workload};
 pub use flip::{flip, flip_fixed};
+pub use generic::{axpy, axpy_instance, axpy_instances, iota, iota_instance, iota_instances};
 pub use halves::{f32_to_halves, half_mode, halves_to_f32};
 pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
@@ -49,7 +51,7 @@ pub fn entries() -> Vec<Entry> {
         kernel,
         origin: Origin::Library,
     };
-    vec![
+    let mut v = vec![
         e(
             "flip",
             "block sum whose barriers hide under `warp_id() == 0`: clean at block 32, OXK001 at 64",
@@ -236,5 +238,24 @@ pub fn entries() -> Vec<Entry> {
             "variance, std, max, min or product over dims of a strided input, a thread per output",
             moments_strided,
         ),
-    ]
+    ];
+    // A generic kernel is listed once per instance, under the instance's
+    // name (`axpy<f32>`); `registry::instances("axpy")` finds them all.
+    type Instances = &'static [fn() -> &'static crate::ir::Kernel];
+    let generic: [(Instances, &'static str); 2] = [
+        (
+            axpy_instances(),
+            "y = a * x + y in any float type (generic over T: Float)",
+        ),
+        (
+            iota_instances(),
+            "out[i] = start + step * i in any integer type, wrapping (generic over T: Int)",
+        ),
+    ];
+    for (instances, summary) in generic {
+        for &build in instances {
+            v.push(e(build().name.as_str(), summary, build));
+        }
+    }
+    v
 }

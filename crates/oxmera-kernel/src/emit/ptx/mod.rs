@@ -480,7 +480,7 @@ impl<'k> Emitter<'k> {
             );
         }
 
-        let entry = ident(&k.name);
+        let entry = ident(&k.entry_symbol());
         let _ = writeln!(out, ".visible .entry {entry}(");
         let params: Vec<String> = k
             .params

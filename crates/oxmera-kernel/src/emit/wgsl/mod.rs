@@ -379,7 +379,7 @@ impl<'k> Emitter<'k> {
             b.x,
             b.y,
             b.z,
-            entry_name(&k.name)
+            entry_name(&k.entry_symbol())
         );
         for (i, l) in k.locals.iter().enumerate() {
             let ty = if l.ty == Scalar::Bool {
@@ -393,7 +393,7 @@ impl<'k> Emitter<'k> {
         out.push_str("}\n");
         Ok(WgslKernel {
             source: out,
-            entry_point: entry_name(&k.name),
+            entry_point: entry_name(&k.entry_symbol()),
             block: self.block,
             buffers,
             uniform_binding,
