@@ -235,7 +235,7 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
             ));
         }
         let kind = param_kind(&pt.ty).ok_or_else(|| {
-            err(&pt.ty, "unsupported parameter type", "use f32, i32, u32, bool, a type parameter, `&[T]` (read-only buffer) or `&mut [T]` (writable buffer)")
+            err(&pt.ty, "unsupported parameter type", "use f32, i32, u32, bool, `&[T]` (read-only buffer) or `&mut [T]` (writable buffer)")
         })?;
         let id = l.kernel.params.len() as ParamId;
         let span = l.span(pt);
