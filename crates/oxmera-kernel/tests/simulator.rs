@@ -165,6 +165,54 @@ fn an_endless_kernel_stops_at_the_step_budget() {
     }
 }
 
+/// Ends in every block but the last, whose threads count up from 0 to a
+/// bound they passed long ago: the inner loop never ends.
+#[kernel]
+fn endless_in_last_block(out: &mut [u32]) {
+    let t = thread_idx_x();
+    let mut total = 0u32;
+    for round in 0..2u32 {
+        let mut k = 0u32;
+        while k != 5 {
+            k += 1;
+            if block_idx_x() == 2 && round == 1 && k == 5 {
+                k = 6;
+            }
+        }
+        total += k;
+    }
+    out[block_idx_x() * 32 + t] = total;
+}
+
+#[test]
+fn the_step_limit_names_the_block_and_the_loops_it_was_in() {
+    let mut args = vec![Arg::Buffer(Buffer::zeros(
+        oxmera_kernel::ir::Scalar::U32,
+        96,
+    ))];
+    let opts = SimOptions {
+        max_warp_steps: 100_000,
+        ..SimOptions::default()
+    };
+    let k = endless_in_last_block();
+    let Err(SimError::Report(r)) = sim::run(k, LaunchConfig::linear(3, 32), &mut args, &opts)
+    else {
+        panic!("the last block never ends");
+    };
+    assert_eq!(r.kind_name(), "step-limit");
+    assert_eq!(r.block.x, 2);
+    let text = sim::render_report(k, &r);
+    assert!(
+        text.contains("block (2, 0, 0) ran 100000 warp instructions"),
+        "{text}"
+    );
+    let inner = text.find("= note: in the loop at line ").expect(&text);
+    let outer = text.find("= note: inside the loop at line ").expect(&text);
+    assert!(inner < outer, "{text}");
+    assert!(text.contains("`while k != 5 {`"), "{text}");
+    assert!(text.contains("`for round in 0..2u32 {`"), "{text}");
+}
+
 #[test]
 fn wrong_arguments_are_typed_errors() {
     let mut args = vec![Arg::Scalar(Value::U32(1))];

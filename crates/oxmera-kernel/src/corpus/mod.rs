@@ -6,12 +6,14 @@ mod convergent;
 mod helpers;
 mod kernels;
 mod page;
+mod undefined;
 
 pub use page::ptx_page;
 
 pub use convergent::*;
 pub use helpers::helper_calls::*;
 pub use kernels::*;
+pub use undefined::*;
 
 use crate::ir::{Dim3, Value};
 use crate::launch::LaunchConfig;
@@ -261,6 +263,26 @@ pub fn entries() -> Vec<Entry> {
             "stencil_two_buffers",
             "a stencil from one buffer into another (clean)",
             stencil_two_buffers,
+        ),
+        e(
+            "shfl_down_guarded_sum",
+            "a `shfl_down_sync` sum of a partial warp, adding only where the source lane is in its mask (clean)",
+            shfl_down_guarded_sum,
+        ),
+        e(
+            "shfl_down_unguarded_sum",
+            "the same sum adding the undefined values read from lanes that left",
+            shfl_down_unguarded_sum,
+        ),
+        e(
+            "shfl_up_guarded_scan",
+            "a `shfl_up_sync` scan whose mask starts mid-warp, adding only from lanes in it (clean)",
+            shfl_up_guarded_scan,
+        ),
+        e(
+            "shfl_up_scan_wrong_guard",
+            "the same scan guarded by `lane >= off`: stores values read from lanes that left",
+            shfl_up_scan_wrong_guard,
         ),
     ]
 }

@@ -1,5 +1,7 @@
 //! The warp engine and the block scheduler.
 
+use std::collections::HashMap;
+
 use crate::ir::{
     AtomicOp, Builtin, Dim3, Kernel, Mem, ParamKind, Scalar, ShuffleKind, SpanId, VoteKind,
 };
@@ -10,10 +12,13 @@ use crate::sim::report::{Report, ReportKind, SimError};
 use crate::sim::trace::Tracer;
 use crate::target::Target;
 
+mod collective;
 mod lanes;
 mod memory;
+mod undefined;
 
 use lanes::{binary, builtin_lanes, unary};
+use undefined::{Origin, Undef, Use};
 
 /// Lanes of a register: the widest warp the simulator runs. A target with
 /// narrower warps uses the low `warp_width` lanes of each register (the rest
@@ -93,6 +98,9 @@ struct Warp {
     state: State,
     stack: Vec<Frame>,
     regs: Vec<Lanes>,
+    /// Which lanes of which registers hold undefined values (a shuffle
+    /// read a lane outside its mask; see `undefined.rs`).
+    undef: Undef,
     /// Linear thread index of lane 0.
     base: u32,
 }
@@ -156,6 +164,11 @@ struct Block<'p> {
     /// Warp instructions executed before this block began (the step
     /// budget is per block).
     steps_before: u64,
+    /// Where this block's undefined values came from, indexed by the
+    /// warps' per-lane origin indices.
+    undef_origins: Vec<Origin>,
+    /// Each origin's index in `undef_origins`.
+    undef_index: HashMap<Origin, u32>,
 }
 
 /// Runs a compiled program.
@@ -218,6 +231,7 @@ fn run_checked(
                 state: State::Running,
                 stack: Vec::new(),
                 regs: vec![[0; W]; p.nregs],
+                undef: Undef::default(),
                 base,
             }
         })
@@ -248,6 +262,7 @@ fn run_checked(
                     w.active = w.valid;
                     w.state = State::Running;
                     w.stack.clear();
+                    w.undef.reset();
                     for (i, a) in args.iter().enumerate() {
                         if let (Some(r), Arg::Scalar(v)) = (p.param_regs[i], a) {
                             w.regs[r as usize] = [v.to_bits(); W];
@@ -279,6 +294,8 @@ fn run_checked(
                     opts: *opts,
                     stats,
                     steps_before: stats.warp_instructions,
+                    undef_origins: Vec::new(),
+                    undef_index: HashMap::new(),
                     trace: match tracer {
                         Some((at, _)) if *at == Dim3::new(bx, by, bz) => {
                             tracer.take().map(|(_, t)| t)
@@ -298,6 +315,23 @@ fn run_checked(
         }
     }
     Ok(stats)
+}
+
+/// The loops around bytecode position `pc`, innermost first, each as its
+/// statement's span: the bytecode is structured, so walking back and
+/// skipping every loop that ends before `pc` finds the ones still open.
+fn enclosing_loops(p: &Program, pc: usize) -> Vec<SpanId> {
+    let mut out = Vec::new();
+    let mut closed = 0usize;
+    for at in (0..=pc.min(p.ops.len() - 1)).rev() {
+        match p.ops[at] {
+            Op::LoopEnd if at != pc => closed += 1,
+            Op::LoopBegin if closed > 0 => closed -= 1,
+            Op::LoopBegin => out.push(p.op_span[at]),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn lanes_of(m: u32) -> impl Iterator<Item = usize> {
@@ -401,7 +435,12 @@ impl Block<'_> {
             lane_steps += w.active.count_ones() as u64;
             if steps - self.steps_before > limit {
                 let span = p.op_span[pc];
-                break Err(self.report(ReportKind::StepLimit { steps: limit }, span, wi));
+                let loops = enclosing_loops(p, pc);
+                let kind = ReportKind::StepLimit {
+                    steps: limit,
+                    loops,
+                };
+                break Err(self.report(kind, span, wi));
             }
             if trace_bit & w.active != 0 {
                 if let Some(t) = self.trace.as_mut() {
@@ -410,10 +449,14 @@ impl Block<'_> {
             }
             w.pc += 1;
             match &ops[pc] {
-                Op::Const { d, bits } => w.regs[*d as usize] = [*bits; W],
+                Op::Const { d, bits } => {
+                    w.regs[*d as usize] = [*bits; W];
+                    w.undef.define(*d);
+                }
                 Op::Builtin { d, b } => {
                     let v = builtin_lanes(*b, w.base, self.width, self.launch, self.block);
                     w.regs[*d as usize] = v;
+                    w.undef.define(*d);
                 }
                 Op::Mov { d, s } => {
                     let src = w.regs[*s as usize];
@@ -426,22 +469,38 @@ impl Block<'_> {
                             dst[l] = src[l];
                         }
                     }
+                    if w.undef.live {
+                        w.undef.copy(*d, *s, m);
+                    }
                 }
                 Op::Un { d, k, a } => {
-                    let a = w.regs[*a as usize];
-                    w.regs[*d as usize] = unary(*k, &a);
+                    let r = w.regs[*a as usize];
+                    w.regs[*d as usize] = unary(*k, &r);
+                    if w.undef.live {
+                        w.undef.join(*d, &[*a]);
+                    }
                 }
                 Op::Bin { d, k, a, b, span } => {
-                    let (a, b) = (w.regs[*a as usize], w.regs[*b as usize]);
+                    let (ra, rb) = (*a, *b);
+                    let (a, b) = (w.regs[ra as usize], w.regs[rb as usize]);
                     if matches!(k, BinK::DivU | BinK::DivS | BinK::RemU | BinK::RemS) {
-                        if let Some(l) = lanes_of(w.active).find(|&l| b[l] == 0) {
+                        // An undefined divisor makes an undefined quotient,
+                        // not a division by zero.
+                        let defined = w.active & !w.undef.of(rb);
+                        if let Some(l) = lanes_of(defined).find(|&l| b[l] == 0) {
                             let thread = w.base + l as u32;
                             break Err(self.report(ReportKind::DivByZero { thread }, *span, wi));
                         }
                     }
                     w.regs[*d as usize] = binary(*k, &a, &b);
+                    if w.undef.live {
+                        w.undef.join(*d, &[ra, rb]);
+                    }
                 }
                 Op::Fma { d, a, b, c } => {
+                    if w.undef.live {
+                        w.undef.join(*d, &[*a, *b, *c]);
+                    }
                     let (a, b, c) = (
                         w.regs[*a as usize],
                         w.regs[*b as usize],
@@ -463,9 +522,13 @@ impl Block<'_> {
                     span,
                 } => {
                     let (d, mem, idx, signed, span) = (*d, *mem, *idx, *signed, *span);
+                    if let Err(r) = self.defined_access(wi, mem, idx, &[], signed, false, span) {
+                        break Err(r);
+                    }
                     if let Err(r) = self.load(wi, d, mem, idx, signed, span, args) {
                         break Err(r);
                     }
+                    self.warps[wi].undef.define(d);
                 }
                 Op::Store {
                     mem,
@@ -475,6 +538,9 @@ impl Block<'_> {
                     span,
                 } => {
                     let (mem, idx, v, signed, span) = (*mem, *idx, *v, *signed, *span);
+                    if let Err(r) = self.defined_access(wi, mem, idx, &[v], signed, false, span) {
+                        break Err(r);
+                    }
                     if let Err(r) = self.store(wi, mem, idx, v, signed, span, args) {
                         break Err(r);
                     }
@@ -491,9 +557,20 @@ impl Block<'_> {
                     span,
                 } => {
                     let a = (*d, *op, *ty, *mem, *idx, *v, *cmp, *signed, *span);
+                    let operands: &[Reg] = if *op == AtomicOp::Cas {
+                        &[*cmp, *v]
+                    } else {
+                        &[*v]
+                    };
+                    if let Err(r) =
+                        self.defined_access(wi, *mem, *idx, operands, *signed, true, *span)
+                    {
+                        break Err(r);
+                    }
                     if let Err(r) = self.atomic(wi, a, args) {
                         break Err(r);
                     }
+                    self.warps[wi].undef.define(*d);
                 }
                 Op::Shuffle {
                     d,
@@ -525,6 +602,14 @@ impl Block<'_> {
                     negate,
                     else_pc,
                 } => {
+                    if w.undef.live {
+                        let active = w.active;
+                        if let Err(r) = self.defined(wi, *cond, active, Use::Branch, p.op_span[pc])
+                        {
+                            break Err(r);
+                        }
+                    }
+                    let w = &mut self.warps[wi];
                     let c = &w.regs[*cond as usize];
                     let mut t = 0u32;
                     for l in lanes_of(w.active) {
@@ -563,6 +648,13 @@ impl Block<'_> {
                     cont: 0,
                 }),
                 Op::LoopTest { cond, end_pc } => {
+                    if w.undef.live {
+                        let active = w.active;
+                        if let Err(r) = self.defined(wi, *cond, active, Use::Loop, p.op_span[pc]) {
+                            break Err(r);
+                        }
+                    }
+                    let w = &mut self.warps[wi];
                     let c = &w.regs[*cond as usize];
                     let mut t = 0u32;
                     for l in lanes_of(w.active) {
@@ -636,142 +728,5 @@ impl Block<'_> {
         self.stats.warp_instructions = steps;
         self.stats.lane_instructions += lane_steps;
         result
-    }
-
-    /// Checks a collective's mask: every named lane must be executing it.
-    /// Mask bits at or above the warp width name no lane and are dropped, so
-    /// a full mask means "the whole warp" on every target (the analysis reads
-    /// masks the same way).
-    fn collective_mask(
-        &self,
-        wi: usize,
-        mask: Reg,
-        name: &str,
-        span: SpanId,
-    ) -> Result<u32, Box<Report>> {
-        let w = &self.warps[wi];
-        let first = w.active.trailing_zeros() as usize;
-        let m = w.regs[mask as usize][first] & low_lanes(self.width);
-        if m & !w.active != 0 || w.active & !m != 0 {
-            let lanes = (0..self.width as usize)
-                .map(|l| {
-                    let bit = 1u32 << l;
-                    match (m & bit != 0, w.active & bit != 0) {
-                        (true, true) => 'W',
-                        (true, false) => '.',
-                        (false, true) => '!',
-                        (false, false) => '-',
-                    }
-                })
-                .collect();
-            return Err(self.report(
-                ReportKind::Collective {
-                    name: name.to_string(),
-                    lanes,
-                },
-                span,
-                wi,
-            ));
-        }
-        Ok(m)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn shuffle(
-        &mut self,
-        wi: usize,
-        d: Reg,
-        kind: ShuffleKind,
-        mask: Reg,
-        v: Reg,
-        arg: Reg,
-        span: SpanId,
-    ) -> Result<(), Box<Report>> {
-        if self.warps[wi].active == 0 {
-            return Ok(());
-        }
-        let m = self.collective_mask(wi, mask, kind.name(), span)?;
-        // Lane arithmetic wraps within the target's warp, as CUDA's
-        // `__shfl_*_sync(.., width)` and Vulkan's subgroup shuffles do.
-        let width = self.width as i64;
-        let w = &mut self.warps[wi];
-        let vals = w.regs[v as usize];
-        let args = w.regs[arg as usize];
-        let mut out = w.regs[d as usize];
-        for l in lanes_of(w.active) {
-            let a = args[l] as i64;
-            let src = match kind {
-                ShuffleKind::Xor => (l as i64 ^ a) & (width - 1),
-                ShuffleKind::Down => {
-                    if l as i64 + a < width {
-                        l as i64 + a
-                    } else {
-                        l as i64
-                    }
-                }
-                ShuffleKind::Up => {
-                    if l as i64 - a >= 0 {
-                        l as i64 - a
-                    } else {
-                        l as i64
-                    }
-                }
-                ShuffleKind::Idx => a & (width - 1),
-            } as usize;
-            if m & (1 << src) == 0 {
-                let lanes = (0..width as usize)
-                    .map(|x| {
-                        if x == src {
-                            '?'
-                        } else if m & (1 << x) != 0 {
-                            'W'
-                        } else {
-                            '-'
-                        }
-                    })
-                    .collect();
-                let r = ReportKind::Collective {
-                    name: format!("{} (lane {l} reads absent lane {src})", kind.name()),
-                    lanes,
-                };
-                return Err(self.report(r, span, wi));
-            }
-            out[l] = vals[src];
-        }
-        w.regs[d as usize] = out;
-        Ok(())
-    }
-
-    fn vote(
-        &mut self,
-        wi: usize,
-        d: Reg,
-        kind: VoteKind,
-        mask: Reg,
-        pred: Reg,
-        span: SpanId,
-    ) -> Result<(), Box<Report>> {
-        if self.warps[wi].active == 0 {
-            return Ok(());
-        }
-        let m = self.collective_mask(wi, mask, kind.name(), span)?;
-        let w = &mut self.warps[wi];
-        let p = w.regs[pred as usize];
-        let mut ballot = 0u32;
-        for l in lanes_of(m) {
-            if p[l] != 0 {
-                ballot |= 1 << l;
-            }
-        }
-        let r = match kind {
-            VoteKind::Ballot => ballot,
-            VoteKind::Any => (ballot != 0) as u32,
-            VoteKind::All => (ballot == m) as u32,
-        };
-        let out = &mut w.regs[d as usize];
-        for l in lanes_of(w.active) {
-            out[l] = r;
-        }
-        Ok(())
     }
 }

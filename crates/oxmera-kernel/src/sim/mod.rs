@@ -11,7 +11,9 @@
 //! each is finished or waits at a barrier; a barrier releases when every
 //! thread of the block waits at it, and otherwise the run stops with a
 //! witness. Everything is deterministic (lanes in order, warps in order,
-//! blocks in order) and a step budget guarantees termination.
+//! blocks in order) and a step budget guarantees termination. A shuffle
+//! that reads a lane outside its mask yields an undefined value, tracked
+//! per lane and reported only where it is stored or decides control.
 
 mod buffer;
 mod compile;

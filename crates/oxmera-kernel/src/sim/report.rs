@@ -76,10 +76,36 @@ pub enum ReportKind {
         /// Linear thread index in the block.
         thread: u32,
     },
+    /// An undefined value — a shuffle's result in a lane whose source lane
+    /// was outside the shuffle's mask — used where it matters: stored, as
+    /// an index, an atomic's operand, a branch or loop condition, or a
+    /// collective's mask.
+    Undefined {
+        /// Lane in its warp that used it.
+        lane: u32,
+        /// Its linear thread index in the block.
+        thread: u32,
+        /// How it was used ("stored to `out[5]`", "as a branch condition").
+        used: String,
+        /// The shuffle that produced it.
+        shuffle: &'static str,
+        /// Where that shuffle is.
+        origin: SpanId,
+        /// The thread (linear index in the block) whose shuffle result was
+        /// undefined.
+        reader: u32,
+        /// The lane it read, in its warp.
+        source: u32,
+        /// The shuffle's mask: the lanes that executed it.
+        mask: u32,
+    },
     /// A block ran out of its step budget (an endless loop, most likely).
     StepLimit {
         /// The per-block budget, in warp instructions.
         steps: u64,
+        /// The loops the warp was in when the budget ran out, innermost
+        /// first (the statements' spans).
+        loops: Vec<SpanId>,
     },
 }
 
@@ -110,6 +136,7 @@ impl Report {
             ReportKind::GlobalRace { .. } => "global-race",
             ReportKind::Collective { .. } => "collective",
             ReportKind::DivByZero { .. } => "div-by-zero",
+            ReportKind::Undefined { .. } => "undefined",
             ReportKind::StepLimit { .. } => "step-limit",
         }
     }
@@ -202,7 +229,13 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
             "sim:div-by-zero",
             format!("integer division by zero in thread {thread}"),
         ),
-        ReportKind::StepLimit { steps } => (
+        ReportKind::Undefined {
+            lane, thread, used, ..
+        } => (
+            "sim:undefined",
+            format!("lane {lane} (thread {thread}) uses an undefined value: {used}"),
+        ),
+        ReportKind::StepLimit { steps, .. } => (
             "sim:step-limit",
             format!(
                 "block {} ran {steps} warp instructions without finishing (the per-block budget, \
@@ -251,6 +284,49 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
                 "   = lanes (W arrives, . named but absent, - not named):"
             );
             let _ = writeln!(out, "       warp {:>2}: {lanes}", r.warp);
+        }
+        ReportKind::StepLimit { loops, .. } => {
+            for (i, l) in loops.iter().enumerate() {
+                let line = k.span(*l).line;
+                let text = k
+                    .source
+                    .line(line)
+                    .unwrap_or_else(|| k.snippet(*l).to_string());
+                let which = if i == 0 {
+                    "in the loop"
+                } else {
+                    "inside the loop"
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad} = note: {which} at line {line}: `{}`",
+                    text.trim()
+                );
+            }
+        }
+        ReportKind::Undefined {
+            shuffle,
+            origin,
+            reader,
+            source,
+            mask,
+            ..
+        } => {
+            let at = k.span(*origin);
+            let _ = writeln!(
+                out,
+                "{pad} = note: undefined since `{shuffle}` at line {}: thread {reader} read lane \
+                 {source}, which is not in the shuffle's mask {mask:#010x} (the lanes executing \
+                 it); CUDA gives that lane an undefined value",
+                at.line
+            );
+            let _ = writeln!(out, "{pad} = note: `{}`", k.snippet(*origin));
+            let _ = writeln!(
+                out,
+                "{pad} = help: use a shuffle's result only where its source lane executed it \
+                 (e.g. `if lane + offset < warp_size()` after `shfl_down_sync`, `if lane >= \
+                 offset` after `shfl_up_sync`), or select another value there"
+            );
         }
         _ => {}
     }
