@@ -465,6 +465,8 @@ pub type LocalId = u32;
 pub type SharedId = u32;
 /// Index of a specialization constant in [`Kernel::specs`].
 pub type SpecId = u32;
+/// Index of a thread's local array in [`Kernel::arrays`].
+pub type ArrayId = u32;
 
 /// A memory an index expression addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -473,6 +475,9 @@ pub enum Mem {
     Global(ParamId),
     /// A shared array.
     Shared(SharedId),
+    /// A local (register) array: every thread has its own, so it is never
+    /// shared, never raced on and never the target of an atomic.
+    Local(ArrayId),
 }
 
 /// A typed expression.
@@ -717,14 +722,50 @@ impl ConstExpr {
 }
 
 /// A `shared::<T>(LEN)` array: one per block, visible to its threads.
+///
+/// A 2-D array, `shared::<[T; COLS]>(ROWS)`, is stored row-major and
+/// indexed through one flat index `row * COLS + col`; `row_len` keeps COLS
+/// so that the printer, the emitters and the simulator's reports can name
+/// the element as `[row][col]`.
+///
+/// A dynamic array, `shared_dynamic::<T>()` (CUDA's `extern __shared__`),
+/// has no length of its own: the launch gives it bytes
+/// (`dynamic_shared_bytes` of the check and simulator options), and `len`
+/// is its static part, `0`, so that [`Kernel::shared_bytes`] counts the
+/// static arrays only.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SharedArray {
     /// Source name.
     pub name: String,
     /// Element type.
     pub elem: Scalar,
-    /// Length in elements.
+    /// Length in elements (all rows of a 2-D array; 0 for a dynamic one).
     pub len: ConstExpr,
+    /// Elements per row of a 2-D array; `None` for a 1-D one.
+    pub row_len: Option<ConstExpr>,
+    /// Sized by the launch (`shared_dynamic::<T>()`).
+    pub dynamic: bool,
+    /// Where it was declared.
+    pub span: SpanId,
+}
+
+/// A thread's own array, `let mut acc = [0.0f32; 4];` or the 2-D
+/// `let mut c = [[0.0f32; 4]; 4];` (a register tile): it lives as long as
+/// the thread, no other thread sees it, and it is stored row-major and
+/// indexed through one flat index like a 2-D shared array. The IR has no
+/// declaration statement for it: the `let` is lowered to a loop that
+/// fills every element, so that a `let` inside a loop resets the array on
+/// every iteration, as in Rust.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalArray {
+    /// Source name.
+    pub name: String,
+    /// Element type.
+    pub elem: Scalar,
+    /// Length in elements (all rows of a 2-D array).
+    pub len: ConstExpr,
+    /// Elements per row of a 2-D array; `None` for a 1-D one.
+    pub row_len: Option<ConstExpr>,
     /// Where it was declared.
     pub span: SpanId,
 }
@@ -859,6 +900,8 @@ pub struct Kernel {
     pub locals: Vec<Local>,
     /// Shared arrays.
     pub shared: Vec<SharedArray>,
+    /// Local (register) arrays.
+    pub arrays: Vec<LocalArray>,
     /// The body.
     pub body: Vec<Stmt>,
     /// The declared launch space (contract).
@@ -900,13 +943,43 @@ impl Kernel {
     pub fn default_specs(&self) -> Vec<i64> {
         self.specs.iter().map(|s| s.default).collect()
     }
-    /// Total static shared memory in bytes under the given specialization.
+    /// Total static shared memory in bytes under the given specialization
+    /// (a dynamic array counts nothing here: the launch sizes it).
     pub fn shared_bytes(&self, specs: &[i64]) -> Option<u64> {
         let mut total = 0u64;
-        for s in &self.shared {
+        for s in self.shared.iter().filter(|s| !s.dynamic) {
             total = total.checked_add(s.len.eval(specs)?.checked_mul(s.elem.size_bytes())?)?;
         }
         Some(total)
+    }
+    /// The dynamic shared array, if the kernel declares one (at most one:
+    /// the lowering refuses a second).
+    pub fn dynamic_shared(&self) -> Option<(SharedId, &SharedArray)> {
+        self.shared
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.dynamic)
+            .map(|(i, s)| (i as SharedId, s))
+    }
+    /// Elements per row of a memory that is 2-D, under the given
+    /// specialization: `None` for a buffer or a 1-D array.
+    pub fn row_len(&self, mem: Mem, specs: &[i64]) -> Option<u64> {
+        let r = match mem {
+            Mem::Global(_) => None,
+            Mem::Shared(s) => self.shared[s as usize].row_len.as_ref(),
+            Mem::Local(a) => self.arrays[a as usize].row_len.as_ref(),
+        };
+        r.and_then(|c| c.eval(specs)).filter(|&n| n > 0)
+    }
+    /// An element of a memory for messages: `[i]`, or `[row][col]` for a
+    /// 2-D array.
+    pub fn element_text(&self, mem: Mem, index: i64, specs: &[i64]) -> String {
+        match self.row_len(mem, specs) {
+            Some(cols) if index >= 0 => {
+                format!("[{}][{}]", index as u64 / cols, index as u64 % cols)
+            }
+            _ => format!("[{index}]"),
+        }
     }
     /// The source span of a span id (a zero span if out of range).
     pub fn span(&self, id: SpanId) -> SourceSpan {
@@ -972,6 +1045,7 @@ impl Kernel {
         match mem {
             Mem::Global(p) => &self.params[p as usize].name,
             Mem::Shared(s) => &self.shared[s as usize].name,
+            Mem::Local(a) => &self.arrays[a as usize].name,
         }
     }
 }

@@ -64,13 +64,37 @@ impl Printer<'_> {
             let _ = writeln!(self.out, "    // launch space: block in [{}]", b.join(", "));
         }
         for s in &k.shared {
+            let ty = if s.dynamic {
+                format!("[{}; dynamic]  // sized by the launch", s.elem)
+            } else {
+                self.array_type(s.elem, &s.len, s.row_len.as_ref())
+            };
+            let _ = writeln!(self.out, "    shared {}: {ty}", s.name);
+        }
+        for a in &k.arrays {
             let _ = writeln!(
                 self.out,
-                "    shared {}: [{}; {}]",
-                s.name,
-                s.elem,
-                self.cexpr(&s.len)
+                "    local {}: {}",
+                a.name,
+                self.array_type(a.elem, &a.len, a.row_len.as_ref())
             );
+        }
+    }
+
+    /// `[T; N]`, or `[[T; COLS]; ROWS]` for a 2-D array (whose length the
+    /// lowering builds as `ROWS * COLS`).
+    fn array_type(&self, elem: Scalar, len: &ConstExpr, row_len: Option<&ConstExpr>) -> String {
+        match (row_len, len) {
+            (Some(cols), ConstExpr::Mul(rows, c)) if **c == *cols => {
+                format!("[[{elem}; {}]; {}]", self.cexpr(cols), self.cexpr(rows))
+            }
+            (Some(cols), _) => format!(
+                "[[{elem}; {}]; {} / {}]",
+                self.cexpr(cols),
+                self.cexpr(len),
+                self.cexpr(cols)
+            ),
+            (None, _) => format!("[{elem}; {}]", self.cexpr(len)),
         }
     }
 
@@ -182,6 +206,7 @@ impl Printer<'_> {
         match m {
             Mem::Global(p) => format!("global {}", self.k.params[p as usize].name),
             Mem::Shared(s) => format!("shared {}", self.k.shared[s as usize].name),
+            Mem::Local(a) => format!("local {}", self.k.arrays[a as usize].name),
         }
     }
 

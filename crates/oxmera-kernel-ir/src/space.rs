@@ -287,6 +287,7 @@ mod tests {
             ],
             locals: Vec::new(),
             shared: Vec::new(),
+            arrays: Vec::new(),
             body: Vec::new(),
             launch: LaunchSpace {
                 blocks: vec![Dim3::x(64)],

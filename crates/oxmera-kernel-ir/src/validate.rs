@@ -24,13 +24,45 @@ pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
     if k.specs.iter().any(|s| !s.ty.is_int()) {
         return Err(v.err(0, "specialization constants must be u32 or i32".into()));
     }
+    let specs = k.default_specs();
     for s in &k.shared {
-        if s.len.eval(&k.default_specs()).is_none() {
+        if s.len.eval(&specs).is_none() {
             return Err(v.err(
                 s.span,
                 format!("the length of `{}` does not evaluate", s.name),
             ));
         }
+        if s.dynamic && (s.row_len.is_some() || s.len != ConstExpr::Lit(0)) {
+            return Err(v.err(
+                s.span,
+                format!(
+                    "the dynamic shared array `{}` has a static length or rows",
+                    s.name
+                ),
+            ));
+        }
+        v.rows(&s.name, &s.len, s.row_len.as_ref(), &specs, s.span)?;
+    }
+    if k.shared.iter().filter(|s| s.dynamic).count() > 1 {
+        return Err(v.err(
+            0,
+            "more than one dynamic shared array (they would alias one launch-sized block)".into(),
+        ));
+    }
+    for a in &k.arrays {
+        match a.len.eval(&specs) {
+            Some(n) if n > 0 && n <= u64::from(u32::MAX) => {}
+            _ => {
+                return Err(v.err(
+                    a.span,
+                    format!(
+                        "the length of the local array `{}` is not between 1 and u32::MAX",
+                        a.name
+                    ),
+                ));
+            }
+        }
+        v.rows(&a.name, &a.len, a.row_len.as_ref(), &specs, a.span)?;
     }
     for c in &k.inlined {
         // Ranges index the span table; a kernel built by hand may have an
@@ -62,6 +94,28 @@ impl Validator<'_> {
         }
     }
 
+    /// A 2-D array's rows are whole: its row length is positive and
+    /// divides its length.
+    fn rows(
+        &self,
+        name: &str,
+        len: &ConstExpr,
+        row_len: Option<&ConstExpr>,
+        specs: &[i64],
+        span: SpanId,
+    ) -> Result<(), ValidateError> {
+        let Some(r) = row_len else {
+            return Ok(());
+        };
+        match (r.eval(specs), len.eval(specs)) {
+            (Some(cols), Some(n)) if cols > 0 && n % cols == 0 => Ok(()),
+            _ => Err(self.err(
+                span,
+                format!("the rows of the 2-D array `{name}` do not divide its length"),
+            )),
+        }
+    }
+
     fn block(&self, stmts: &[Stmt], loops: usize) -> Result<(), ValidateError> {
         stmts.iter().try_for_each(|s| self.stmt(s, loops))
     }
@@ -83,6 +137,12 @@ impl Validator<'_> {
                 .get(s as usize)
                 .map(|a| a.elem)
                 .ok_or_else(|| self.err(span, "unknown shared array".into())),
+            Mem::Local(a) => self
+                .k
+                .arrays
+                .get(a as usize)
+                .map(|a| a.elem)
+                .ok_or_else(|| self.err(span, "unknown local array".into())),
         }
     }
 
@@ -278,6 +338,12 @@ impl Validator<'_> {
                 compare,
             } => {
                 let elem = self.mem(*mem, e.span, true)?;
+                if let Mem::Local(_) = mem {
+                    return bad(format!(
+                        "`{}` on a local array, which no other thread can touch",
+                        op.name()
+                    ));
+                }
                 if !op.accepts(elem) {
                     return bad(format!("`{}` on {elem}", op.name()));
                 }
@@ -313,6 +379,7 @@ mod tests {
                 span: 0,
             }],
             shared: Vec::new(),
+            arrays: Vec::new(),
             body,
             launch: LaunchSpace::default(),
             spans: Vec::new(),

@@ -82,6 +82,10 @@ fn mem(m: Mem) -> TokenStream {
             let p = u32l(p);
             quote!(#ir::Mem::Shared(#p))
         }
+        Mem::Local(p) => {
+            let p = u32l(p);
+            quote!(#ir::Mem::Local(#p))
+        }
     }
 }
 
@@ -407,9 +411,22 @@ pub fn kernel_once(
         let (n, t, m, sp) = (s(&l.name), scalar(l.ty), l.mutable, u32l(l.span));
         quote!(#ir::Local { name: #n, ty: #t, mutable: #m, span: #sp })
     });
+    let row_len = |r: &Option<ConstExpr>| match r {
+        Some(c) => {
+            let c = const_expr(c);
+            quote!(::core::option::Option::Some(#c))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let shared = k.shared.iter().map(|a| {
         let (n, t, len, sp) = (s(&a.name), scalar(a.elem), const_expr(&a.len), u32l(a.span));
-        quote!(#ir::SharedArray { name: #n, elem: #t, len: #len, span: #sp })
+        let (rows, dynamic) = (row_len(&a.row_len), a.dynamic);
+        quote!(#ir::SharedArray { name: #n, elem: #t, len: #len, row_len: #rows, dynamic: #dynamic, span: #sp })
+    });
+    let arrays = k.arrays.iter().map(|a| {
+        let (n, t, len, sp) = (s(&a.name), scalar(a.elem), const_expr(&a.len), u32l(a.span));
+        let rows = row_len(&a.row_len);
+        quote!(#ir::LocalArray { name: #n, elem: #t, len: #len, row_len: #rows, span: #sp })
     });
     let blocks = k.launch.blocks.iter().map(|d| dim(*d));
     let grids = k.launch.grids.iter().map(|d| dim(*d));
@@ -450,6 +467,7 @@ pub fn kernel_once(
                 specs: ::std::vec![#(#specs),*],
                 locals: ::std::vec![#(#locals),*],
                 shared: ::std::vec![#(#shared),*],
+                arrays: ::std::vec![#(#arrays),*],
                 body: #body,
                 launch: #ir::LaunchSpace {
                     blocks: ::std::vec![#(#blocks),*],

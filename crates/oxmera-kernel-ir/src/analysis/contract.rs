@@ -50,8 +50,9 @@ pub(super) fn shared_budget(
     specs: &[i64],
     out: &mut Vec<Finding>,
 ) -> Result<(), CheckError> {
-    let mut total = 0u64;
-    for s in &k.shared {
+    let dynamic = opts.dynamic_shared_bytes;
+    let mut total = dynamic;
+    for s in k.shared.iter().filter(|s| !s.dynamic) {
         let n = s
             .len
             .eval(specs)
@@ -67,16 +68,32 @@ pub(super) fn shared_budget(
     if total <= limit {
         return Ok(());
     }
+    // A dynamic array's bytes are the launch's.
+    let bytes = |s: &SharedArray| {
+        if s.dynamic {
+            dynamic
+        } else {
+            s.len.eval(specs).unwrap_or(0) * s.elem.size_bytes()
+        }
+    };
     let biggest = k
         .shared
         .iter()
-        .max_by_key(|s| s.len.eval(specs).unwrap_or(0))
+        .max_by_key(|s| bytes(s))
         .map(|s| s.span)
         .unwrap_or(0);
-    let extra = k
+    let mut extra: Vec<String> = k
         .shared
         .iter()
         .map(|s| {
+            if s.dynamic {
+                return format!(
+                    "`{}`: dynamic, {dynamic} bytes from the launch ({} x {})",
+                    s.name,
+                    dynamic / s.elem.size_bytes(),
+                    s.elem
+                );
+            }
             let n = s.len.eval(specs).unwrap_or(0);
             format!(
                 "`{}`: {} x {} = {} bytes",
@@ -87,6 +104,11 @@ pub(super) fn shared_budget(
             )
         })
         .collect();
+    if dynamic > 0 && k.dynamic_shared().is_none() {
+        extra.push(format!(
+            "{dynamic} bytes of dynamic shared memory from the launch, which no array uses"
+        ));
+    }
     out.push(Finding {
         rule: Rule::SharedOverBudget,
         message: format!("shared memory of {total} bytes per block exceeds {what} ({limit} bytes)"),

@@ -280,6 +280,16 @@ impl<'k> Analyzer<'k> {
                 self.assign(env, *local, v, ctl, s.span);
                 Exits::default()
             }
+            StmtKind::Store {
+                mem: Mem::Local(a),
+                index,
+                value,
+            } => {
+                let i = self.expr(index, env, ctl);
+                let v = self.expr(value, env, ctl);
+                self.store_array(env, *a, &i, &v, ctl, s.span);
+                Exits::default()
+            }
             StmtKind::Store { mem, index, value } => {
                 let i = self.expr(index, env, ctl);
                 self.expr(value, env, ctl);

@@ -193,6 +193,11 @@ pub struct CheckOptions {
     pub target: Target,
     /// Specialization values (none: the defaults).
     pub specs: Option<Vec<i64>>,
+    /// Bytes of dynamically sized shared memory the launch asks for
+    /// (CUDA's third launch parameter): the length of the kernel's
+    /// `shared_dynamic::<T>()` array, counted with the static arrays
+    /// against the target's limit (OXK004).
+    pub dynamic_shared_bytes: u64,
 }
 
 impl CheckOptions {
@@ -203,12 +208,21 @@ impl CheckOptions {
             launch,
             target: Target::generic(),
             specs: None,
+            dynamic_shared_bytes: 0,
         }
     }
 
     /// The same check on `target`.
     pub fn on(self, target: Target) -> Self {
         CheckOptions { target, ..self }
+    }
+
+    /// The same check with `bytes` of dynamic shared memory.
+    pub fn with_dynamic_shared(self, bytes: u64) -> Self {
+        CheckOptions {
+            dynamic_shared_bytes: bytes,
+            ..self
+        }
     }
 }
 
@@ -280,7 +294,9 @@ pub fn check(k: &Kernel, opts: &CheckOptions) -> Result<Vec<Finding>, CheckError
     contract(k, opts, &mut findings);
     shared_budget(k, opts, &specs, &mut findings)?;
     let mut a = Analyzer::new(k, opts.launch, opts.target, specs);
-    let mut env = vec![AbstractValue::grid(); k.locals.len()];
+    // One slot per local, then one summary per local array (see
+    // `Analyzer::store_array`).
+    let mut env = vec![AbstractValue::grid(); k.locals.len() + k.arrays.len()];
     let top = Reach::all(a.block_threads);
     a.block(&k.body, &mut env, &top);
     findings.extend(a.findings);

@@ -155,6 +155,23 @@ impl<'k> Analyzer<'k> {
                 })
             }
             ExprKind::Builtin(b) => self.builtin(*b, e.span),
+            ExprKind::Load {
+                mem: Mem::Local(a),
+                index,
+            } => {
+                // A thread reads its own array: the value is whatever this
+                // thread stored, so it is as uniform as everything ever
+                // stored into the array (its summary slot in `env`) and as
+                // the index choosing the element.
+                let i = self.expr(index, env, ctl);
+                let slot = &env[self.array_slot(*a)];
+                let mut v = self.combine(&[slot, &i], None);
+                if i.uni > slot.uni && i.uni > Uniformity::Block {
+                    let what = format!("which indexes the load `{}`", self.k.snippet(e.span));
+                    v.prov = self.push_prov(&i.prov, self.step(e.span, what));
+                }
+                v
+            }
             ExprKind::Load { mem, index } => {
                 let i = self.expr(index, env, ctl);
                 let floor = if matches!(mem, Mem::Shared(_)) {
@@ -320,6 +337,46 @@ impl<'k> Analyzer<'k> {
                 }
             }
         }
+    }
+
+    /// The slot of a local array's summary in `env`: after the locals.
+    pub(super) fn array_slot(&self, a: ArrayId) -> usize {
+        self.k.locals.len() + a as usize
+    }
+
+    /// `arr[index] = value` on a thread's own array. The array has one
+    /// summary value for all its elements, updated weakly (the other
+    /// elements keep theirs): it becomes as thread-dependent as the value
+    /// stored, as the index (threads writing different elements leave the
+    /// array different between them) and as the control (the threads that
+    /// skip a store under a divergent branch keep their old elements).
+    pub(super) fn store_array(
+        &self,
+        env: &mut [AbstractValue],
+        a: ArrayId,
+        index: &AbstractValue,
+        value: &AbstractValue,
+        ctl: &Reach,
+        span: SpanId,
+    ) {
+        let slot = self.array_slot(a);
+        let old = env[slot].clone();
+        let mut v = self.combine(&[&old, value, index], None);
+        if ctl.uni > v.uni {
+            v.uni = ctl.uni;
+            v.prov = ctl.prov.clone();
+        }
+        if v.uni > old.uni {
+            let name = &self.k.arrays[a as usize].name;
+            v.prov = self.push_prov(
+                &v.prov,
+                self.step(
+                    span,
+                    format!("which is stored into the local array `{name}`"),
+                ),
+            );
+        }
+        env[slot] = v;
     }
 
     pub(super) fn builtin(&self, b: Builtin, span: SpanId) -> AbstractValue {

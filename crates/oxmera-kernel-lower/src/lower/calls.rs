@@ -208,6 +208,20 @@ impl Lowering {
         if let Some(op) = atomic {
             arity(if op == AtomicOp::Cas { 4 } else { 3 })?;
             let (mem, elem) = self.memory(args[0], true)?;
+            if let Mem::Local(_) = mem {
+                return Err(err(
+                    args[0],
+                    &format!("`{name}` on a local array, which only its own thread sees"),
+                    "update it with a plain `a[i] += v`: no other thread can race on it",
+                ));
+            }
+            if self.row_len_of(mem).is_some() {
+                return Err(err(
+                    args[0],
+                    &format!("`{name}` on a 2-D shared array"),
+                    "declare a 1-D `shared::<T>(LEN)` array for atomics and index it as `row * COLS + col`",
+                ));
+            }
             if !op.accepts(elem) {
                 return Err(err(
                     c,

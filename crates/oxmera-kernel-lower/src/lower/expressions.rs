@@ -114,8 +114,7 @@ impl Lowering {
                 mk(ExprKind::Cast(Box::new(arg)), to)
             }
             syn::Expr::Index(ix) => {
-                let (mem, elem) = self.memory(&ix.expr, false)?;
-                let index = self.index(&ix.index)?;
+                let (mem, elem, index) = self.place(ix, false)?;
                 mk(
                     ExprKind::Load {
                         mem,
@@ -310,6 +309,11 @@ impl Lowering {
                 p,
                 &format!("`{name}` is a buffer"),
                 &format!("read an element with `{name}[i]`"),
+            )),
+            Some(Binding::Array(..)) => Err(err(
+                p,
+                &format!("`{name}` is an array: arrays are not values (no copies, no arguments)"),
+                &format!("read an element with `{name}[i]`, and copy elementwise in a loop"),
             )),
             None => Err(err(
                 p,

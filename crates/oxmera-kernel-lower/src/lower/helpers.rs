@@ -398,7 +398,7 @@ impl Lowering {
             err(
                 &pt.ty,
                 "unsupported helper parameter type",
-                "use f32, i32, u32, bool, `&[T]` or `&mut [T]`",
+                "use f32, i32, u32, bool, `&[T]` or `&mut [T]` (arrays `[T; N]` are not passed: pass elements as scalars)",
             )
         })?;
         match kind {
@@ -418,6 +418,20 @@ impl Lowering {
                         &format!("write `{helper}(.., name, ..)`"),
                     )
                 })?;
+                if let Mem::Local(_) = mem {
+                    return Err(err(
+                        arg,
+                        &format!("the local array passed as `{pname}` of `{helper}`"),
+                        "arrays are not passed to helpers: pass its elements as scalars, or do the work in the kernel",
+                    ));
+                }
+                if self.row_len_of(mem).is_some() {
+                    return Err(err(
+                        arg,
+                        &format!("the 2-D shared array passed as `{pname}` of `{helper}`"),
+                        "helpers take 1-D arrays: index the 2-D one in the kernel",
+                    ));
+                }
                 if actual != elem {
                     return Err(err(
                         arg,
@@ -428,6 +442,7 @@ impl Lowering {
                 let binding = match mem {
                     Mem::Global(id) => Binding::Param(id, ParamKind::Buffer { elem, writable }),
                     Mem::Shared(id) => Binding::Shared(id, writable),
+                    Mem::Local(_) => unreachable!("refused above"),
                 };
                 Ok(Bound::Memory(pname, binding))
             }

@@ -18,7 +18,8 @@
 //!
 //! The walk is split by what it reads: [`statements`] (blocks, `let`,
 //! assignments and stores, `if`, loops, shared-array declarations),
-//! [`expressions`] (operators, names, casts, indexing), [`calls`] (the
+//! [`expressions`] (operators, names, casts, indexing), [`arrays`] (local
+//! and shared arrays, 1-D and 2-D, and the places indexing them), [`calls`] (the
 //! builtins: thread indices, math, shuffles, votes, atomics), [`values`]
 //! (`if` as a value and `const` items, lowered to statements and literals),
 //! [`helpers`] (calls of `#[helper]` functions, inlined),
@@ -27,6 +28,7 @@
 //! ([`crate::span`]) so analysis findings and simulator witnesses point back
 //! at the source.
 
+mod arrays;
 mod calls;
 mod expressions;
 mod helpers;
@@ -68,6 +70,8 @@ enum Binding {
     Shared(SharedId, bool),
     /// A `const` item inside the kernel: a name for a literal.
     Const(Value),
+    /// A thread's own array (`let mut a = [0.0; 4];`), mutable or not.
+    Array(ArrayId, bool),
 }
 
 /// The state of one walk: the kernel being built, its span table, the
@@ -146,6 +150,7 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
             specs: Vec::new(),
             locals: Vec::new(),
             shared: Vec::new(),
+            arrays: Vec::new(),
             body: Vec::new(),
             launch,
             spans: Vec::new(),
@@ -235,6 +240,9 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
             ));
         }
         let kind = param_kind(&pt.ty).ok_or_else(|| {
+            if let syn::Type::Array(_) = &*pt.ty {
+                return err(&pt.ty, "arrays are not kernel parameters", "pass a buffer `&[T]` and copy what each thread needs into a local array `let mut a = [0.0f32; N];`");
+            }
             err(&pt.ty, "unsupported parameter type", "use f32, i32, u32, bool, `&[T]` (read-only buffer) or `&mut [T]` (writable buffer)")
         })?;
         let id = l.kernel.params.len() as ParamId;

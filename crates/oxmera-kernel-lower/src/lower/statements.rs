@@ -1,4 +1,4 @@
-//! Statements: blocks and scopes, `let` (locals and shared arrays),
+//! Statements: blocks and scopes, `let` (locals; arrays are [`super::arrays`]'s),
 //! assignments and stores (plain and compound), `if`/`else`, `for` over a
 //! range, `while`, `loop`, `break`, `continue`, `return` and the barrier.
 //!
@@ -80,6 +80,9 @@ impl Lowering {
             ));
         }
         let name = pi.ident.to_string();
+        if self.local_array_decl(local, &name, pi.mutability.is_some(), ann, &init.expr, out)? {
+            return Ok(());
+        }
         if let Some(sh) = self.shared_decl(&init.expr, &name)? {
             if let Some(h) = self.inlining.last() {
                 return Err(err(
@@ -92,10 +95,13 @@ impl Lowering {
             return Ok(());
         }
         let hint = match ann {
-            Some(t) => Some(
-                scalar_type(t)
-                    .ok_or_else(|| err(t, "locals are scalars", "use f32, i32, u32 or bool"))?,
-            ),
+            Some(t) => Some(scalar_type(t).ok_or_else(|| {
+                err(
+                    t,
+                    "locals are scalars or arrays of them",
+                    "use f32, i32, u32 or bool, or an array `let mut a = [0.0f32; 4];`",
+                )
+            })?),
             None => None,
         };
         let span = self.span(local);
@@ -132,48 +138,6 @@ impl Lowering {
             span,
         });
         Ok(())
-    }
-
-    pub(super) fn shared_decl(
-        &mut self,
-        e: &syn::Expr,
-        name: &str,
-    ) -> syn::Result<Option<SharedId>> {
-        let syn::Expr::Call(c) = e else {
-            return Ok(None);
-        };
-        let syn::Expr::Path(p) = &*c.func else {
-            return Ok(None);
-        };
-        let Some(seg) = p.path.segments.last() else {
-            return Ok(None);
-        };
-        if seg.ident != "shared" || p.path.segments.len() != 1 {
-            return Ok(None);
-        }
-        let hint =
-            "write `let s = shared::<f32>(LEN);` with LEN built from literals and const generics";
-        let syn::PathArguments::AngleBracketed(ab) = &seg.arguments else {
-            return Err(err(c, "a shared array needs its element type", hint));
-        };
-        let elem = match ab.args.first() {
-            Some(syn::GenericArgument::Type(t)) if ab.args.len() == 1 => scalar_type(t),
-            _ => None,
-        }
-        .ok_or_else(|| err(ab, "shared arrays hold f32, i32, u32 or bool", hint))?;
-        if c.args.len() != 1 {
-            return Err(err(c, "`shared` takes one length", hint));
-        }
-        let len = self.const_expr(&c.args[0])?;
-        let span = self.span(e);
-        let id = self.kernel.shared.len() as SharedId;
-        self.kernel.shared.push(SharedArray {
-            name: name.to_string(),
-            elem,
-            len,
-            span,
-        });
-        Ok(Some(id))
     }
 
     pub(super) fn const_expr(&mut self, e: &syn::Expr) -> syn::Result<ConstExpr> {
@@ -396,6 +360,13 @@ impl Lowering {
                     .get_ident()
                     .map(|i| i.to_string())
                     .unwrap_or_default();
+                if let Some(Binding::Array(..)) = self.lookup(&name) {
+                    return Err(err(
+                        p,
+                        &format!("`{name}` is an array: it is not assigned as a whole"),
+                        &format!("store its elements, `{name}[i] = ..`, in a loop"),
+                    ));
+                }
                 let Some(Binding::Local(id)) = self.lookup(&name) else {
                     return Err(err(
                         p,
@@ -428,8 +399,7 @@ impl Lowering {
                 Ok(StmtKind::Assign { local: id, value })
             }
             syn::Expr::Index(ix) => {
-                let (mem, elem) = self.memory(&ix.expr, true)?;
-                let index = self.index(&ix.index)?;
+                let (mem, elem, index) = self.place(ix, true)?;
                 let rspan = self.span(right);
                 let rhs = rhs_of(self, elem, rspan)?;
                 let value = match op {
@@ -495,7 +465,7 @@ impl Lowering {
             return Ok(last.kind);
         }
         let ty = match left {
-            syn::Expr::Index(ix) => self.memory(&ix.expr, true)?.1,
+            syn::Expr::Index(ix) => self.place(ix, true)?.1,
             _ => match &target {
                 Some((id, _)) => self.kernel.locals[*id as usize].ty,
                 None => {
@@ -512,7 +482,7 @@ impl Lowering {
     }
 
     pub(super) fn memory(&mut self, e: &syn::Expr, write: bool) -> syn::Result<(Mem, Scalar)> {
-        let hint = "index a buffer parameter or a `shared::<T>(N)` array by name";
+        let hint = "index a buffer parameter, a `shared::<T>(N)` array or a local array by name";
         let syn::Expr::Path(p) = e else {
             return Err(err(e, "only named buffers can be indexed", hint));
         };
@@ -541,6 +511,16 @@ impl Lowering {
                     ));
                 }
                 Ok((Mem::Shared(id), self.kernel.shared[id as usize].elem))
+            }
+            Some(Binding::Array(id, mutable)) => {
+                if write && !mutable {
+                    return Err(err(
+                        p,
+                        &format!("`{name}` is not mutable"),
+                        &format!("declare it with `let mut {name}`"),
+                    ));
+                }
+                Ok((Mem::Local(id), self.kernel.arrays[id as usize].elem))
             }
             _ => Err(err(p, &format!("`{name}` is not a buffer"), hint)),
         }

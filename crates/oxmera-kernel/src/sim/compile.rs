@@ -202,8 +202,14 @@ pub struct Program {
     pub(crate) nregs: usize,
     /// Scalar parameters are loaded into these registers at warp start.
     pub(crate) param_regs: Vec<Option<Reg>>,
-    /// Length in elements of each shared array.
+    /// Length in elements of each shared array (0 for the dynamic one,
+    /// which the launch sizes: see [`Program::shared_lens`]).
     pub(crate) shared_len: Vec<usize>,
+    /// Length in elements of each local array (per thread).
+    pub(crate) array_len: Vec<usize>,
+    /// The specialization it was compiled with (reports name 2-D elements
+    /// by their row length under it).
+    pub(crate) specs: Vec<i64>,
     /// Where each op came from, for reports.
     pub(crate) op_span: Vec<SpanId>,
     /// The register of each local, by local id (the lane tracer names
@@ -264,15 +270,40 @@ impl Program {
             .iter()
             .map(|s| s.len.eval(specs).expect("shared length evaluates") as usize)
             .collect();
+        let array_len = k
+            .arrays
+            .iter()
+            .map(|a| a.len.eval(specs).expect("array length evaluates") as usize)
+            .collect();
         Program {
             kernel: k.clone(),
             ops: c.ops,
             nregs: c.nregs as usize,
             param_regs: c.param_regs,
             shared_len,
+            array_len,
+            specs: specs.to_vec(),
             op_span: c.op_span,
             local_regs: c.local_regs,
         }
+    }
+
+    /// The length of each shared array in a launch that gives
+    /// `dynamic_bytes` of dynamic shared memory: the dynamic array gets
+    /// as many whole elements as fit.
+    pub(crate) fn shared_lens(&self, dynamic_bytes: u64) -> Vec<usize> {
+        self.kernel
+            .shared
+            .iter()
+            .zip(&self.shared_len)
+            .map(|(s, &n)| {
+                if s.dynamic {
+                    (dynamic_bytes / s.elem.size_bytes()) as usize
+                } else {
+                    n
+                }
+            })
+            .collect()
     }
 
     /// The kernel this program runs.

@@ -45,6 +45,10 @@ pub struct SimOptions {
     /// The target: its warp width decides how a block is cut into warps and
     /// what `lane_id()`, `warp_id()`, `warp_size()`, shuffles and votes see.
     pub target: Target,
+    /// Bytes of dynamically sized shared memory the launch gives each
+    /// block: the kernel's `shared_dynamic::<T>()` array holds as many
+    /// whole elements as fit (CUDA's third launch parameter).
+    pub dynamic_shared_bytes: u64,
 }
 
 impl Default for SimOptions {
@@ -53,6 +57,7 @@ impl Default for SimOptions {
             max_warp_steps: 200_000_000,
             detect_races: true,
             target: Target::generic(),
+            dynamic_shared_bytes: 0,
         }
     }
 }
@@ -101,6 +106,9 @@ struct Warp {
     /// Which lanes of which registers hold undefined values (a shuffle
     /// read a lane outside its mask; see `undefined.rs`).
     undef: Undef,
+    /// The lanes' local arrays: element `i` of lane `l` of array `a` is
+    /// `arrays[a][i * W + l]`, so one element of a warp is contiguous.
+    arrays: Vec<Vec<u32>>,
     /// Linear thread index of lane 0.
     base: u32,
 }
@@ -232,11 +240,13 @@ fn run_checked(
                 stack: Vec::new(),
                 regs: vec![[0; W]; p.nregs],
                 undef: Undef::default(),
+                arrays: p.array_len.iter().map(|&n| vec![0; n * W]).collect(),
                 base,
             }
         })
         .collect();
     let mut stats = SimStats::default();
+    let shared_len = p.shared_lens(opts.dynamic_shared_bytes);
     let g = launch.grid;
     // Only with more than one block can blocks race; the records name
     // threads by a u32 grid-linear index.
@@ -263,6 +273,10 @@ fn run_checked(
                     w.state = State::Running;
                     w.stack.clear();
                     w.undef.reset();
+                    // Deterministic: a block never sees the last one's arrays.
+                    for a in w.arrays.iter_mut() {
+                        a.fill(0);
+                    }
                     for (i, a) in args.iter().enumerate() {
                         if let (Some(r), Arg::Scalar(v)) = (p.param_regs[i], a) {
                             w.regs[r as usize] = [v.to_bits(); W];
@@ -274,9 +288,9 @@ fn run_checked(
                     launch,
                     width,
                     block: Dim3::new(bx, by, bz),
-                    shared: p.shared_len.iter().map(|&n| vec![0; n]).collect(),
+                    shared: shared_len.iter().map(|&n| vec![0; n]).collect(),
                     access: if opts.detect_races {
-                        p.shared_len
+                        shared_len
                             .iter()
                             .map(|&n| vec![Access::default(); n])
                             .collect()

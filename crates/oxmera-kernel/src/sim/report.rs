@@ -30,11 +30,15 @@ pub enum ReportKind {
         len: usize,
         /// A store rather than a load.
         write: bool,
+        /// Elements per row of a 2-D array (the report names `[row][col]`).
+        row_len: Option<u64>,
     },
     /// Two threads touched one shared address between barriers, one writing.
     SharedRace {
         /// The array.
         array: String,
+        /// Elements per row of a 2-D array (the report names `[row][col]`).
+        row_len: Option<u64>,
         /// The element index.
         index: usize,
         /// Linear thread index of the earlier access.
@@ -181,15 +185,23 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
             write,
             lane,
             thread,
+            row_len,
         } => (
             "sim:out-of-bounds",
             format!(
-                "out-of-bounds {} of `{buffer}[{index}]` (length {len}) by lane {lane} (thread {thread})",
-                if *write { "store" } else { "load" }
+                "out-of-bounds {} of `{buffer}{}`{} (length {len}{}) by lane {lane} (thread {thread})",
+                if *write { "store" } else { "load" },
+                element(*index, *row_len),
+                flat(*index, *row_len),
+                match row_len {
+                    Some(c) => format!(": {} rows of {c}", *len as u64 / c),
+                    None => String::new(),
+                }
             ),
         ),
         ReportKind::SharedRace {
             array,
+            row_len,
             index,
             first,
             first_write,
@@ -200,7 +212,9 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
             (
                 "sim:shared-race",
                 format!(
-                    "shared-memory race on `{array}[{index}]`: thread {first} {} and thread {second} {} it with no barrier between",
+                    "shared-memory race on `{array}{}`{}: thread {first} {} and thread {second} {} it with no barrier between",
+                    element(*index as i64, *row_len),
+                    flat(*index as i64, *row_len),
                     w(first_write),
                     w(second_write)
                 ),
@@ -331,4 +345,20 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
         _ => {}
     }
     out
+}
+
+/// An element for a message: `[i]`, or `[row][col]` for a 2-D array.
+fn element(index: i64, row_len: Option<u64>) -> String {
+    match row_len {
+        Some(c) if index >= 0 => format!("[{}][{}]", index as u64 / c, index as u64 % c),
+        _ => format!("[{index}]"),
+    }
+}
+
+/// What follows a 2-D element in a message: its flat index.
+fn flat(index: i64, row_len: Option<u64>) -> String {
+    match row_len {
+        Some(_) if index >= 0 => format!(" (flat index {index})"),
+        _ => String::new(),
+    }
 }

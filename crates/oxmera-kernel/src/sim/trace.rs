@@ -125,6 +125,7 @@ impl Tracer {
                         _ => Scalar::U32,
                     },
                     Mem::Shared(s) => p.kernel.shared[*s as usize].elem,
+                    Mem::Local(a) => p.kernel.arrays[*a as usize].elem,
                 };
                 Some(format!(
                     "{}[{index}] = {}",

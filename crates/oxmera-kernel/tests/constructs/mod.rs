@@ -119,5 +119,23 @@ pub mod all {
         if (flipped.to_bits() & 0x7fff_ffffu32) > 0x7f80_0000u32 {
             out[i] = f32::NEG_INFINITY;
         }
+        // Local arrays (1-D, 2-D, from a list, of bools) and a 2-D shared tile.
+        let tile = shared::<[f32; 5]>(4);
+        let mut regs = [v; 4];
+        let mut grid2 = [[0u32; 3]; 2];
+        let picks = [1i32, 2, 3];
+        let mut seen = [false; 2];
+        for j in 0..4u32 {
+            regs[j] += j as f32;
+            grid2[j % 2][j % 3] += j;
+        }
+        seen[tid % 2] = true;
+        if tid == 0 {
+            tile[1][2] = regs[3];
+        }
+        sync_threads();
+        if seen[1] {
+            signed[6] = picks[(tid % 3) as i32] + grid2[1][2] as i32 + tile[1][2] as i32;
+        }
     }
 }

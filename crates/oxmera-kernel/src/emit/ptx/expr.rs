@@ -138,6 +138,23 @@ impl Emitter<'_> {
                     operand: format!("[{a}]"),
                 }
             }
+            Mem::Local(l) => {
+                // As a buffer's: bytes widened with the index's sign.
+                let wide = if index.ty == Scalar::I32 {
+                    "s32"
+                } else {
+                    "u32"
+                };
+                let off = self.temp(Class::B64);
+                self.ins(format!("mul.wide.{wide} {off}, {i}, 4"));
+                let a = self.temp(Class::B64);
+                let base = self.local_array(l).1;
+                self.ins(format!("add.s64 {a}, {base}, {off}"));
+                Address {
+                    space: "local",
+                    operand: format!("[{a}]"),
+                }
+            }
             Mem::Shared(s) => {
                 let a = self.temp(Class::B32);
                 let base = self.shared_base(s);

@@ -43,7 +43,10 @@
 //!   elsewhere, so a spin on it is not hoisted out of its loop. Shared
 //!   arrays are static `.shared` up to the 48 KiB static limit; beyond it
 //!   they are carved out of one dynamic `.extern .shared` block whose size
-//!   the launcher must pass ([`PtxKernel::dynamic_shared_bytes`]).
+//!   the launcher must pass ([`PtxKernel::dynamic_shared_bytes`]). A
+//!   `shared_dynamic` array is that block too (after any carved arrays),
+//!   sized by the launch. A thread's local arrays are `.local` memory,
+//!   addressed through a 64-bit base (`ld.local`/`st.local`).
 //! - **Barriers.** `sync_threads()` is `bar.sync 0`, which also orders the
 //!   block's global and shared writes, as `__syncthreads()` does.
 //!
@@ -54,7 +57,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::ir::{Axis, Builtin, Dim3, Kernel, LocalId, Mem, ParamId, ParamKind, Scalar, Stmt};
+use crate::ir::{
+    ArrayId, Axis, Builtin, Dim3, Kernel, LocalId, Mem, ParamId, ParamKind, Scalar, Stmt,
+};
 use crate::limits::ComputeCapability;
 use crate::target::Target;
 
@@ -148,8 +153,13 @@ pub struct PtxKernel {
     pub isa: PtxIsa,
     /// Bytes of dynamic shared memory the launch must request (0 when every
     /// shared array fits the 48 KiB static limit); past 48 KiB the launcher
-    /// must also opt the function in to that much.
+    /// must also opt the function in to that much. A kernel with a
+    /// `shared_dynamic` array (see `launch_sized_shared`) needs the
+    /// launch's own bytes on top: its array starts right after these.
     pub dynamic_shared_bytes: u32,
+    /// The kernel declares `shared_dynamic::<T>()`: the launch adds the
+    /// bytes it gives that array to `dynamic_shared_bytes`.
+    pub launch_sized_shared: bool,
 }
 
 /// Writes `kernel` as a PTX module for one compute capability and block.
@@ -359,6 +369,13 @@ impl<'k> Emitter<'k> {
         format!("%{}_shared", ident(&self.k.shared[s as usize].name))
     }
 
+    /// A local array's `.local` variable and its 64-bit base-address
+    /// register (numbered: two arrays may share a source name).
+    pub(super) fn local_array(&self, a: ArrayId) -> (String, String) {
+        let name = ident(&self.k.arrays[a as usize].name);
+        (format!("l_{name}_{a}"), format!("%{name}_local_{a}"))
+    }
+
     pub(super) fn elem_of(&self, mem: Mem) -> Scalar {
         match mem {
             Mem::Global(p) => match self.k.params[p as usize].kind {
@@ -366,6 +383,7 @@ impl<'k> Emitter<'k> {
                 ParamKind::Scalar(s) => s,
             },
             Mem::Shared(s) => self.k.shared[s as usize].elem,
+            Mem::Local(a) => self.k.arrays[a as usize].elem,
         }
     }
 
@@ -455,7 +473,7 @@ impl<'k> Emitter<'k> {
         // Shared memory: static arrays under the limit, else one dynamic block.
         let mut offsets = Vec::with_capacity(k.shared.len());
         let mut total = 0u64;
-        for s in &k.shared {
+        for s in k.shared.iter().filter(|s| !s.dynamic) {
             let len = s
                 .len
                 .eval(&self.specs)
@@ -473,9 +491,18 @@ impl<'k> Emitter<'k> {
                 what: format!("{total} bytes of shared memory do not fit a block"),
             });
         }
+        // The launch-sized array (`shared_dynamic`) starts the dynamic
+        // block, or follows the static arrays carved out of it, 16-aligned.
+        let user_dynamic = k.dynamic_shared().map(|(id, _)| id);
+        let user_offset = if dynamic { total.div_ceil(16) * 16 } else { 0 };
         if dynamic {
             out.push_str(
                 "// The shared arrays pass the 48 KiB static limit: one dynamic block holds them.\n\
+                 .extern .shared .align 16 .b8 oxmera_dynamic_shared[];\n\n",
+            );
+        } else if user_dynamic.is_some() {
+            out.push_str(
+                "// The launch-sized shared array: CUDA's `extern __shared__`, sized by the launch.\n\
                  .extern .shared .align 16 .b8 oxmera_dynamic_shared[];\n\n",
             );
         }
@@ -537,9 +564,23 @@ impl<'k> Emitter<'k> {
         if self.needs_linear() {
             out.push_str("    .reg .b32 %linear;\n");
         }
+        for (i, a) in k.arrays.iter().enumerate() {
+            // A thread's own array: `.local` memory, which ptxas promotes to
+            // registers where every index is known after unrolling.
+            let (var, reg) = self.local_array(i as ArrayId);
+            let len = a
+                .len
+                .eval(&self.specs)
+                .ok_or_else(|| EmitError::Specialization {
+                    kernel: k.name.clone(),
+                    what: format!("the length of local array `{}` does not evaluate", a.name),
+                })?;
+            let _ = writeln!(out, "    .local .align 4 .b8 {var}[{}];", len * 4);
+            let _ = writeln!(out, "    .reg .b64 {reg};");
+        }
         for (i, s) in k.shared.iter().enumerate() {
             let _ = writeln!(out, "    .reg .b32 {};", self.shared_base(i as u32));
-            if !dynamic {
+            if !dynamic && !s.dynamic {
                 let len = s.len.eval(&self.specs).unwrap_or(0);
                 let _ = writeln!(
                     out,
@@ -573,14 +614,28 @@ impl<'k> Emitter<'k> {
         if !k.shared.is_empty() {
             out.push_str("    // Shared arrays.\n");
         }
+        let mut statics = offsets.iter();
         for (i, s) in k.shared.iter().enumerate() {
             let reg = self.shared_base(i as u32);
-            if dynamic {
+            if s.dynamic {
                 let _ = writeln!(out, "    mov.u32 {reg}, oxmera_dynamic_shared;");
-                let _ = writeln!(out, "    add.u32 {reg}, {reg}, {};", offsets[i]);
+                if user_offset > 0 {
+                    let _ = writeln!(out, "    add.u32 {reg}, {reg}, {user_offset};");
+                }
+            } else if dynamic {
+                let offset = statics.next().expect("one offset per static array");
+                let _ = writeln!(out, "    mov.u32 {reg}, oxmera_dynamic_shared;");
+                let _ = writeln!(out, "    add.u32 {reg}, {reg}, {offset};");
             } else {
                 let _ = writeln!(out, "    mov.u32 {reg}, s_{};", ident(&s.name));
             }
+        }
+        if !k.arrays.is_empty() {
+            out.push_str("    // Local arrays.\n");
+        }
+        for i in 0..k.arrays.len() {
+            let (var, reg) = self.local_array(i as ArrayId);
+            let _ = writeln!(out, "    mov.u64 {reg}, {var};");
         }
         self.prologue_geometry(&mut out);
         out.push_str("\n    // The body.\n");
@@ -592,7 +647,16 @@ impl<'k> Emitter<'k> {
             block: self.block,
             cc: self.cc,
             isa,
-            dynamic_shared_bytes: if dynamic { total as u32 } else { 0 },
+            dynamic_shared_bytes: if dynamic {
+                (if user_dynamic.is_some() {
+                    user_offset
+                } else {
+                    total
+                }) as u32
+            } else {
+                0
+            },
+            launch_sized_shared: user_dynamic.is_some(),
         })
     }
 

@@ -56,8 +56,8 @@
 use std::fmt::Write as _;
 
 use crate::ir::{
-    Axis, BinOp, Builtin, Dim3, Expr, ExprKind, Kernel, Mem, ParamId, ParamKind, Scalar, Stmt,
-    StmtKind, UnOp, Value, VoteKind,
+    ArrayId, Axis, BinOp, Builtin, Dim3, Expr, ExprKind, Kernel, Mem, ParamId, ParamKind, Scalar,
+    Stmt, StmtKind, UnOp, Value, VoteKind,
 };
 use crate::target::Target;
 
@@ -224,6 +224,7 @@ impl<'k> Emitter<'k> {
                 ParamKind::Scalar(s) => s,
             },
             Mem::Shared(s) => self.k.shared[s as usize].elem,
+            Mem::Local(a) => self.k.arrays[a as usize].elem,
         }
     }
 
@@ -257,6 +258,11 @@ impl<'k> Emitter<'k> {
         match mem {
             Mem::Global(p) => format!("g_{}", self.k.params[p as usize].name),
             Mem::Shared(s) => format!("s_{}", self.k.shared[s as usize].name),
+            // Numbered like locals: two arrays may share a source name.
+            Mem::Local(a) => {
+                let name = self.k.arrays[a as usize].name.trim_start_matches('_');
+                format!("a_{name}_{a}")
+            }
         }
     }
 
@@ -347,6 +353,15 @@ impl<'k> Emitter<'k> {
         }
         for (i, s) in k.shared.iter().enumerate() {
             let mem = Mem::Shared(i as u32);
+            if s.dynamic {
+                // An `override`-sized array would need the wgpu launch to
+                // set the constant per dispatch; until it does, refuse.
+                return Err(self.unsupported(
+                    &format!("the dynamic shared array `{}`", s.name),
+                    "WGSL has no dynamically sized workgroup memory; declare a \
+                     `shared::<T>(LEN)` array whose LEN is a const generic instead",
+                ));
+            }
             let len = s
                 .len
                 .eval(&self.specs)
@@ -388,6 +403,25 @@ impl<'k> Emitter<'k> {
                 l.ty.name()
             };
             let _ = writeln!(out, "    var {}: {ty};", self.local(i as u32));
+        }
+        // Local arrays: function-scope (private to the invocation),
+        // flattened row-major like the IR's index; the IR's own loop fills
+        // them where the source's `let` stood.
+        for (i, a) in k.arrays.iter().enumerate() {
+            let mem = Mem::Local(i as ArrayId);
+            let len = a
+                .len
+                .eval(&self.specs)
+                .ok_or_else(|| WgslError::Specialization {
+                    kernel: k.name.clone(),
+                    what: format!("the length of local array `{}` does not evaluate", a.name),
+                })?;
+            let _ = writeln!(
+                out,
+                "    var {}: array<{}, {len}>;",
+                self.mem_var(mem),
+                self.storage_type(mem)?
+            );
         }
         out.push_str(&body);
         out.push_str("}\n");

@@ -1,5 +1,6 @@
 //! Memory operations of the warp engine: loads, stores and atomics on
-//! global buffers and shared arrays, each bounds-checked per lane (an
+//! global buffers, shared arrays and the lanes' own local arrays, each
+//! bounds-checked per lane (an
 //! out-of-bounds access stops the run with the lane and the index), and the
 //! shared-memory race tracker that remembers, per element and barrier
 //! epoch, who wrote, who read and who updated it atomically: two plain
@@ -30,6 +31,7 @@ impl Block<'_> {
         match mem {
             Mem::Global(p) => args[p as usize].buffer().map(|b| b.data.len()).unwrap_or(0),
             Mem::Shared(s) => self.shared[s as usize].len(),
+            Mem::Local(a) => self.p.array_len[a as usize],
         }
     }
 
@@ -54,6 +56,7 @@ impl Block<'_> {
             buffer,
             len,
             write,
+            row_len: self.p.kernel.row_len(mem, &self.p.specs),
         };
         self.report(kind, span, wi)
     }
@@ -112,6 +115,7 @@ impl Block<'_> {
             let array = self.p.kernel.shared[s].name.clone();
             let kind = ReportKind::SharedRace {
                 array,
+                row_len: self.p.kernel.row_len(Mem::Shared(s as u32), &self.p.specs),
                 index: i,
                 first: other - 1,
                 first_write: other_write,
@@ -245,6 +249,8 @@ impl Block<'_> {
                     self.track(wi, s as usize, i, l, Touch::Read, span)?;
                     self.shared[s as usize][i]
                 }
+                // The lane's own element: nothing to race with.
+                Mem::Local(a) => self.warps[wi].arrays[a as usize][i * W + l],
             };
         }
         self.warps[wi].regs[d as usize] = out;
@@ -284,6 +290,7 @@ impl Block<'_> {
                     self.track(wi, s as usize, i, l, Touch::Write, span)?;
                     self.shared[s as usize][i] = vals[l];
                 }
+                Mem::Local(a) => self.warps[wi].arrays[a as usize][i * W + l] = vals[l],
             }
         }
         Ok(())
@@ -322,6 +329,9 @@ impl Block<'_> {
                     self.track(wi, s as usize, i, l, Touch::Atomic, span)?;
                     &mut self.shared[s as usize][i]
                 }
+                // The validator refuses atomics on local arrays; on the
+                // lane's own element one would still be exact.
+                Mem::Local(a) => &mut self.warps[wi].arrays[a as usize][i * W + l],
             };
             let old = *slot;
             let x = vals[l];
