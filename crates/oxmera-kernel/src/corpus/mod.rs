@@ -5,6 +5,7 @@
 mod convergent;
 mod helpers;
 mod kernels;
+mod large;
 mod page;
 mod undefined;
 
@@ -13,6 +14,7 @@ pub use page::ptx_page;
 pub use convergent::*;
 pub use helpers::helper_calls::*;
 pub use kernels::*;
+pub use large::*;
 pub use undefined::*;
 
 use crate::ir::{Dim3, Value};
