@@ -302,3 +302,46 @@ fn a_local_overwritten_before_use_is_clean() {
     assert_eq!(out[19], 19.0);
     assert_eq!(out[20], 0.0);
 }
+
+#[kernel]
+fn through_a_register_array(x: &[f32], out: &mut [f32]) {
+    let lane = lane_id();
+    if lane < 20 {
+        let mut got = [0.0f32; 2];
+        got[1] = shfl_down_sync(0xfffffu32, x[lane], 1);
+        let mut keep = -1.0;
+        if lane + 1 < 20 {
+            keep = got[1];
+        }
+        out[lane] = keep;
+    }
+}
+
+#[test]
+fn a_register_array_carries_it_to_a_guarded_use() {
+    // The array is the thread's own, like a local: no report at its store.
+    let out = run(through_a_register_array()).unwrap();
+    assert_eq!(out[0], 1.0);
+    assert_eq!(out[19], -1.0);
+}
+
+#[kernel]
+fn out_of_a_register_array(x: &[f32], out: &mut [f32]) {
+    let lane = lane_id();
+    if lane < 20 {
+        let mut got = [0.0f32; 2];
+        got[1] = shfl_down_sync(0xfffffu32, x[lane], 1);
+        out[lane] = got[1];
+    }
+}
+
+#[test]
+fn stored_from_a_register_array_it_is_reported() {
+    let r = run(out_of_a_register_array()).unwrap_err();
+    assert_undefined(
+        out_of_a_register_array(),
+        &r,
+        "stored to `out[19]`",
+        "shfl_down_sync",
+    );
+}

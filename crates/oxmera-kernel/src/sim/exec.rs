@@ -542,7 +542,12 @@ impl Block<'_> {
                     if let Err(r) = self.load(wi, d, mem, idx, signed, span, args) {
                         break Err(r);
                     }
-                    self.warps[wi].undef.define(d);
+                    match mem {
+                        Mem::Local(a) if self.warps[wi].undef.live => {
+                            self.local_loaded(wi, a, idx, d, signed)
+                        }
+                        _ => self.warps[wi].undef.define(d),
+                    }
                 }
                 Op::Store {
                     mem,
@@ -557,6 +562,11 @@ impl Block<'_> {
                     }
                     if let Err(r) = self.store(wi, mem, idx, v, signed, span, args) {
                         break Err(r);
+                    }
+                    if let Mem::Local(a) = mem {
+                        if self.warps[wi].undef.live {
+                            self.local_stored(wi, a, idx, v, signed);
+                        }
                     }
                 }
                 Op::Atomic {

@@ -58,6 +58,11 @@ pub(super) struct Undef {
     /// Per register and lane, the index of the lane's [`Origin`] in the
     /// block's list (meaningful where the lane's bit is set).
     from: Vec<[u32; W]>,
+    /// The undefined elements of the lanes' local (register) arrays, by
+    /// (array, element · 32 + lane), with their origins: a register array
+    /// is the thread's own, like a local, so an undefined value stored
+    /// there travels on until it is used. Sparse: only undefined elements.
+    arrays: HashMap<(u32, usize), u32>,
 }
 
 impl Undef {
@@ -65,6 +70,7 @@ impl Undef {
     pub(super) fn reset(&mut self) {
         if self.live {
             self.lanes.fill(0);
+            self.arrays.clear();
             self.live = false;
         }
     }
@@ -254,6 +260,11 @@ impl Block<'_> {
             let l = bad.trailing_zeros() as usize;
             return Err(self.undefined_use(wi, idx, l, Use::Index(name), span));
         }
+        // A value stored to a register array stays the thread's own: it is
+        // tracked there (`local_stored`), not reported.
+        if matches!(mem, Mem::Local(_)) {
+            return Ok(());
+        }
         for &v in vals {
             let bad = w.undef.of(v) & w.active;
             if bad != 0 {
@@ -268,5 +279,44 @@ impl Block<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Block<'_> {
+    /// After a store of register `v` to local array `a`: its elements take
+    /// the stored lanes' bits.
+    pub(super) fn local_stored(&mut self, wi: usize, a: u32, idx: Reg, v: Reg, signed: bool) {
+        let w = &self.warps[wi];
+        let (active, bad) = (w.active, w.undef.of(v));
+        let slots: Vec<(usize, usize)> = lanes_of(active)
+            .map(|l| (l, self.index_of(wi, idx, l, signed) as usize * W + l))
+            .collect();
+        let u = &mut self.warps[wi].undef;
+        for (l, slot) in slots {
+            if bad & (1 << l) != 0 {
+                let o = u.origin(v, l);
+                u.arrays.insert((a, slot), o);
+            } else if !u.arrays.is_empty() {
+                u.arrays.remove(&(a, slot));
+            }
+        }
+    }
+
+    /// After a load from local array `a` into `d`: its lanes take the
+    /// loaded elements' bits.
+    pub(super) fn local_loaded(&mut self, wi: usize, a: u32, idx: Reg, d: Reg, signed: bool) {
+        let w = &self.warps[wi];
+        let active = w.active;
+        let mut lanes = 0u32;
+        let mut from = [0u32; W];
+        for l in lanes_of(active) {
+            let slot = self.index_of(wi, idx, l, signed) as usize * W + l;
+            if let Some(&o) = w.undef.arrays.get(&(a, slot)) {
+                lanes |= 1 << l;
+                from[l] = o;
+            }
+        }
+        let nregs = self.p.nregs;
+        self.warps[wi].undef.set(nregs, d, active, lanes, &from);
     }
 }
