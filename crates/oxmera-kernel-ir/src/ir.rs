@@ -649,6 +649,19 @@ pub enum StmtKind {
     Return,
     /// `sync_threads()`: every thread of the block waits here.
     Barrier,
+    /// `sync_warp(mask)` (CUDA's `__syncwarp`): the lanes of the warp that
+    /// `mask` names wait here for each other, and their memory accesses
+    /// before it are ordered before those after it. A warp collective: every
+    /// lane the mask names must reach it, and each lane reaching it must be
+    /// named.
+    WarpSync {
+        /// The lanes taking part (`u32`; bit `i` names lane `i`).
+        mask: Expr,
+    },
+    /// `thread_fence()` (CUDA's `__threadfence`): the thread's memory
+    /// accesses before it are seen by every thread of the device before
+    /// those after it. No thread waits.
+    Fence,
 }
 
 /// What a parameter is.

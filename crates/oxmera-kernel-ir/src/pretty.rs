@@ -199,6 +199,12 @@ impl Printer<'_> {
             StmtKind::Barrier => {
                 let _ = writeln!(self.out, "{ind}barrier.block;{at}");
             }
+            StmtKind::WarpSync { mask } => {
+                let _ = writeln!(self.out, "{ind}barrier.warp({});{at}", self.expr(mask));
+            }
+            StmtKind::Fence => {
+                let _ = writeln!(self.out, "{ind}fence.device;{at}");
+            }
         }
     }
 

@@ -196,6 +196,7 @@ impl Validator<'_> {
                 self.expect(cond, Scalar::Bool)?;
                 self.block(body, loops + 1)
             }
+            StmtKind::WarpSync { mask } => self.expect(mask, Scalar::U32),
             StmtKind::Break | StmtKind::Continue if loops == 0 => {
                 Err(self.err(s.span, "break/continue outside a loop".into()))
             }

@@ -1,5 +1,6 @@
-//! The builtins `pow`/`powf` and `erf` through the file front door: what
-//! they lower to, and which mistakes are refused with which hint.
+//! The builtins `pow`/`powf`, `erf`, `sync_warp` and `thread_fence`, and
+//! `step_by`'s step, through the file front door: what they lower to, and
+//! which mistakes are refused with which hint.
 
 use oxmera_kernel_ir::pretty::print;
 use oxmera_kernel_lower::file::lower_source;
@@ -37,4 +38,44 @@ fn pow_and_erf_take_f32_and_their_arity() {
     assert!(e.contains("`pow` takes 2 arguments"), "{e}");
     let e = refused("#[kernel]\nfn k(out: &mut [i32]) {\n    out[0] = 2i32.powf(3i32);\n}\n");
     assert!(e.contains("`pow` does not take i32"), "{e}");
+}
+
+#[test]
+fn sync_warp_and_thread_fence_are_statements() {
+    let ir = printed(
+        "#[kernel]\nfn k(out: &mut [u32]) {\n    let t = thread_idx_x();\n    out[t] = 1;\n    \
+         thread_fence();\n    sync_warp(0xffff_ffff);\n}\n",
+    );
+    assert!(ir.contains("fence.device;  // line 5"), "{ir}");
+    assert!(
+        ir.contains("barrier.warp(4294967295u32);  // line 6"),
+        "{ir}"
+    );
+    let e = refused("#[kernel]\nfn k(out: &mut [u32]) {\n    out[0] = sync_warp(1);\n}\n");
+    assert!(e.contains("`sync_warp(..)` is a statement"), "{e}");
+    let e = refused("#[kernel]\nfn k(out: &mut [u32]) {\n    sync_warp();\n}\n");
+    assert!(e.contains("`sync_warp` takes one argument"), "{e}");
+    let e = refused("#[kernel]\nfn k(out: &mut [u32]) {\n    sync_warp(1.0);\n}\n");
+    assert!(e.contains("expected u32"), "{e}");
+    let e = refused("#[kernel]\nfn k(out: &mut [u32]) {\n    thread_fence(1);\n}\n");
+    assert!(e.contains("`thread_fence` takes no arguments"), "{e}");
+}
+
+#[test]
+fn a_literal_step_of_zero_or_below_is_refused() {
+    let e = refused(
+        "#[kernel]\nfn k(out: &mut [u32]) {\n    for i in (0..8).step_by(0) {\n        \
+         out[i] = i;\n    }\n}\n",
+    );
+    assert!(e.contains("`step_by(0)` never advances"), "{e}");
+    let e = refused(
+        "#[kernel]\nfn k(out: &mut [i32]) {\n    for i in (0i32..8).step_by(-2) {\n        \
+         out[0] = i;\n    }\n}\n",
+    );
+    assert!(e.contains("cannot be negative"), "{e}");
+    // A step computed at run time is the simulator's to check.
+    printed(
+        "#[kernel]\nfn k(s: &[u32], out: &mut [u32]) {\n    for i in (0..8).step_by(s[0]) {\n        \
+         out[i] = i;\n    }\n}\n",
+    );
 }

@@ -259,6 +259,11 @@ fn stmt(st: &Stmt) -> TokenStream {
         StmtKind::Continue => quote!(#ir::StmtKind::Continue),
         StmtKind::Return => quote!(#ir::StmtKind::Return),
         StmtKind::Barrier => quote!(#ir::StmtKind::Barrier),
+        StmtKind::WarpSync { mask } => {
+            let m = expr(mask);
+            quote!(#ir::StmtKind::WarpSync { mask: #m })
+        }
+        StmtKind::Fence => quote!(#ir::StmtKind::Fence),
     };
     quote!(#ir::Stmt { kind: #kind, span: #span })
 }

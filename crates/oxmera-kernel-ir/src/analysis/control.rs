@@ -419,6 +419,15 @@ impl<'k> Analyzer<'k> {
                 self.barrier(ctl, s.span);
                 Exits::default()
             }
+            // A warp barrier is a warp collective: every lane its mask names
+            // must reach it (OXK002), as for a shuffle or a vote.
+            StmtKind::WarpSync { mask } => {
+                let m = self.expr(mask, env, ctl);
+                self.collective("sync_warp", &m, ctl, s.span);
+                Exits::default()
+            }
+            // A fence waits for no thread: nothing to converge.
+            StmtKind::Fence => Exits::default(),
         }
     }
 

@@ -251,9 +251,9 @@ impl Lowering {
             });
         }
         match name.as_str() {
-            "sync_threads" => Err(err(
+            "sync_threads" | "sync_warp" | "thread_fence" => Err(err(
                 c,
-                "`sync_threads()` is a statement",
+                &format!("`{name}(..)` is a statement"),
                 "call it on its own line",
             )),
             "shared" => Err(err(

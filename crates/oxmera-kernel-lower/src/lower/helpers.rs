@@ -101,8 +101,10 @@ impl Helpers {
 }
 
 /// Builtin names that are not in the builtin tables.
-const RESERVED: [&str; 10] = [
+const RESERVED: [&str; 12] = [
     "sync_threads",
+    "sync_warp",
+    "thread_fence",
     "shared",
     "from_bits",
     "shfl_xor_sync",
@@ -606,7 +608,10 @@ fn has_effects(stmts: &[Stmt]) -> bool {
         }
     }
     stmts.iter().any(|s| match &s.kind {
-        StmtKind::Store { .. } | StmtKind::Barrier => true,
+        StmtKind::Store { .. }
+        | StmtKind::Barrier
+        | StmtKind::WarpSync { .. }
+        | StmtKind::Fence => true,
         StmtKind::Assign { value, .. } => expr(value),
         StmtKind::Eval(e) => expr(e),
         StmtKind::If {

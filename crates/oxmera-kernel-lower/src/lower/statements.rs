@@ -300,6 +300,28 @@ impl Lowering {
                 }
                 StmtKind::Barrier
             }
+            syn::Expr::Call(c) if is_call_to(c, "sync_warp") => {
+                if c.args.len() != 1 {
+                    return Err(err(
+                        c,
+                        "`sync_warp` takes one argument, the mask of the lanes taking part",
+                        "write `sync_warp(0xffff_ffff);` for the whole warp",
+                    ));
+                }
+                StmtKind::WarpSync {
+                    mask: self.expect(&c.args[0], Scalar::U32)?,
+                }
+            }
+            syn::Expr::Call(c) if is_call_to(c, "thread_fence") => {
+                if !c.args.is_empty() {
+                    return Err(err(
+                        c,
+                        "`thread_fence` takes no arguments",
+                        "write `thread_fence();`",
+                    ));
+                }
+                StmtKind::Fence
+            }
             syn::Expr::Call(c) if self.helper(&super::calls::call_name(c)).is_some() => {
                 // A helper called for its effect: its statements are the
                 // statement, and a value it returns is dropped.
@@ -609,7 +631,32 @@ impl Lowering {
         let ty = start.ty;
         let sspan = self.span(&f.expr);
         let step = match step {
-            Some(s) => self.expect(s, ty)?,
+            Some(s) => {
+                let e = self.expect(s, ty)?;
+                // A step is a count (Rust's `step_by` takes a `usize`, and
+                // panics on 0): a literal one that is 0 or negative can only
+                // be a mistake. One computed at run time is the simulator's
+                // to check (0 stops it; a negative i32 reads as its u32 bits,
+                // a step past any bound, as `s as usize` would).
+                match literal_value(&e) {
+                    Some(0) => {
+                        return Err(err(
+                            s,
+                            "`step_by(0)` never advances (Rust panics on a zero step)",
+                            "step by 1 or more",
+                        ));
+                    }
+                    Some(v) if v < 0 => {
+                        return Err(err(
+                            s,
+                            "a `step_by` step is a count and cannot be negative",
+                            "to count down, loop over `(0..n)` and use `n - 1 - i`",
+                        ));
+                    }
+                    _ => {}
+                }
+                e
+            }
             None => Expr {
                 kind: ExprKind::Lit(if ty == Scalar::U32 {
                     Value::U32(1)
@@ -636,6 +683,16 @@ impl Lowering {
             step,
             body,
         })
+    }
+}
+
+/// The value of an integer literal, or of a negated one.
+fn literal_value(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Lit(Value::I32(v)) => Some(i64::from(*v)),
+        ExprKind::Lit(Value::U32(v)) => Some(i64::from(*v)),
+        ExprKind::Unary { op: UnOp::Neg, arg } => literal_value(arg).map(|v| -v),
+        _ => None,
     }
 }
 

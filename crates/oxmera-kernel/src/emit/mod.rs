@@ -132,7 +132,12 @@ impl Survey {
                     self.expr(cond);
                     self.block(body);
                 }
-                StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier => {}
+                StmtKind::WarpSync { mask } => self.expr(mask),
+                StmtKind::Break
+                | StmtKind::Continue
+                | StmtKind::Return
+                | StmtKind::Barrier
+                | StmtKind::Fence => {}
             }
         }
     }

@@ -191,6 +191,17 @@ pub(crate) enum Op {
     Barrier {
         span: SpanId,
     },
+    /// `sync_warp(mask)`: the mask must name exactly the lanes executing it.
+    WarpSync {
+        mask: Reg,
+        span: SpanId,
+    },
+    /// A `for` loop's step, checked once where the loop starts: a zero step
+    /// never advances (Rust panics on `step_by(0)`).
+    CheckStep {
+        step: Reg,
+        span: SpanId,
+    },
     End,
 }
 
@@ -424,6 +435,10 @@ impl Compiler {
                 let st = self.expr(step);
                 let step_reg = self.reg();
                 self.emit(Op::Mov { d: step_reg, s: st });
+                self.emit(Op::CheckStep {
+                    step: step_reg,
+                    span: s.span,
+                });
                 // An inclusive loop may not step onto its bound and past it:
                 // `more` says the last step stayed within the bound (an
                 // exclusive loop needs no flag, see the step below).
@@ -550,6 +565,17 @@ impl Compiler {
             StmtKind::Barrier => {
                 self.emit(Op::Barrier { span: s.span });
             }
+            StmtKind::WarpSync { mask } => {
+                let m = self.expr(mask);
+                self.emit(Op::WarpSync {
+                    mask: m,
+                    span: s.span,
+                });
+            }
+            // The simulator's memory is sequentially consistent: every access
+            // is seen by every thread in program order, so a fence orders
+            // nothing that is not already ordered.
+            StmtKind::Fence => {}
         }
     }
 

@@ -736,6 +736,27 @@ impl Block<'_> {
                     w.active = 0;
                     w.pc = *skip as usize;
                 }
+                Op::WarpSync { mask, span } => {
+                    // Lockstep lanes are already together: the check is the
+                    // whole of it (and memory is sequentially consistent).
+                    if w.active != 0 {
+                        let (mask, span) = (*mask, *span);
+                        let checked = self
+                            .collective_mask(wi, mask, "sync_warp", span)
+                            .and_then(|m| self.defined(wi, mask, m, Use::Mask("sync_warp"), span));
+                        if let Err(r) = checked {
+                            break Err(r);
+                        }
+                    }
+                }
+                Op::CheckStep { step, span } => {
+                    let s = &w.regs[*step as usize];
+                    if let Some(l) = lanes_of(w.active).find(|&l| s[l] == 0) {
+                        let thread = w.base + l as u32;
+                        let span = *span;
+                        break Err(self.report(ReportKind::ZeroStep { thread }, span, wi));
+                    }
+                }
                 Op::Barrier { .. } => {
                     if w.active != 0 {
                         w.pc = pc;

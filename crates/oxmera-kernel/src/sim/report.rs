@@ -103,6 +103,12 @@ pub enum ReportKind {
         /// The shuffle's mask: the lanes that executed it.
         mask: u32,
     },
+    /// A `for` loop's `step_by` step is 0 in this thread: the loop would
+    /// never advance (Rust panics on `step_by(0)`).
+    ZeroStep {
+        /// Linear thread index in the block.
+        thread: u32,
+    },
     /// A block ran out of its step budget (an endless loop, most likely).
     StepLimit {
         /// The per-block budget, in warp instructions.
@@ -141,6 +147,7 @@ impl Report {
             ReportKind::Collective { .. } => "collective",
             ReportKind::DivByZero { .. } => "div-by-zero",
             ReportKind::Undefined { .. } => "undefined",
+            ReportKind::ZeroStep { .. } => "zero-step",
             ReportKind::StepLimit { .. } => "step-limit",
         }
     }
@@ -249,6 +256,13 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
             "sim:undefined",
             format!("lane {lane} (thread {thread}) uses an undefined value: {used}"),
         ),
+        ReportKind::ZeroStep { thread } => (
+            "sim:zero-step",
+            format!(
+                "`step_by(0)` in thread {thread}: the loop would never advance (Rust panics on \
+                 a zero step)"
+            ),
+        ),
         ReportKind::StepLimit { steps, .. } => (
             "sim:step-limit",
             format!(
@@ -295,7 +309,7 @@ pub fn render_report(k: &Kernel, r: &Report) -> String {
         ReportKind::Collective { lanes, .. } => {
             let _ = writeln!(
                 out,
-                "   = lanes (W arrives, . named but absent, - not named):"
+                "   = lanes (W arrives, . named but absent, ! arrives unnamed, - not named):"
             );
             let _ = writeln!(out, "       warp {:>2}: {lanes}", r.warp);
         }

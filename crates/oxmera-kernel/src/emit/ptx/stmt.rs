@@ -125,6 +125,15 @@ impl Emitter<'_> {
             }
             StmtKind::Return => self.ins("ret"),
             StmtKind::Barrier => self.ins("bar.sync 0"),
+            // The lanes of the mask wait for each other and their memory
+            // accesses are ordered (PTX ISA, `bar.warp.sync`; sm_30 and up).
+            StmtKind::WarpSync { mask } => {
+                let m = self.expr(mask)?;
+                self.ins(format!("bar.warp.sync {m}"));
+            }
+            // CUDA's `__threadfence()`: `membar.gl`, on sm_70 and later a
+            // synonym of `fence.sc.gpu` (PTX ISA, `membar`).
+            StmtKind::Fence => self.ins("membar.gl"),
         }
         Ok(())
     }

@@ -561,6 +561,25 @@ impl<'k> Emitter<'k> {
                 }
                 self.line(d, "workgroupBarrier();");
             }
+            StmtKind::WarpSync { .. } => {
+                return Err(self.unsupported(
+                    "`sync_warp(mask)`",
+                    "WGSL has no barrier over a set of a subgroup's lanes; naga's \
+                     `subgroupBarrier()` is a non-standard extension (wgpu's SUBGROUP_BARRIER \
+                     feature) over the whole subgroup, which oxmera's wgpu backend does not \
+                     request. Within a warp the lanes run together on every wgpu target \
+                     oxmera knows; to order shared memory between them, use `sync_threads()`",
+                ));
+            }
+            StmtKind::Fence => {
+                return Err(self.unsupported(
+                    "`thread_fence()`",
+                    "WGSL has no device-scope memory fence: `storageBarrier()` orders storage \
+                     memory only within the workgroup, and only as a barrier every invocation \
+                     of it must reach. Use `sync_threads()` for the block, or two launches to \
+                     order memory across blocks",
+                ));
+            }
         }
         Ok(())
     }
