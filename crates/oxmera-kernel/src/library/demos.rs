@@ -11,7 +11,7 @@ use crate::launch::LaunchConfig;
 use crate::sim::{self, Arg, Buffer, SimError, SimOptions, SimStats};
 use crate::target::Target;
 
-const EPS: f64 = f32::EPSILON as f64;
+pub(crate) const EPS: f64 = f32::EPSILON as f64;
 
 /// A deterministic stream of f32 values in `[-1, 1)` (splitmix64).
 pub fn rng_f32(seed: u64, n: usize) -> Vec<f32> {
@@ -83,6 +83,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
     Some(match name {
         "halves_to_f32" | "f32_to_halves" => return super::halves::demo(name, block, seed),
         "stencil3_tiled" => return Some(super::stencil::demo(block, seed)),
+        "matmul_register_tiled" => return Some(super::register_tiled::demo(block, seed)),
         "add" => {
             let n = 1000u32;
             let a = rng_f32(seed, n as usize);

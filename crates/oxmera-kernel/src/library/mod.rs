@@ -13,6 +13,7 @@ mod kernels;
 mod norm;
 mod ops;
 mod random;
+mod register_tiled;
 mod stencil;
 mod unary;
 
@@ -37,6 +38,7 @@ pub use ops::{
     scalar_code, scalar_strided, scatter_add_strided, softmax_strided,
 };
 pub use random::philox_uniform;
+pub use register_tiled::matmul_register_tiled;
 pub use stencil::stencil3_tiled;
 pub(crate) use stencil::workload as stencil_workload;
 pub use unary::{unary_code, unary_strided};
@@ -92,6 +94,11 @@ pub fn entries() -> Vec<Entry> {
             "matmul_tiled",
             "tiled matmul staged through shared memory",
             matmul_tiled,
+        ),
+        e(
+            "matmul_register_tiled",
+            "matmul: a REG x REG register tile a thread, fed from 2-D shared slices",
+            matmul_register_tiled,
         ),
         e(
             "stencil3_tiled",
