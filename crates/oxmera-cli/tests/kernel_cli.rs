@@ -587,3 +587,105 @@ fn tune_on_cuda_where_a_gpu_is_times_the_safe_configurations() {
         }
     }
 }
+
+#[test]
+fn a_generic_files_instances_are_checked_each_and_run_by_dtype() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.rs"),
+        "#[kernel(block = [32], dtypes(T = [f32, i32]))]\n\
+         fn scale<T: Number>(x: &mut [T], s: T) {\n    \
+         let i = thread_idx_x();\n    x[i] = x[i] * s;\n}\n",
+    )
+    .unwrap();
+    // `check` with no dtype: one verdict line per instance.
+    let (code, out, err) = in_dir(dir.path(), &["kernel", "check", "g.rs", "scale"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("scale<f32>: clean at launch grid (1, 1, 1) block (32, 1, 1)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("scale<i32>: clean at launch grid (1, 1, 1) block (32, 1, 1)\n"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 2, "{out}");
+    // `run` needs a choice; the instance's element type reads the specs:
+    // iota 0, 1, 2, .. times 3 in i32.
+    let (code, _, err) = in_dir(
+        dir.path(),
+        &[
+            "kernel",
+            "run",
+            "g.rs",
+            "scale",
+            "--arg",
+            "x=iota:32",
+            "--arg",
+            "s=3",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "`scale` is generic; choose an instance with --dtype (scale<f32>, scale<i32>)"
+        ),
+        "{err}"
+    );
+    let (code, out, err) = in_dir(
+        dir.path(),
+        &[
+            "kernel",
+            "run",
+            "g.rs",
+            "scale",
+            "--dtype",
+            "i32",
+            "--block",
+            "32",
+            "--arg",
+            "x=iota:32",
+            "--arg",
+            "s=3",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("scale<i32>"), "{out}");
+    assert!(out.contains("0, 3, 6, 9, 12, 15, 18, 21"), "{out}");
+    let (code, _, err) = in_dir(dir.path(), &["kernel", "ir", "g.rs", "--dtype", "u32"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "`scale` has no instance for --dtype u32; its instances: scale<f32>, scale<i32>"
+        ),
+        "{err}"
+    );
+    // The instance by its name: the IR of the f32 one only.
+    let (code, out, _) = in_dir(dir.path(), &["kernel", "ir", "g.rs", "scale<f32>"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("scale<f32>") && !out.contains("scale<i32>"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_generic_library_kernel_runs_its_demo_per_dtype() {
+    let (code, out) = oxmera(&["kernel", "check", "iota"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("iota<i32>: clean at launch grid (1, 1, 1) block (64, 1, 1)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("iota<u32>: clean at launch grid (1, 1, 1) block (256, 1, 1)"),
+        "{out}"
+    );
+    let (code, out) = oxmera(&["kernel", "run", "iota", "--dtype", "u32"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("iota<u32>"), "{out}");
+    let (code, out) = oxmera(&["kernel", "wgsl", "axpy", "--dtype", "f32"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("fn axpy_f32("), "{out}");
+    assert_eq!(oxmera(&["kernel", "wgsl", "flip", "--dtype", "f32"]).0, 2);
+}

@@ -40,6 +40,12 @@ struct Which {
     /// With a file: the kernel in it (`ir` and `check` take every kernel
     /// without it; `run` and `wgsl` the file's only one).
     name: Option<String>,
+    /// The instance of a generic kernel: its dtype, e.g. `f64` (`f32,i32`
+    /// for several type parameters); `NAME<f64>` names it too. Without
+    /// it `ir` and `check` take every instance, and the other commands
+    /// need one.
+    #[arg(long, value_name = "DTYPE[,DTYPE..]")]
+    dtype: Option<String>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -239,7 +245,13 @@ fn usage(msg: String) -> ExitCode {
 
 /// The kernels the command names, or the exit code after saying why not.
 fn picked(which: &Which, several: bool) -> Result<Picked, ExitCode> {
-    source::pick(&which.kernel, which.name.as_deref(), several).map_err(|f| match f {
+    source::pick(
+        &which.kernel,
+        which.name.as_deref(),
+        which.dtype.as_deref(),
+        several,
+    )
+    .map_err(|f| match f {
         Failure::Usage(m) => usage(m),
         Failure::Source(rendered) => {
             eprint!("{rendered}");
@@ -631,7 +643,14 @@ pub fn run(args: KernelArgs) -> ExitCode {
             let Some(kernel) = kernel else {
                 return usage("name a kernel to tune, or give --all".into());
             };
-            let p = match picked(&Which { kernel, name }, false) {
+            let p = match picked(
+                &Which {
+                    kernel,
+                    name,
+                    dtype: None,
+                },
+                false,
+            ) {
                 Ok(p) => p,
                 Err(code) => return code,
             };

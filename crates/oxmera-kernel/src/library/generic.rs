@@ -98,9 +98,9 @@ pub(super) fn demo(kernel: &crate::ir::Kernel, block: Dim3, seed: u64) -> Option
             })
         }
         ("iota", Scalar::U32) => {
-            // Starts about 100 below the top, so the sequence wraps through
-            // zero after 34 steps.
-            let (start, step) = (u32::MAX - 100 - seed as u32, 3u32);
+            // A step of 2^28 + 3 wraps through zero every 16 steps
+            // (16 * 2^28 = 2^32), so most values are wrapped ones.
+            let (start, step) = (5 + seed as u32, (1u32 << 28) + 3);
             let expected = (0..n)
                 .map(|i| start.wrapping_add(step.wrapping_mul(i)) as f64)
                 .collect();
