@@ -157,10 +157,10 @@ mod on_gpu {
     use crate::driver::Gpu;
 
     /// A launch's arguments on the device: one allocation per buffer
-    /// argument, one 32-bit word per scalar, each in argument order.
+    /// argument, one 64-bit word per scalar, each in argument order.
     struct Staged {
-        buffers: Vec<CudaSlice<u32>>,
-        words: Vec<u32>,
+        buffers: Vec<CudaSlice<u8>>,
+        words: Vec<u64>,
     }
 
     impl Gpu {
@@ -178,10 +178,10 @@ mod on_gpu {
                     Arg::Buffer(b) => {
                         // An empty buffer still gets a word: a null pointer
                         // is not a buffer.
-                        let words = if b.data.is_empty() {
-                            &[0u32][..]
+                        let words = if b.is_empty() {
+                            &[0u8; 4][..]
                         } else {
-                            &b.data
+                            b.as_bytes()
                         };
                         buffers.push(
                             self.stream
@@ -192,8 +192,11 @@ mod on_gpu {
                     Arg::Scalar(v) => scalars.push(*v),
                 }
             }
-            // Scalars travel as their 32-bit patterns: f32 as its bits, a
-            // bool as 0 or 1, exactly the PTX entry's `.u32`/`.f32` params.
+            // Scalars travel as their bit patterns zero-extended to 64 bits:
+            // f32 as its bits, a bool as 0 or 1. The driver copies as many
+            // bytes as the PTX entry's param declares (`.u32`/`.f32`: 4,
+            // `.u64`/`.f64`: 8, `.u16`/`.b16`: 2, `.u8`: 1) from the start
+            // of each word, which on a little-endian host is the value.
             let words = scalars.iter().map(|v| Value::to_bits(*v)).collect();
             Ok(Staged { buffers, words })
         }
@@ -256,9 +259,9 @@ mod on_gpu {
             for (p, a) in k.params.iter().zip(args.iter_mut()) {
                 if let (ParamKind::Buffer { writable, .. }, Arg::Buffer(b)) = (p.kind, a) {
                     let Some(buf) = next.next() else { break };
-                    if writable && !b.data.is_empty() {
+                    if writable && !b.is_empty() {
                         let back = self.stream.clone_dtoh(buf).map_err(self.driver_fault(op))?;
-                        b.data.copy_from_slice(&back);
+                        b.as_bytes_mut().copy_from_slice(&back);
                     }
                 }
             }

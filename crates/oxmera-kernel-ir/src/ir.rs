@@ -8,6 +8,12 @@
 use std::fmt;
 
 /// The scalar types of the kernel language.
+///
+/// Every list of "all scalars" and every "which scalars are floats or
+/// integers" question is answered here ([`Scalar::ALL`],
+/// [`Scalar::is_float`], [`Scalar::is_int`], [`Scalar::is_signed`]) so that
+/// the lowering, the validator, the simulator, the emitters and generic
+/// kernels agree on one table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scalar {
     /// 32-bit IEEE float.
@@ -18,27 +24,90 @@ pub enum Scalar {
     U32,
     /// Boolean.
     Bool,
+    /// 64-bit IEEE float.
+    F64,
+    /// 64-bit signed integer (wrapping arithmetic).
+    I64,
+    /// 64-bit unsigned integer (wrapping arithmetic).
+    U64,
+    /// 8-bit unsigned integer (wrapping arithmetic at 8 bits).
+    U8,
+    /// 16-bit unsigned integer (wrapping arithmetic at 16 bits).
+    U16,
+    /// IEEE binary16 half float: every operation is computed in `f32` and
+    /// rounded once to `f16`, to nearest, ties to even (see
+    /// [`crate::half`]).
+    F16,
+    /// bfloat16 (the top 16 bits of an `f32`): computed in `f32` and rounded
+    /// once, to nearest, ties to even.
+    BF16,
 }
 
 impl Scalar {
-    /// Every scalar type, in a fixed order: the order in which a generic
-    /// kernel's instances are listed (see [`crate::dtype::admitted`]).
-    pub const ALL: [Scalar; 4] = [Scalar::F32, Scalar::I32, Scalar::U32, Scalar::Bool];
-    /// True for the floating-point types.
-    pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32)
-    }
-    /// Size of one element in bytes (bools are stored as 4-byte words).
+    /// Every scalar type, in declaration order: also the order in which a
+    /// generic kernel's instances are listed (see [`crate::dtype::admitted`]).
+    pub const ALL: [Scalar; 11] = [
+        Scalar::F32,
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::Bool,
+        Scalar::F64,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::F16,
+        Scalar::BF16,
+    ];
+    /// Size of one element in bytes, as a buffer or shared array holds it
+    /// (bools are stored as 4-byte words).
     pub fn size_bytes(self) -> u64 {
-        4
+        match self {
+            Scalar::U8 => 1,
+            Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
+            Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::Bool => 4,
+            Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
+        }
     }
-    /// True for `i32` and `u32`.
+    /// Width of the value in bits (`bool`: 32, its storage).
+    pub fn bits(self) -> u32 {
+        self.size_bytes() as u32 * 8
+    }
+    /// True for the integer types: `i32`, `u32`, `i64`, `u64`, `u8`, `u16`.
     pub fn is_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::U32)
+        matches!(
+            self,
+            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::U8 | Scalar::U16
+        )
     }
-    /// True for `f32`, `i32` and `u32`.
+    /// True for the float types: `f32`, `f64`, `f16`, `bf16`.
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16)
+    }
+    /// True for the types with a sign, which unary `-` and `abs` apply to:
+    /// `i32`, `i64` and every float. (`is_int() && is_signed()` are the
+    /// signed integers.)
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::I32 | Scalar::I64) || self.is_float()
+    }
+    /// True for `f16` and `bf16`: stored in 16 bits, computed in `f32`.
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::BF16)
+    }
+    /// True for every type but `bool`.
     pub fn is_numeric(self) -> bool {
         !matches!(self, Scalar::Bool)
+    }
+    /// The unsigned integer type of the same width, whose value
+    /// `to_bits`/`from_bits` exchange with a float (`f32`↔`u32`,
+    /// `f64`↔`u64`, `f16`/`bf16`↔`u16`); `None` for non-floats.
+    pub fn bits_type(self) -> Option<Scalar> {
+        match self {
+            Scalar::F32 => Some(Scalar::U32),
+            Scalar::F64 => Some(Scalar::U64),
+            Scalar::F16 | Scalar::BF16 => Some(Scalar::U16),
+            _ => None,
+        }
     }
     /// The Rust spelling of the type.
     pub fn name(self) -> &'static str {
@@ -47,7 +116,18 @@ impl Scalar {
             Scalar::I32 => "i32",
             Scalar::U32 => "u32",
             Scalar::Bool => "bool",
+            Scalar::F64 => "f64",
+            Scalar::I64 => "i64",
+            Scalar::U64 => "u64",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
         }
+    }
+    /// The type spelled `name` (`"f64"`, `"bf16"`, ...).
+    pub fn from_name(name: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 
@@ -57,7 +137,8 @@ impl fmt::Display for Scalar {
     }
 }
 
-/// A scalar value.
+/// A scalar value. The half floats are held as their 16-bit patterns
+/// (Rust has no stable `f16`); [`Value::as_f32`] widens them exactly.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
     /// An `f32`.
@@ -68,6 +149,20 @@ pub enum Value {
     U32(u32),
     /// A `bool`.
     Bool(bool),
+    /// An `f64`.
+    F64(f64),
+    /// An `i64`.
+    I64(i64),
+    /// A `u64`.
+    U64(u64),
+    /// A `u8`.
+    U8(u8),
+    /// A `u16`.
+    U16(u16),
+    /// An `f16`, as its IEEE binary16 bit pattern.
+    F16(u16),
+    /// A `bf16`, as its bit pattern (the top half of an `f32`'s).
+    BF16(u16),
 }
 
 impl Value {
@@ -78,24 +173,58 @@ impl Value {
             Value::I32(_) => Scalar::I32,
             Value::U32(_) => Scalar::U32,
             Value::Bool(_) => Scalar::Bool,
+            Value::F64(_) => Scalar::F64,
+            Value::I64(_) => Scalar::I64,
+            Value::U64(_) => Scalar::U64,
+            Value::U8(_) => Scalar::U8,
+            Value::U16(_) => Scalar::U16,
+            Value::F16(_) => Scalar::F16,
+            Value::BF16(_) => Scalar::BF16,
         }
     }
-    /// The 32-bit pattern the simulator stores for this value.
-    pub fn to_bits(self) -> u32 {
+    /// The bit pattern the simulator stores for this value, zero-extended
+    /// to 64 bits (an `i32` is its 32-bit two's complement, not
+    /// sign-extended).
+    pub fn to_bits(self) -> u64 {
         match self {
-            Value::F32(v) => v.to_bits(),
-            Value::I32(v) => v as u32,
-            Value::U32(v) => v,
-            Value::Bool(v) => v as u32,
+            Value::F32(v) => v.to_bits() as u64,
+            Value::I32(v) => v as u32 as u64,
+            Value::U32(v) => v as u64,
+            Value::Bool(v) => v as u64,
+            Value::F64(v) => v.to_bits(),
+            Value::I64(v) => v as u64,
+            Value::U64(v) => v,
+            Value::U8(v) => v as u64,
+            Value::U16(v) | Value::F16(v) | Value::BF16(v) => v as u64,
         }
     }
-    /// Reads a value of type `ty` back from its 32-bit pattern.
-    pub fn from_bits(ty: Scalar, bits: u32) -> Value {
+    /// Reads a value of type `ty` back from its bit pattern (the bits above
+    /// the type's width are ignored).
+    pub fn from_bits(ty: Scalar, bits: u64) -> Value {
         match ty {
-            Scalar::F32 => Value::F32(f32::from_bits(bits)),
-            Scalar::I32 => Value::I32(bits as i32),
-            Scalar::U32 => Value::U32(bits),
-            Scalar::Bool => Value::Bool(bits != 0),
+            Scalar::F32 => Value::F32(f32::from_bits(bits as u32)),
+            Scalar::I32 => Value::I32(bits as u32 as i32),
+            Scalar::U32 => Value::U32(bits as u32),
+            Scalar::Bool => Value::Bool(bits as u32 != 0),
+            Scalar::F64 => Value::F64(f64::from_bits(bits)),
+            Scalar::I64 => Value::I64(bits as i64),
+            Scalar::U64 => Value::U64(bits),
+            Scalar::U8 => Value::U8(bits as u8),
+            Scalar::U16 => Value::U16(bits as u16),
+            Scalar::F16 => Value::F16(bits as u16),
+            Scalar::BF16 => Value::BF16(bits as u16),
+        }
+    }
+    /// The value of a float as `f32`: exact for `f32`, `f16` and `bf16`
+    /// (both halves widen exactly), rounded for `f64`; `None` for
+    /// non-floats.
+    pub fn as_f32(self) -> Option<f32> {
+        match self {
+            Value::F32(v) => Some(v),
+            Value::F64(v) => Some(v as f32),
+            Value::F16(b) => Some(crate::half::f16_to_f32(b)),
+            Value::BF16(b) => Some(crate::half::bf16_to_f32(b)),
+            _ => None,
         }
     }
     /// Bit-exact equality (so that NaN equals itself and -0.0 differs from 0.0).
@@ -111,6 +240,13 @@ impl fmt::Display for Value {
             Value::I32(v) => write!(f, "{v}i32"),
             Value::U32(v) => write!(f, "{v}u32"),
             Value::Bool(v) => write!(f, "{v}"),
+            Value::F64(v) => write!(f, "{v:?}f64"),
+            Value::I64(v) => write!(f, "{v}i64"),
+            Value::U64(v) => write!(f, "{v}u64"),
+            Value::U8(v) => write!(f, "{v}u8"),
+            Value::U16(v) => write!(f, "{v}u16"),
+            Value::F16(b) => write!(f, "{:?}f16", crate::half::f16_to_f32(*b)),
+            Value::BF16(b) => write!(f, "{:?}bf16", crate::half::bf16_to_f32(*b)),
         }
     }
 }
@@ -249,7 +385,7 @@ impl BinOp {
 /// Unary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnOp {
-    /// Arithmetic negation (`f32`, `i32`).
+    /// Arithmetic negation (the signed types: `i32`, `i64`, every float).
     Neg,
     /// Logical not on `bool`, bitwise not on integers.
     Not,
@@ -431,8 +567,14 @@ impl AtomicOp {
 
     /// Whether the operation applies to a memory of `elem`: the bit
     /// operations and `sub` to integers, `inc` to `u32` (as CUDA has them),
-    /// the rest to every numeric type.
+    /// the rest to every numeric type of 32 or 64 bits. Nothing applies to
+    /// the 8- and 16-bit types (`u8`, `u16`, `f16`, `bf16`): no hardware
+    /// has portable atomics on them. Whether a target has a 64-bit
+    /// operation is the emitter's to say.
     pub fn accepts(self, elem: Scalar) -> bool {
+        if elem.size_bytes() < 4 {
+            return false;
+        }
         match self {
             AtomicOp::Sub | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => elem.is_int(),
             AtomicOp::Inc => elem == Scalar::U32,
@@ -529,8 +671,9 @@ pub enum ExprKind {
     },
     /// `arg as ty` (the target type is [`Expr::ty`]).
     Cast(Box<Expr>),
-    /// The same 32 bits read as another type: `x.to_bits()` (`f32` to
-    /// `u32`) and `f32::from_bits(u)` (`u32` to `f32`). The exact way to
+    /// The same bits read as another type of the same width:
+    /// `x.to_bits()` (a float to its [`Scalar::bits_type`]) and
+    /// `f32::from_bits(u)` (back; likewise `f64`, `f16`, `bf16`). The exact way to
     /// test for NaN, to flip a sign bit or to order floats as integers —
     /// exact where a GPU compiler may assume float comparisons never meet a
     /// NaN.

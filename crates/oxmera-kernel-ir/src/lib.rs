@@ -22,6 +22,7 @@ pub mod dtype;
 pub mod erf;
 pub mod eval;
 pub mod explain;
+pub mod half;
 pub mod ir;
 pub mod launch;
 pub mod limits;

@@ -238,7 +238,7 @@ impl Printer<'_> {
                 )
             }
             ExprKind::Cast(a) => format!("({} as {})", self.expr(a), e.ty),
-            ExprKind::BitCast(a) if e.ty == Scalar::U32 => format!("{}.to_bits()", self.expr(a)),
+            ExprKind::BitCast(a) if !e.ty.is_float() => format!("{}.to_bits()", self.expr(a)),
             ExprKind::BitCast(a) => format!("{}::from_bits({})", e.ty, self.expr(a)),
             ExprKind::Math { func, args } => {
                 let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();

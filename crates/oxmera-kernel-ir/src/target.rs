@@ -22,7 +22,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::ir::{Kernel, ParamKind, Scalar};
+use crate::ir::{Expr, ExprKind, Kernel, ParamKind, Scalar, Stmt, StmtKind};
 use crate::limits::{ComputeCapability, STATIC_SHARED_CAP};
 
 /// The most threads a block may have on every target oxmera names: CUDA's
@@ -68,19 +68,24 @@ impl TargetKind {
 
 /// A set of scalar types, for what a target can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ScalarSet(u8);
+pub struct ScalarSet(u16);
 
 impl ScalarSet {
     /// Every scalar type of the kernel language.
-    pub const ALL: ScalarSet = ScalarSet(0b1111);
+    pub const ALL: ScalarSet = ScalarSet((1 << Scalar::ALL.len()) - 1);
 
-    fn bit(s: Scalar) -> u8 {
-        match s {
-            Scalar::F32 => 1,
-            Scalar::I32 => 2,
-            Scalar::U32 => 4,
-            Scalar::Bool => 8,
-        }
+    /// The empty set.
+    pub const EMPTY: ScalarSet = ScalarSet(0);
+
+    /// A type's bit: its position in [`Scalar::ALL`], which lists the
+    /// types in declaration order.
+    const fn bit(s: Scalar) -> u16 {
+        1 << s as u16
+    }
+
+    /// The set with `s` added.
+    pub const fn with(self, s: Scalar) -> ScalarSet {
+        ScalarSet(self.0 | Self::bit(s))
     }
 
     /// True when `s` is in the set.
@@ -89,15 +94,13 @@ impl ScalarSet {
     }
 
     /// The set without `s`.
-    pub fn without(self, s: Scalar) -> ScalarSet {
+    pub const fn without(self, s: Scalar) -> ScalarSet {
         ScalarSet(self.0 & !Self::bit(s))
     }
 
-    /// The members, in the order f32, i32, u32, bool.
+    /// The members, in the order of [`Scalar::ALL`].
     pub fn iter(self) -> impl Iterator<Item = Scalar> {
-        [Scalar::F32, Scalar::I32, Scalar::U32, Scalar::Bool]
-            .into_iter()
-            .filter(move |s| self.contains(*s))
+        Scalar::ALL.into_iter().filter(move |s| self.contains(*s))
     }
 }
 
@@ -174,14 +177,29 @@ impl Target {
     /// Compute Capability" (warp size 32 and "Maximum number of threads per
     /// block" 1024 on every listed capability; "Maximum amount of shared
     /// memory per thread block" for the opt-in limit, 48 KiB without it).
+    ///
+    /// Every capability holds `f64`, the 64-bit integers and the 8- and
+    /// 16-bit ones. `f16` needs 5.3 and `bf16` 8.0 — the capabilities from
+    /// which the conversions the emitter computes halves with exist: PTX
+    /// ISA, `cvt`: conversions to and from `.f16` require `sm_53` or
+    /// higher, `cvt.rn.bf16.f32` requires `sm_80` (PTX ISA 7.0). Every
+    /// capability in the table is at least 7.0, so only `bf16` is ever
+    /// missing.
     pub fn cuda(cc: ComputeCapability) -> Target {
+        let mut dtypes = ScalarSet::ALL;
+        if (cc.major, cc.minor) < (5, 3) {
+            dtypes = dtypes.without(Scalar::F16);
+        }
+        if cc.major < 8 {
+            dtypes = dtypes.without(Scalar::BF16);
+        }
         Target {
             kind: TargetKind::Cuda(cc),
             warp_width: 32,
             max_block_threads: MAX_THREADS,
             shared_default: STATIC_CAP,
             shared_max: (cc.max_shared_per_block() as u32).max(STATIC_CAP),
-            dtypes: ScalarSet::ALL,
+            dtypes,
         }
     }
 
@@ -234,6 +252,8 @@ impl Target {
     /// An Apple GPU: SIMD groups of 32, 1024 threads and 32 KiB of threadgroup
     /// memory per threadgroup (Metal Feature Set Tables, "Maximum total
     /// threadgroup memory allocation" and "Maximum threads per threadgroup").
+    /// Metal has no 64-bit float (the Metal Shading Language Specification's
+    /// scalar types have no `double`), so no `f64`.
     pub const fn apple() -> Target {
         Target {
             kind: TargetKind::Apple,
@@ -241,7 +261,7 @@ impl Target {
             max_block_threads: MAX_THREADS,
             shared_default: 32 * 1024,
             shared_max: 32 * 1024,
-            dtypes: ScalarSet::ALL,
+            dtypes: ScalarSet::ALL.without(Scalar::F64),
         }
     }
 
@@ -330,18 +350,15 @@ impl Target {
         self.dtypes
     }
 
-    /// The first scalar type `k` uses (in a parameter, local or shared
-    /// array) that this target does not support.
+    /// The first scalar type `k` uses (in a parameter, local, shared
+    /// array, or as the type of any expression — a cast, a literal) that
+    /// this target does not support.
     pub fn unsupported_dtype(&self, k: &Kernel) -> Option<Scalar> {
-        let params = k.params.iter().map(|p| match p.kind {
-            ParamKind::Scalar(s) => s,
-            ParamKind::Buffer { elem, .. } => elem,
-        });
-        let locals = k.locals.iter().map(|l| l.ty);
-        let shared = k.shared.iter().map(|s| s.elem);
-        params
-            .chain(locals)
-            .chain(shared)
+        if self.dtypes == ScalarSet::ALL {
+            return None;
+        }
+        dtypes_used(k)
+            .into_iter()
             .find(|s| !self.dtypes.contains(*s))
     }
 
@@ -379,6 +396,109 @@ impl fmt::Display for Target {
             write!(f, "/warp{}", self.warp_width)?;
         }
         Ok(())
+    }
+}
+
+/// Every scalar type `k` mentions, first-use order: parameters, locals,
+/// shared arrays, then the type of every expression of the body.
+pub fn dtypes_used(k: &Kernel) -> Vec<Scalar> {
+    let mut out: Vec<Scalar> = Vec::new();
+    let mut note = |s: Scalar| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for p in &k.params {
+        note(match p.kind {
+            ParamKind::Scalar(s) => s,
+            ParamKind::Buffer { elem, .. } => elem,
+        });
+    }
+    k.locals.iter().for_each(|l| note(l.ty));
+    k.shared.iter().for_each(|s| note(s.elem));
+    for_each_expr(&k.body, &mut |e| note(e.ty));
+    out
+}
+
+/// Calls `f` on every expression of `stmts`, subexpressions included.
+fn for_each_expr(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+        f(e);
+        match &e.kind {
+            ExprKind::Load { index, .. } => expr(index, f),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast(arg) | ExprKind::BitCast(arg) => {
+                expr(arg, f)
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                expr(lhs, f);
+                expr(rhs, f);
+            }
+            ExprKind::Math { args, .. } => args.iter().for_each(|a| expr(a, f)),
+            ExprKind::Shuffle {
+                mask, value, arg, ..
+            } => {
+                expr(mask, f);
+                expr(value, f);
+                expr(arg, f);
+            }
+            ExprKind::Vote { mask, pred, .. } => {
+                expr(mask, f);
+                expr(pred, f);
+            }
+            ExprKind::Atomic {
+                index,
+                value,
+                compare,
+                ..
+            } => {
+                expr(index, f);
+                expr(value, f);
+                if let Some(c) = compare {
+                    expr(c, f);
+                }
+            }
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Param(_)
+            | ExprKind::Spec(_)
+            | ExprKind::Builtin(_) => {}
+        }
+    }
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { value, .. } => expr(value, f),
+            StmtKind::Store { index, value, .. } => {
+                expr(index, f);
+                expr(value, f);
+            }
+            StmtKind::Eval(e) => expr(e, f),
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                expr(cond, f);
+                for_each_expr(then, f);
+                for_each_expr(otherwise, f);
+            }
+            StmtKind::For {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                expr(start, f);
+                expr(end, f);
+                expr(step, f);
+                for_each_expr(body, f);
+            }
+            StmtKind::While { cond, body } => {
+                expr(cond, f);
+                for_each_expr(body, f);
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier => {}
+        }
     }
 }
 
@@ -529,6 +649,22 @@ mod tests {
     fn scalar_sets() {
         let s = ScalarSet::ALL.without(Scalar::F32);
         assert!(!s.contains(Scalar::F32));
-        assert_eq!(s.iter().count(), 3);
+        assert_eq!(s.iter().count(), Scalar::ALL.len() - 1);
+        assert!(s.with(Scalar::F32) == ScalarSet::ALL);
+        for t in Scalar::ALL {
+            assert!(ScalarSet::ALL.contains(t) && !ScalarSet::EMPTY.contains(t));
+        }
+    }
+
+    #[test]
+    fn which_targets_hold_which_types() {
+        let sm70: Target = "cuda:sm_70".parse().unwrap();
+        let sm80: Target = "cuda:sm_80".parse().unwrap();
+        assert!(sm70.dtypes().contains(Scalar::F16));
+        assert!(!sm70.dtypes().contains(Scalar::BF16));
+        assert_eq!(sm80.dtypes(), ScalarSet::ALL);
+        assert!(!Target::apple().dtypes().contains(Scalar::F64));
+        assert!(Target::apple().dtypes().contains(Scalar::I64));
+        assert_eq!(Target::lavapipe().dtypes(), ScalarSet::ALL);
     }
 }

@@ -21,7 +21,10 @@ pub struct ValidateError {
 /// Checks every invariant; returns the first broken one.
 pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
     let v = Validator { k };
-    if k.specs.iter().any(|s| !s.ty.is_int()) {
+    if k.specs
+        .iter()
+        .any(|s| !matches!(s.ty, Scalar::U32 | Scalar::I32))
+    {
         return Err(v.err(0, "specialization constants must be u32 or i32".into()));
     }
     let specs = k.default_specs();
@@ -184,8 +187,8 @@ impl Validator<'_> {
                     .locals
                     .get(*var as usize)
                     .ok_or_else(|| self.err(s.span, "unknown loop variable".into()))?;
-                if !l.ty.is_int() {
-                    return Err(self.err(s.span, "loop variable must be an integer".into()));
+                if !matches!(l.ty, Scalar::U32 | Scalar::I32) {
+                    return Err(self.err(s.span, "loop variable must be u32 or i32".into()));
                 }
                 self.expect(start, l.ty)?;
                 self.expect(end, l.ty)?;
@@ -206,7 +209,7 @@ impl Validator<'_> {
 
     fn index(&self, e: &Expr) -> Result<(), ValidateError> {
         self.expr(e)?;
-        if !e.ty.is_int() {
+        if !matches!(e.ty, Scalar::U32 | Scalar::I32) {
             return Err(self.err(e.span, format!("index must be u32 or i32, found {}", e.ty)));
         }
         Ok(())
@@ -248,8 +251,8 @@ impl Validator<'_> {
             ExprKind::Unary { op, arg } => {
                 self.expr(arg)?;
                 let ok = match op {
-                    UnOp::Neg => matches!(arg.ty, Scalar::F32 | Scalar::I32),
-                    UnOp::Not => arg.ty != Scalar::F32,
+                    UnOp::Neg => arg.ty.is_signed(),
+                    UnOp::Not => !arg.ty.is_float(),
                 };
                 if ok && arg.ty == e.ty {
                     Ok(())
@@ -289,10 +292,8 @@ impl Validator<'_> {
             }
             ExprKind::Cast(a) => self.expr(a),
             ExprKind::BitCast(a) => {
-                if !matches!(
-                    (a.ty, e.ty),
-                    (Scalar::F32, Scalar::U32) | (Scalar::U32, Scalar::F32)
-                ) {
+                // A float and the unsigned integer of its width, either way.
+                if a.ty.bits_type() != Some(e.ty) && e.ty.bits_type() != Some(a.ty) {
                     return bad(format!("bits of {} cannot be read as {}", a.ty, e.ty));
                 }
                 self.expr(a)

@@ -64,6 +64,13 @@ fn value(v: Value) -> TokenStream {
             quote!(#ir::Value::U32(#b))
         }
         Value::Bool(x) => quote!(#ir::Value::Bool(#x)),
+        // The wider and narrower types by their bit pattern: one form for
+        // all, exact for every float (NaN payloads and -0.0 included).
+        other => {
+            let ty = scalar(other.ty());
+            let b = Literal::u64_suffixed(other.to_bits());
+            quote!(#ir::Value::from_bits(#ty, #b))
+        }
     }
 }
 

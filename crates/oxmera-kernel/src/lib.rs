@@ -63,7 +63,7 @@ extern crate self as oxmera_kernel;
 
 pub use gate::gate;
 pub use oxmera_kernel_ir::{
-    analysis, diag, dtype, eval, explain, ir, launch, limits, pretty, space, target, validate,
+    analysis, diag, dtype, eval, explain, half, ir, launch, limits, pretty, space, target, validate,
 };
 pub use oxmera_kernel_macros::{helper, kernel, kernels};
 

@@ -676,8 +676,7 @@ impl Gpu {
         for a in args.iter() {
             match a {
                 Arg::Buffer(b) => {
-                    let bytes: Vec<u8> = b.data.iter().flat_map(|w| w.to_le_bytes()).collect();
-                    buffers.push(self.upload(&bytes, op)?);
+                    buffers.push(self.upload(b.as_bytes(), op)?);
                 }
                 Arg::Scalar(v) => scalars.push(*v),
             }
@@ -689,10 +688,12 @@ impl Gpu {
             if let (ParamKind::Buffer { writable, .. }, Arg::Buffer(b)) = (p.kind, a) {
                 let buf = next.next().expect("one GPU buffer per buffer argument");
                 if writable {
-                    let bytes = self.download(buf, b.data.len() as u64 * 4, op)?;
-                    for (w, c) in b.data.iter_mut().zip(bytes.chunks_exact(4)) {
-                        *w = u32::from_le_bytes(c.try_into().expect("4 bytes"));
-                    }
+                    let out = b.as_bytes_mut();
+                    let bytes = self.download(buf, out.len() as u64, op)?;
+                    // The read-back is padded to whole words; the buffer
+                    // takes its own bytes (a u8 or u16 buffer's count may
+                    // not be a multiple of 4).
+                    out.copy_from_slice(&bytes[..out.len()]);
                 }
             }
         }
@@ -744,8 +745,7 @@ impl Gpu {
         for a in args {
             match a {
                 Arg::Buffer(b) => {
-                    let bytes: Vec<u8> = b.data.iter().flat_map(|w| w.to_le_bytes()).collect();
-                    buffers.push(self.upload(&bytes, op)?);
+                    buffers.push(self.upload(b.as_bytes(), op)?);
                 }
                 Arg::Scalar(v) => scalars.push(*v),
             }

@@ -105,15 +105,7 @@ fn the_conformance_corpus_passes_on_the_gpu() {
 
 /// The output of a demo as numbers, read as its element type.
 fn values(b: &oxmera_kernel::sim::Buffer) -> Vec<f64> {
-    use oxmera_kernel::ir::Scalar;
-    b.data
-        .iter()
-        .map(|&w| match b.elem {
-            Scalar::F32 => f32::from_bits(w) as f64,
-            Scalar::I32 => w as i32 as f64,
-            _ => w as f64,
-        })
-        .collect()
+    b.to_f64().into_iter().collect()
 }
 
 #[test]
@@ -609,12 +601,12 @@ fn contended_atomics_on_the_device_leave_what_the_simulator_leaves() {
     // in cannot change what they leave: the words must be equal.
     for a in [1, 2] {
         assert_eq!(
-            on_gpu[a].buffer().unwrap().data,
-            in_sim[a].buffer().unwrap().data
+            on_gpu[a].buffer().unwrap().as_bytes(),
+            in_sim[a].buffer().unwrap().as_bytes()
         );
     }
     // 256 increments wrapping past 100: 256 mod 101.
-    assert_eq!(on_gpu[2].buffer().unwrap().data[4], 256 % 101);
+    assert_eq!(on_gpu[2].buffer().unwrap().to_u32()[4], 256 % 101);
 }
 
 /// Inclusive loops whose last value is the type's maximum, with a start

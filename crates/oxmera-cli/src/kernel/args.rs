@@ -8,10 +8,10 @@
 //! |---|---|
 //! | `zeros:N`, `ones:N` | N zeros or ones |
 //! | `iota:N` | 0, 1, 2, … N−1 |
-//! | `rand:N` | seeded uniform draws: f32 in [−1, 1), i32 in [−100, 100), u32 in [0, 100), bool |
+//! | `rand:N` | seeded uniform draws: floats in [−1, 1), i32/i64 in [−100, 100), unsigned integers in [0, 100), bool |
 //! | `fill:V:N` | N copies of V |
 //! | `1,2.5,3` | the values listed |
-//! | `x.npy` | a NumPy file (f32, i32, u32, bool; f64 and i64 files convert) |
+//! | `x.npy` | a NumPy file of the buffer's type (f32 and i32 buffers also take f64 and i64 files) |
 //!
 //! N may be a number or the name of an integer scalar argument
 //! (`--arg n=1000 --arg x=rand:n`). Random buffers come from the Philox
@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use oxmera_kernel::eval;
 use oxmera_kernel::ir::{Kernel, ParamKind, Scalar, Value};
 use oxmera_kernel::sim::{Arg, Buffer};
 
@@ -34,11 +35,18 @@ fn scalar(text: &str, ty: Scalar) -> Option<Value> {
         Scalar::I32 => Value::I32(t.parse().ok()?),
         Scalar::U32 => Value::U32(t.parse().ok()?),
         Scalar::Bool => Value::Bool(t.parse().ok()?),
+        Scalar::F64 => Value::F64(t.parse().ok()?),
+        Scalar::I64 => Value::I64(t.parse().ok()?),
+        Scalar::U64 => Value::U64(t.parse().ok()?),
+        Scalar::U8 => Value::U8(t.parse().ok()?),
+        Scalar::U16 => Value::U16(t.parse().ok()?),
+        // A half is read as f32 and rounded, as a kernel's literal is.
+        Scalar::F16 | Scalar::BF16 => eval::cast(Value::F32(t.parse().ok()?), ty),
     })
 }
 
 /// Seeded uniform draws for the parameter at `position`.
-fn random(elem: Scalar, n: usize, seed: u64, position: usize) -> Vec<u32> {
+fn random(elem: Scalar, n: usize, seed: u64, position: usize) -> Vec<Value> {
     let key = [seed as u32, (seed >> 32) as u32];
     (0..n)
         .map(|j| {
@@ -46,10 +54,11 @@ fn random(elem: Scalar, n: usize, seed: u64, position: usize) -> Vec<u32> {
             let block = oxmera_core::philox4x32_10([(j / 2) as u32, 0, position as u32, 0], key);
             let u = oxmera_core::unit_f64(block[2 * (j % 2)], block[2 * (j % 2) + 1]);
             match elem {
-                Scalar::F32 => ((u * 2.0 - 1.0) as f32).to_bits(),
-                Scalar::I32 => ((u * 200.0).floor() as i32 - 100) as u32,
-                Scalar::U32 => (u * 100.0).floor() as u32,
-                Scalar::Bool => u32::from(u < 0.5),
+                Scalar::Bool => Value::Bool(u < 0.5),
+                Scalar::F64 => Value::F64(u * 2.0 - 1.0),
+                t if t.is_float() => eval::cast(Value::F32((u * 2.0 - 1.0) as f32), t),
+                t if t.is_signed() => eval::cast(Value::I32((u * 200.0).floor() as i32 - 100), t),
+                t => eval::cast(Value::U32((u * 100.0).floor() as u32), t),
             }
         })
         .collect()
@@ -76,21 +85,17 @@ fn buffer(
             )),
         }
     };
-    let value = |s: &str| {
-        scalar(s, elem)
-            .map(Value::to_bits)
-            .ok_or_else(|| format!("`{s}` is not a {elem} value"))
-    };
+    let value = |s: &str| scalar(s, elem).ok_or_else(|| format!("`{s}` is not a {elem} value"));
     let data = if let Some(n) = spec.strip_prefix("zeros:") {
-        vec![0; length(n)?]
+        return Ok(Buffer::zeros(elem, length(n)?));
     } else if let Some(n) = spec.strip_prefix("ones:") {
         vec![value(if elem == Scalar::Bool { "true" } else { "1" })?; length(n)?]
     } else if let Some(n) = spec.strip_prefix("iota:") {
         (0..length(n)?)
             .map(|i| match elem {
-                Scalar::F32 => (i as f32).to_bits(),
-                Scalar::Bool => u32::from(i % 2 == 1),
-                _ => i as u32,
+                Scalar::Bool => Value::Bool(i % 2 == 1),
+                // `i as T`: wraps for the narrow integers, rounds for halves.
+                _ => eval::cast(Value::U64(i as u64), elem),
             })
             .collect()
     } else if let Some(n) = spec.strip_prefix("rand:") {
@@ -107,7 +112,7 @@ fn buffer(
     } else {
         spec.split(',')
             .map(value)
-            .collect::<Result<Vec<u32>, String>>()
+            .collect::<Result<Vec<Value>, String>>()
             .map_err(|e| {
                 format!(
                     "{e}; a buffer is zeros:N, ones:N, iota:N, rand:N, fill:V:N, \
@@ -115,7 +120,7 @@ fn buffer(
                 )
             })?
     };
-    Ok(Buffer { elem, data })
+    Ok(Buffer::from_values(elem, &data))
 }
 
 /// What a parameter is, as the signature says it.
@@ -188,18 +193,23 @@ pub fn arguments(k: &Kernel, specs: &[String], seed: u64) -> Result<Vec<Arg>, St
 
 /// The first `n` elements of a buffer, written as their type reads.
 pub fn head(b: &Buffer, n: usize) -> String {
-    let items: Vec<String> = b
-        .data
-        .iter()
-        .take(n)
-        .map(|&w| match b.elem {
-            Scalar::F32 => format!("{:.6}", f32::from_bits(w)),
-            Scalar::I32 => (w as i32).to_string(),
-            Scalar::U32 => w.to_string(),
-            Scalar::Bool => (w != 0).to_string(),
+    let items: Vec<String> = (0..b.len().min(n))
+        .map(|i| match b.get(i) {
+            Value::F32(x) => format!("{x:.6}"),
+            Value::F64(x) => format!("{x:.6}"),
+            h @ (Value::F16(_) | Value::BF16(_)) => {
+                format!("{:.6}", h.as_f32().expect("a half widens"))
+            }
+            Value::I32(x) => x.to_string(),
+            Value::U32(x) => x.to_string(),
+            Value::I64(x) => x.to_string(),
+            Value::U64(x) => x.to_string(),
+            Value::U8(x) => x.to_string(),
+            Value::U16(x) => x.to_string(),
+            Value::Bool(x) => x.to_string(),
         })
         .collect();
-    let more = if b.data.len() > n { ", …" } else { "" };
+    let more = if b.len() > n { ", …" } else { "" };
     format!("[{}{more}]", items.join(", "))
 }
 
@@ -207,25 +217,24 @@ pub fn head(b: &Buffer, n: usize) -> String {
 /// `|a − b| ≤ tol·max(1, |b|)` (exact for integers and bools; NaN equals
 /// NaN), and the largest absolute difference.
 pub fn compare(a: &Buffer, b: &Buffer, tol: f64) -> (usize, f64) {
-    let mut bad = usize::from(a.data.len() != b.data.len()) * a.data.len().max(b.data.len());
+    let mut bad = usize::from(a.len() != b.len()) * a.len().max(b.len());
     let mut worst = 0.0f64;
-    for (&x, &y) in a.data.iter().zip(&b.data) {
-        let (x, y, exact) = match a.elem {
-            Scalar::F32 => (f32::from_bits(x) as f64, f32::from_bits(y) as f64, false),
-            Scalar::I32 => (x as i32 as f64, y as i32 as f64, true),
-            _ => (x as f64, y as f64, true),
-        };
+    // Integers and bools compare by their bits (a 64-bit integer beyond
+    // 2^53 has no exact f64); the f64 values give the difference shown.
+    let exact = !a.elem.is_float();
+    let (av, bv) = (a.to_f64(), b.to_f64());
+    for (i, (&x, &y)) in av.iter().zip(&bv).enumerate() {
+        if exact {
+            bad += usize::from(a.bits(i) != b.bits(i));
+            worst = worst.max((x - y).abs());
+            continue;
+        }
         if x.is_nan() && y.is_nan() {
             continue;
         }
         let d = (x - y).abs();
         worst = worst.max(if d.is_nan() { f64::INFINITY } else { d });
-        let ok = if exact {
-            d == 0.0
-        } else {
-            d <= tol * y.abs().max(1.0)
-        };
-        bad += usize::from(!ok);
+        bad += usize::from(d > tol * y.abs().max(1.0));
     }
     (bad, worst)
 }
@@ -268,7 +277,7 @@ mod tests {
         let b = one[1].buffer().unwrap().to_i32();
         assert!(b.iter().all(|x| (-100..100).contains(x)));
         // Two parameters never share a stream.
-        assert_ne!(a[0].to_bits(), one[2].buffer().unwrap().data[0]);
+        assert_ne!(a[0].to_bits(), one[2].buffer().unwrap().to_u32()[0]);
     }
 
     #[test]

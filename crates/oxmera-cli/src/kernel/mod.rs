@@ -717,14 +717,7 @@ fn device_run(e: Entry, block: Dim3, seed: u64, device: oxmera::Device) -> ExitC
     }
     let read = |args: &[sim::Arg]| -> Vec<f64> {
         let b = args[demo.output].buffer().expect("output buffer");
-        b.data
-            .iter()
-            .map(|&w| match b.elem {
-                oxmera_kernel::ir::Scalar::F32 => f32::from_bits(w) as f64,
-                oxmera_kernel::ir::Scalar::I32 => w as i32 as f64,
-                _ => w as f64,
-            })
-            .collect()
+        b.to_f64()
     };
     let (s, g) = (read(&in_sim), read(&on_device));
     let head = |v: &[f64]| {

@@ -1,7 +1,9 @@
 //! The `.npy` format (NumPy's one-array file), enough to save a kernel's
 //! buffer and to read one back or from NumPy: little-endian `f4`, `i4`,
-//! `u4` and `b1`, C order, any shape (read flat). `f8` and `i8` files, what
-//! NumPy writes by default, are read into `f32` and `i32` buffers (the
+//! `u4`, `b1`, `f8`, `i8`, `u8`, `u1`, `u2` and `f2`, C order, any shape
+//! (read flat). NumPy has no bfloat16: a `bf16` buffer is saved as `u2`,
+//! its bit patterns, and read back from one. `f8` and `i8` files, what
+//! NumPy writes by default, are also read into `f32` and `i32` buffers (the
 //! latter refused where a value does not fit).
 //!
 //! The layout (NumPy's format specification, version 1.0): the magic
@@ -9,7 +11,7 @@
 //! version 1, 4 in versions 2 and 3), a Python dict literal padded with
 //! spaces to a multiple of 64 bytes and ending in `\n`, then the data.
 
-use oxmera_kernel::ir::Scalar;
+use oxmera_kernel::ir::{Scalar, Value};
 use oxmera_kernel::sim::Buffer;
 
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -21,10 +23,16 @@ pub fn encode(b: &Buffer) -> Vec<u8> {
         Scalar::I32 => "<i4",
         Scalar::U32 => "<u4",
         Scalar::Bool => "|b1",
+        Scalar::F64 => "<f8",
+        Scalar::I64 => "<i8",
+        Scalar::U64 => "<u8",
+        Scalar::U8 => "|u1",
+        Scalar::U16 | Scalar::BF16 => "<u2",
+        Scalar::F16 => "<f2",
     };
     let mut header = format!(
         "{{'descr': '{descr}', 'fortran_order': False, 'shape': ({},), }}",
-        b.data.len()
+        b.len()
     );
     // Magic (6) + version (2) + length (2) + header, padded to 64 with `\n` last.
     let unpadded = MAGIC.len() + 4 + header.len() + 1;
@@ -34,12 +42,11 @@ pub fn encode(b: &Buffer) -> Vec<u8> {
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    for &w in &b.data {
-        if b.elem == Scalar::Bool {
-            out.push(u8::from(w != 0));
-        } else {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
+    if b.elem == Scalar::Bool {
+        out.extend((0..b.len()).map(|i| u8::from(b.bits(i) != 0)));
+    } else {
+        // The buffer's bytes are the file's: little-endian, at each type's width.
+        out.extend_from_slice(b.as_bytes());
     }
     out
 }
@@ -84,7 +91,8 @@ pub fn decode(bytes: &[u8], elem: Scalar, what: &str) -> Result<Buffer, String> 
     let data = &bytes[start + len..];
     let width = match descr {
         "<f4" | "<i4" | "<u4" => 4,
-        "<f8" | "<i8" => 8,
+        "<f8" | "<i8" | "<u8" => 8,
+        "<u2" | "<f2" => 2,
         "|b1" | "|u1" => 1,
         other => return Err(bad(&format!("dtype `{other}`"))),
     };
@@ -94,25 +102,30 @@ pub fn decode(bytes: &[u8], elem: Scalar, what: &str) -> Result<Buffer, String> 
             data.len()
         )));
     }
-    let word = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
     let wide = |c: &[u8]| u64::from_le_bytes(c.try_into().expect("8 bytes"));
-    let words: Vec<u32> = match (descr, elem) {
-        ("<f4", Scalar::F32) | ("<i4", Scalar::I32) | ("<u4", Scalar::U32) => {
-            data.chunks_exact(4).map(word).collect()
-        }
+    let values: Vec<Value> = match (descr, elem) {
+        ("<f4", Scalar::F32)
+        | ("<i4", Scalar::I32)
+        | ("<u4", Scalar::U32)
+        | ("<f8", Scalar::F64)
+        | ("<i8", Scalar::I64)
+        | ("<u8", Scalar::U64)
+        | ("|u1", Scalar::U8)
+        | ("<u2", Scalar::U16 | Scalar::BF16)
+        | ("<f2", Scalar::F16) => return Ok(Buffer::from_bytes(elem, data.to_vec())),
         ("<f8", Scalar::F32) => data
             .chunks_exact(8)
-            .map(|c| (f64::from_bits(wide(c)) as f32).to_bits())
+            .map(|c| Value::F32(f64::from_bits(wide(c)) as f32))
             .collect(),
         ("<i8", Scalar::I32) => data
             .chunks_exact(8)
-            .map(|c| i32::try_from(wide(c) as i64).map(|v| v as u32))
+            .map(|c| i32::try_from(wide(c) as i64).map(Value::I32))
             .collect::<Result<_, _>>()
             .map_err(|_| format!("{what}: an i64 value does not fit in i32"))?,
-        ("|b1" | "|u1", Scalar::Bool) => data.iter().map(|&b| u32::from(b != 0)).collect(),
+        ("|b1" | "|u1", Scalar::Bool) => data.iter().map(|&b| Value::Bool(b != 0)).collect(),
         (d, e) => return Err(format!("{what} holds `{d}` elements; the buffer is of {e}")),
     };
-    Ok(Buffer { elem, data: words })
+    Ok(Buffer::from_values(elem, &values))
 }
 
 #[cfg(test)]
@@ -125,10 +138,17 @@ mod tests {
             Buffer::from_f32(&[1.5, -0.0, f32::INFINITY]),
             Buffer::from_i32(&[-7, 0, i32::MAX]),
             Buffer::from_u32(&[0, 1, u32::MAX]),
-            Buffer {
-                elem: Scalar::Bool,
-                data: vec![1, 0, 1],
-            },
+            Buffer::from_values(
+                Scalar::Bool,
+                &[Value::Bool(true), Value::Bool(false), Value::Bool(true)],
+            ),
+            Buffer::from_f64(&[0.1, -1e300]),
+            Buffer::from_i64(&[i64::MIN, 3]),
+            Buffer::from_u64(&[u64::MAX]),
+            Buffer::from_u8(&[0, 255, 7]),
+            Buffer::from_u16(&[65535, 1]),
+            Buffer::from_f16_bits(&[0x3c00, 0x7c00]),
+            Buffer::from_bf16_bits(&[0x3f80, 0xff80]),
         ] {
             let bytes = encode(&b);
             assert_eq!((MAGIC.len() + 4 + (bytes[8] as usize)) % 64, 0);

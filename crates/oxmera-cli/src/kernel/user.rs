@@ -134,7 +134,7 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
                 "  {}: {} of {} = {}",
                 p.name,
                 describe(p.kind),
-                b.data.len(),
+                b.len(),
                 head(b, run.show)
             ),
         }
@@ -144,7 +144,7 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
         .params
         .iter()
         .zip(&inputs)
-        .filter_map(|(p, a)| Some((p, a.buffer()?.data.len() as u64)))
+        .filter_map(|(p, a)| Some((p, a.buffer()?.len() as u64)))
         .filter(|(p, _)| matches!(p.kind, ParamKind::Buffer { writable: true, .. }))
         .max_by_key(|(_, len)| *len)
         .filter(|(_, len)| *len > threads)
@@ -217,7 +217,7 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
                     } else {
                         println!(
                             "    DIFFERS from the simulator in {bad} of {} elements (max abs difference {worst:.3e})",
-                            s.data.len()
+                            s.len()
                         );
                         failed = true;
                     }
@@ -244,11 +244,11 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
         };
         let (bad, worst) = compare(b, &want, run.tol);
         let name = &k.params[i].name;
-        if want.data.len() != b.data.len() {
+        if want.len() != b.len() {
             println!(
                 "  `{name}` has {} elements and {path} {}: DIFFERENT",
-                b.data.len(),
-                want.data.len()
+                b.len(),
+                want.len()
             );
             failed = true;
         } else if bad == 0 {
@@ -256,7 +256,7 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
         } else {
             println!(
                 "  `{name}` DIFFERS from {path} in {bad} of {} elements (max abs difference {worst:.3e})",
-                b.data.len()
+                b.len()
             );
             failed = true;
         }

@@ -386,7 +386,7 @@ impl Lowering {
                     if dynamic {
                         "a dynamic shared array holds f32, i32, u32 or bool"
                     } else {
-                        "shared arrays hold f32, i32, u32 or bool (or rows `[T; COLS]` of them)"
+                        "shared arrays hold scalars (f32, f64, f16, bf16, i32, i64, u32, u64, u8, u16, bool) or rows `[T; COLS]` of them"
                     },
                     SHARED_HINT,
                 ));

@@ -90,7 +90,7 @@ impl Lowering {
             err(
                 &node,
                 &format!("`{}` does not take {}", f.name(), args[0].ty),
-                "most math intrinsics take f32",
+                "math functions take floats; abs the signed types; min/max every number; bit counts integers",
             )
         })?;
         Ok(Expr {
@@ -136,10 +136,28 @@ impl Lowering {
         }
         if name == "from_bits" {
             arity(1)?;
-            let bits = self.expect(args[0], Scalar::U32)?;
+            // `f64::from_bits(u)`: the float the path names (`f32` when
+            // the call is a bare `from_bits`).
+            let float = match &*c.func {
+                syn::Expr::Path(p) if p.path.segments.len() == 2 => {
+                    let t = p.path.segments[0].ident.to_string();
+                    Scalar::from_name(&t)
+                        .filter(|t| t.is_float())
+                        .ok_or_else(|| {
+                            err(
+                                &c.func,
+                                &format!("`{t}::from_bits` is not a float's"),
+                                "write f32::from_bits, f64::from_bits, f16::from_bits or bf16::from_bits",
+                            )
+                        })?
+                }
+                _ => Scalar::F32,
+            };
+            let bits_ty = float.bits_type().expect("floats have a bits type");
+            let bits = self.expect(args[0], bits_ty)?;
             return Ok(Expr {
                 kind: ExprKind::BitCast(Box::new(bits)),
-                ty: Scalar::F32,
+                ty: float,
                 span,
             });
         }
@@ -226,8 +244,9 @@ impl Lowering {
                 return Err(err(
                     c,
                     &format!("`{name}` does not take {elem}"),
-                    "atomic_add/min/max/exch/cas take f32, i32, u32; atomic_sub/and/or/xor take \
-                     i32 or u32; atomic_inc takes u32",
+                    "atomic_add/min/max/exch/cas take f32, f64, i32, u32, i64, u64; \
+                     atomic_sub/and/or/xor take i32, u32, i64, u64; atomic_inc takes u32; \
+                     no atomic takes u8, u16, f16 or bf16 (no portable hardware has them)",
                 ));
             }
             let index = self.index(args[1])?;

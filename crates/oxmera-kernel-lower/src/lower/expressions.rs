@@ -7,7 +7,7 @@ use oxmera_kernel_ir::ir::*;
 use quote::ToTokens;
 
 use super::calls::math_named;
-use super::types::{lit, scalar_type, untyped};
+use super::types::{lit, scalar_type, type_constant, untyped};
 use super::{Binding, Lowering};
 use crate::span::err;
 
@@ -35,8 +35,8 @@ impl Lowering {
             syn::Expr::Unary(u) => {
                 let arg = self.expr(&u.expr, hint)?;
                 let op = match u.op {
-                    syn::UnOp::Neg(_) if matches!(arg.ty, Scalar::F32 | Scalar::I32) => UnOp::Neg,
-                    syn::UnOp::Not(_) if arg.ty != Scalar::F32 => UnOp::Not,
+                    syn::UnOp::Neg(_) if arg.ty.is_signed() => UnOp::Neg,
+                    syn::UnOp::Not(_) if !arg.ty.is_float() => UnOp::Not,
                     syn::UnOp::Deref(_) => {
                         return Err(err(
                             u,
@@ -48,7 +48,7 @@ impl Lowering {
                         return Err(err(
                             u,
                             &format!("this operator does not apply to {}", arg.ty),
-                            "negate f32/i32; `!` on bool or integers",
+                            "negate floats, i32 or i64; `!` on bool or integers",
                         ));
                     }
                 };
@@ -99,7 +99,7 @@ impl Lowering {
                 let to = scalar_type(&c.ty).ok_or_else(|| {
                     err(
                         &c.ty,
-                        "casts go to f32, i32, u32 or bool",
+                        "casts go to a scalar type (f32, f64, f16, bf16, i32, i64, u32, u64, u8, u16, bool)",
                         "write `x as f32`",
                     )
                 })?;
@@ -132,8 +132,15 @@ impl Lowering {
                         "write `x.to_bits()`",
                     ));
                 }
-                let arg = self.expect(&m.receiver, Scalar::F32)?;
-                mk(ExprKind::BitCast(Box::new(arg)), Scalar::U32)
+                let arg = self.expr(&m.receiver, None)?;
+                let Some(bits) = arg.ty.bits_type() else {
+                    return Err(err(
+                        m,
+                        &format!("`to_bits` applies to floats, not {}", arg.ty),
+                        "call it on an f32, f64, f16 or bf16",
+                    ));
+                };
+                mk(ExprKind::BitCast(Box::new(arg)), bits)
             }
             syn::Expr::MethodCall(m) => {
                 let f = math_named(&m.method.to_string())
@@ -217,7 +224,7 @@ impl Lowering {
             ));
         }
         if shift && !(lhs.ty.is_int() && rhs.ty.is_int()) {
-            return Err(err(node, "shifts need integers", "shift u32 or i32 values"));
+            return Err(err(node, "shifts need integers", "shift integer values"));
         }
         let ty = if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) {
             Scalar::Bool
@@ -253,22 +260,14 @@ impl Lowering {
         if p.path.segments.len() == 2 {
             let t = p.path.segments[0].ident.to_string();
             let c = p.path.segments[1].ident.to_string();
-            let v = match (t.as_str(), c.as_str()) {
-                ("u32", "MAX") => Value::U32(u32::MAX),
-                ("u32", "MIN") => Value::U32(0),
-                ("i32", "MAX") => Value::I32(i32::MAX),
-                ("i32", "MIN") => Value::I32(i32::MIN),
-                ("f32", "MAX") => Value::F32(f32::MAX),
-                ("f32", "MIN") => Value::F32(f32::MIN),
-                ("f32", "INFINITY") => Value::F32(f32::INFINITY),
-                ("f32", "NEG_INFINITY") => Value::F32(f32::NEG_INFINITY),
-                _ => {
-                    return Err(err(
-                        p,
-                        "unknown constant",
-                        "available: u32::MAX, i32::MIN/MAX, f32::MAX/MIN/INFINITY/NEG_INFINITY",
-                    ));
-                }
+            let Some(v) = Scalar::from_name(&t).and_then(|ty| type_constant(ty, &c)) else {
+                return Err(err(
+                    p,
+                    "unknown constant",
+                    "available: MIN and MAX of every integer and float type (e.g. u8::MAX, \
+                     i64::MIN, f64::MAX), and INFINITY, NEG_INFINITY, EPSILON, MIN_POSITIVE \
+                     of the floats",
+                ));
             };
             return Ok(Expr {
                 kind: ExprKind::Lit(v),

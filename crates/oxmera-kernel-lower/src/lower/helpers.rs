@@ -400,7 +400,7 @@ impl Lowering {
             err(
                 &pt.ty,
                 "unsupported helper parameter type",
-                "use f32, i32, u32, bool, `&[T]` or `&mut [T]` (arrays `[T; N]` are not passed: pass elements as scalars)",
+                "use a scalar type (f32, f64, f16, bf16, i32, i64, u32, u64, u8, u16, bool), `&[T]` or `&mut [T]` (arrays `[T; N]` are not passed: pass elements as scalars)",
             )
         })?;
         match kind {
@@ -550,8 +550,7 @@ impl Lowering {
 
 /// The scalars a helper returns: none, one, or a tuple's.
 fn return_types(output: &syn::ReturnType) -> syn::Result<Vec<Scalar>> {
-    let hint =
-        "return f32, i32, u32 or bool, or a tuple of them; write other results into a buffer";
+    let hint = "return a scalar (f32, f64, f16, bf16, i32, i64, u32, u64, u8, u16, bool) or a tuple of them; write other results into a buffer";
     let syn::ReturnType::Type(_, t) = output else {
         return Ok(Vec::new());
     };

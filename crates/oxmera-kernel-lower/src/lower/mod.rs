@@ -192,13 +192,15 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
                 ));
             }
         };
-        let ty = scalar_type(&c.ty).filter(|t| t.is_int()).ok_or_else(|| {
-            err(
-                &c.ty,
-                "specialization constants are u32 or i32",
-                "write `const TILE: u32 = 16`",
-            )
-        })?;
+        let ty = scalar_type(&c.ty)
+            .filter(|t| matches!(t, Scalar::U32 | Scalar::I32))
+            .ok_or_else(|| {
+                err(
+                    &c.ty,
+                    "specialization constants are u32 or i32",
+                    "write `const TILE: u32 = 16`",
+                )
+            })?;
         let Some(d) = &c.default else {
             return Err(err(
                 c,
@@ -243,7 +245,7 @@ pub fn lower_with(f: &syn::ItemFn, launch: LaunchSpace, helpers: &Helpers) -> sy
             if let syn::Type::Array(_) = &*pt.ty {
                 return err(&pt.ty, "arrays are not kernel parameters", "pass a buffer `&[T]` and copy what each thread needs into a local array `let mut a = [0.0f32; N];`");
             }
-            err(&pt.ty, "unsupported parameter type", "use f32, i32, u32, bool, `&[T]` (read-only buffer) or `&mut [T]` (writable buffer)")
+            err(&pt.ty, "unsupported parameter type", "use a scalar (f32, f64, f16, bf16, i32, i64, u32, u64, u8, u16, bool), `&[T]` (read-only buffer) or `&mut [T]` (writable buffer)")
         })?;
         let id = l.kernel.params.len() as ParamId;
         let span = l.span(pt);

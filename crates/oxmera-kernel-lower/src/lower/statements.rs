@@ -99,7 +99,7 @@ impl Lowering {
                 err(
                     t,
                     "locals are scalars or arrays of them",
-                    "use f32, i32, u32 or bool, or an array `let mut a = [0.0f32; 4];`",
+                    "use a scalar type (f32, f64, f16, bf16, i32, i64, u32, u64, u8, u16, bool), or an array `let mut a = [0.0f32; 4];`",
                 )
             })?),
             None => None,
@@ -550,7 +550,7 @@ impl Lowering {
 
     pub(super) fn index(&mut self, e: &syn::Expr) -> syn::Result<Expr> {
         let i = self.expr(e, Some(Scalar::U32))?;
-        if !i.ty.is_int() {
+        if !matches!(i.ty, Scalar::U32 | Scalar::I32) {
             return Err(err(
                 e,
                 &format!("an index must be u32 or i32, found {}", i.ty),
@@ -625,7 +625,7 @@ impl Lowering {
             let end = self.expect(b, start.ty)?;
             (start, end)
         };
-        if !start.ty.is_int() {
+        if !matches!(start.ty, Scalar::U32 | Scalar::I32) {
             return Err(err(a, "a `for` loop counts in u32 or i32", hint));
         }
         let ty = start.ty;

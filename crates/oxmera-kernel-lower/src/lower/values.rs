@@ -257,19 +257,19 @@ impl Lowering {
     pub(super) fn const_item(&mut self, c: &syn::ItemConst) -> syn::Result<()> {
         let hint = "write `const TILE: u32 = 16;` with a literal value";
         let ty = scalar_type(&c.ty)
-            .ok_or_else(|| err(&c.ty, "a constant is f32, i32, u32 or bool", hint))?;
+            .ok_or_else(|| err(&c.ty, "a constant has a scalar type (f32, f64, f16, bf16, i32, i64, u32, u64, u8, u16, bool)", hint))?;
         let value = match strip_paren(&c.expr) {
             syn::Expr::Lit(l) => lit(&l.lit, Some(ty))?,
             syn::Expr::Unary(syn::ExprUnary {
                 op: syn::UnOp::Neg(_),
                 expr,
                 ..
-            }) => match (strip_paren(expr), ty) {
-                (syn::Expr::Lit(l), Scalar::F32 | Scalar::I32) => match lit(&l.lit, Some(ty))? {
-                    Value::F32(v) => Value::F32(-v),
-                    Value::I32(v) => Value::I32(v.wrapping_neg()),
-                    _ => return Err(err(&c.expr, "a constant's value is a literal", hint)),
-                },
+            }) => match strip_paren(expr) {
+                syn::Expr::Lit(l) if ty.is_signed() => {
+                    let v = lit(&l.lit, Some(ty))?;
+                    oxmera_kernel_ir::eval::unary(UnOp::Neg, v)
+                        .map_err(|_| err(&c.expr, "a constant's value is a literal", hint))?
+                }
                 _ => return Err(err(&c.expr, "a constant's value is a literal", hint)),
             },
             other => return Err(err(other, "a constant's value is a literal", hint)),

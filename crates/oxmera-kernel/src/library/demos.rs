@@ -762,15 +762,7 @@ pub fn demo_on(
     };
     // The output read as its own element type (a fill writes u32 words).
     let out = d.args[d.output].buffer().expect("output buffer");
-    let got: Vec<f64> = out
-        .data
-        .iter()
-        .map(|&b| match out.elem {
-            crate::ir::Scalar::F32 => f32::from_bits(b) as f64,
-            crate::ir::Scalar::I32 => b as i32 as f64,
-            _ => b as f64,
-        })
-        .collect();
+    let got: Vec<f64> = out.to_f64();
     let mut max_abs_err = 0f64;
     let mut passed = got.len() == d.expected.len();
     for ((g, e), t) in got.iter().zip(&d.expected).zip(&d.tolerance) {

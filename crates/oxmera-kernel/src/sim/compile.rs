@@ -1,10 +1,18 @@
 //! Compiles the structured IR to a warp-wide register bytecode.
 //!
-//! Every local and every temporary is a register holding 32 lanes. Pure
+//! Every local and every temporary is a register holding 32 lanes of 64
+//! bits: each lane holds its value's bit pattern, zero-extended (an `f16`
+//! in the low 16 bits, an `i32` in the low 32, not sign-extended). Pure
 //! operations compute all 32 lanes (cheap, vectorizable, and harmless for
 //! inactive lanes because temporaries are never read by them); writes to
 //! locals and memory are masked. Control flow becomes mask-stack operations
 //! whose jump targets are the reconvergence points of the source.
+//!
+//! The 32-bit types (`f32`, `i32`, `u32`, `bool`) — nearly every kernel —
+//! run on specialised operations ([`BinK`], [`UnK`]). Every other type runs
+//! on the `*V` operations, which apply [`crate::eval`], the language's one
+//! definition of each operator, lane by lane: slower, and exactly the
+//! semantics the analysis folds with.
 
 use crate::ir::*;
 
@@ -92,7 +100,7 @@ pub(crate) enum UnK {
 pub(crate) enum Op {
     Const {
         d: Reg,
-        bits: u32,
+        bits: u64,
     },
     Builtin {
         d: Reg,
@@ -119,6 +127,38 @@ pub(crate) enum Op {
         a: Reg,
         b: Reg,
         c: Reg,
+    },
+    /// A unary operator on a type other than the 32-bit ones.
+    UnV {
+        d: Reg,
+        op: UnOp,
+        ty: Scalar,
+        a: Reg,
+    },
+    /// A binary operator with an operand of a type other than the 32-bit
+    /// ones (`&&`/`||` never: they are control flow).
+    BinV {
+        d: Reg,
+        op: BinOp,
+        lty: Scalar,
+        rty: Scalar,
+        a: Reg,
+        b: Reg,
+        span: SpanId,
+    },
+    /// `a as to` where either side is not a 32-bit type.
+    CastV {
+        d: Reg,
+        from: Scalar,
+        to: Scalar,
+        a: Reg,
+    },
+    /// A math intrinsic on a type other than the 32-bit ones.
+    MathV {
+        d: Reg,
+        f: MathFn,
+        ty: Scalar,
+        args: Vec<Reg>,
     },
     Load {
         d: Reg,
@@ -579,7 +619,7 @@ impl Compiler {
         }
     }
 
-    fn konst(&mut self, bits: u32) -> Reg {
+    fn konst(&mut self, bits: u64) -> Reg {
         let d = self.reg();
         self.emit(Op::Const { d, bits });
         d
@@ -593,9 +633,9 @@ impl Compiler {
             ExprKind::Spec(s) => {
                 let v = self.specs[*s as usize];
                 self.konst(if e.ty == Scalar::I32 {
-                    v as i32 as u32
+                    v as i32 as u32 as u64
                 } else {
-                    v as u32
+                    v as u32 as u64
                 })
             }
             ExprKind::Builtin(b) => {
@@ -612,6 +652,17 @@ impl Compiler {
                     idx,
                     signed: index.ty == Scalar::I32,
                     span: e.span,
+                });
+                d
+            }
+            ExprKind::Unary { op, arg } if !native(arg.ty) => {
+                let a = self.expr(arg);
+                let d = self.reg();
+                self.emit(Op::UnV {
+                    d,
+                    op: *op,
+                    ty: arg.ty,
+                    a,
                 });
                 d
             }
@@ -635,6 +686,21 @@ impl Compiler {
                 lhs,
                 rhs,
             } => self.short_circuit(lhs, rhs, true),
+            ExprKind::Binary { op, lhs, rhs } if !native(lhs.ty) || !native(rhs.ty) => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                let d = self.reg();
+                self.emit(Op::BinV {
+                    d,
+                    op: *op,
+                    lty: lhs.ty,
+                    rty: rhs.ty,
+                    a,
+                    b,
+                    span: e.span,
+                });
+                d
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.expr(lhs);
                 let b = self.expr(rhs);
@@ -649,9 +715,31 @@ impl Compiler {
                 });
                 d
             }
-            // Registers hold 32-bit patterns: reading them as another type
-            // is no operation at all.
+            // Registers hold bit patterns: reading them as another type of
+            // the same width is no operation at all.
             ExprKind::BitCast(arg) => self.expr(arg),
+            ExprKind::Cast(arg) if !native(arg.ty) || !native(e.ty) => {
+                let a = self.expr(arg);
+                let d = self.reg();
+                self.emit(Op::CastV {
+                    d,
+                    from: arg.ty,
+                    to: e.ty,
+                    a,
+                });
+                d
+            }
+            ExprKind::Math { func, args } if !native(args[0].ty) => {
+                let r: Vec<Reg> = args.iter().map(|a| self.expr(a)).collect();
+                let d = self.reg();
+                self.emit(Op::MathV {
+                    d,
+                    f: *func,
+                    ty: args[0].ty,
+                    args: r,
+                });
+                d
+            }
             ExprKind::Cast(arg) => {
                 let a = self.expr(arg);
                 let k = match (arg.ty, e.ty) {
@@ -842,6 +930,12 @@ impl Compiler {
         };
         d
     }
+}
+
+/// True for the types the specialised operations compute: `f32`, `i32`,
+/// `u32`, `bool`.
+pub(crate) fn native(ty: Scalar) -> bool {
+    matches!(ty, Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::Bool)
 }
 
 fn bin_kind(op: BinOp, ty: Scalar) -> BinK {

@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 
+use crate::eval::{self, EvalError};
 use crate::ir::{
-    AtomicOp, Builtin, Dim3, Kernel, Mem, ParamKind, Scalar, ShuffleKind, SpanId, VoteKind,
+    AtomicOp, Builtin, Dim3, Kernel, Mem, ParamKind, Scalar, ShuffleKind, SpanId, Value, VoteKind,
 };
 use crate::launch::LaunchConfig;
 use crate::sim::buffer::{Arg, check_args};
@@ -25,7 +26,8 @@ use undefined::{Origin, Undef, Use};
 /// are never valid); wider targets (AMD's wave64) are refused with
 /// [`SimError::WarpTooWide`] rather than half-simulated.
 const W: usize = 32;
-type Lanes = [u32; W];
+/// One register: each lane's bit pattern, zero-extended to 64 bits.
+type Lanes = [u64; W];
 
 /// The mask of the low `n` lanes (`n <= 32`).
 fn low_lanes(n: u32) -> u32 {
@@ -108,7 +110,7 @@ struct Warp {
     undef: Undef,
     /// The lanes' local arrays: element `i` of lane `l` of array `a` is
     /// `arrays[a][i * W + l]`, so one element of a warp is contiguous.
-    arrays: Vec<Vec<u32>>,
+    arrays: Vec<Vec<u64>>,
     /// Linear thread index of lane 0.
     base: u32,
 }
@@ -157,7 +159,8 @@ struct Block<'p> {
     width: u32,
     block: Dim3,
     warps: Vec<Warp>,
-    shared: Vec<Vec<u32>>,
+    /// Each shared array's elements' bit patterns, one word per element.
+    shared: Vec<Vec<u64>>,
     access: Vec<Vec<Access>>,
     /// Per buffer parameter, per element: the blocks that touched it
     /// (empty for a read-only buffer, or when blocks cannot race).
@@ -256,7 +259,7 @@ fn run_checked(
             .zip(&p.kernel.params)
             .map(|(a, param)| match (a, param.kind) {
                 (Arg::Buffer(b), ParamKind::Buffer { writable: true, .. }) => {
-                    vec![GlobalAccess::default(); b.data.len()]
+                    vec![GlobalAccess::default(); b.len()]
                 }
                 _ => Vec::new(),
             })
@@ -520,11 +523,70 @@ impl Block<'_> {
                         w.regs[*b as usize],
                         w.regs[*c as usize],
                     );
+                    let f = |x: u64| f32::from_bits(x as u32);
                     let mut o = [0; W];
                     for l in 0..W {
-                        o[l] = f32::from_bits(a[l])
-                            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
-                            .to_bits();
+                        o[l] = f(a[l]).mul_add(f(b[l]), f(c[l])).to_bits() as u64;
+                    }
+                    w.regs[*d as usize] = o;
+                }
+                Op::UnV { d, op, ty, a } => {
+                    let a = &w.regs[*a as usize];
+                    let mut o = [0; W];
+                    for l in 0..W {
+                        o[l] =
+                            eval::unary(*op, Value::from_bits(*ty, a[l])).map_or(0, Value::to_bits);
+                    }
+                    w.regs[*d as usize] = o;
+                }
+                Op::BinV {
+                    d,
+                    op,
+                    lty,
+                    rty,
+                    a,
+                    b,
+                    span,
+                } => {
+                    let (a, b) = (&w.regs[*a as usize], &w.regs[*b as usize]);
+                    let mut o = [0; W];
+                    let mut zero_divisor = None;
+                    for l in 0..W {
+                        let x = Value::from_bits(*lty, a[l]);
+                        let y = Value::from_bits(*rty, b[l]);
+                        o[l] = match eval::binary(*op, x, y) {
+                            Ok(v) => v.to_bits(),
+                            // Inactive lanes compute too; only an active
+                            // lane's division by zero is the kernel's.
+                            Err(EvalError::DivByZero) if w.active & (1 << l) != 0 => {
+                                zero_divisor.get_or_insert(l as u32);
+                                0
+                            }
+                            Err(_) => 0,
+                        };
+                    }
+                    if let Some(l) = zero_divisor {
+                        let thread = w.base + l;
+                        break Err(self.report(ReportKind::DivByZero { thread }, *span, wi));
+                    }
+                    w.regs[*d as usize] = o;
+                }
+                Op::CastV { d, from, to, a } => {
+                    let a = &w.regs[*a as usize];
+                    let mut o = [0; W];
+                    for l in 0..W {
+                        o[l] = eval::cast(Value::from_bits(*from, a[l]), *to).to_bits();
+                    }
+                    w.regs[*d as usize] = o;
+                }
+                Op::MathV { d, f, ty, args } => {
+                    let mut o = [0; W];
+                    let mut vals = [Value::Bool(false); 3];
+                    for l in 0..W {
+                        for (v, r) in vals.iter_mut().zip(args) {
+                            *v = Value::from_bits(*ty, w.regs[*r as usize][l]);
+                        }
+                        o[l] = eval::math(*f, &vals[..args.len()]).map_or(0, Value::to_bits);
                     }
                     w.regs[*d as usize] = o;
                 }
@@ -637,7 +699,7 @@ impl Block<'_> {
                     let c = &w.regs[*cond as usize];
                     let mut t = 0u32;
                     for l in lanes_of(w.active) {
-                        if (c[l] != 0) != *negate {
+                        if (c[l] as u32 != 0) != *negate {
                             t |= 1 << l;
                         }
                     }
@@ -682,7 +744,7 @@ impl Block<'_> {
                     let c = &w.regs[*cond as usize];
                     let mut t = 0u32;
                     for l in lanes_of(w.active) {
-                        if c[l] != 0 {
+                        if c[l] as u32 != 0 {
                             t |= 1 << l;
                         }
                     }

@@ -72,7 +72,7 @@ impl Tracer {
     /// as it is untraced.
     #[cold]
     #[inline(never)]
-    pub(crate) fn observe(&mut self, p: &Program, pc: usize, regs: &[[u32; 32]], args: &[Arg]) {
+    pub(crate) fn observe(&mut self, p: &Program, pc: usize, regs: &[[u64; 32]], args: &[Arg]) {
         // The bookkeeping of structured control flow carries the span of
         // the last statement inside it, which the lane may not have run.
         if matches!(
@@ -113,7 +113,7 @@ impl Tracer {
                 signed,
                 ..
             } => {
-                let raw = regs[*idx as usize][l];
+                let raw = regs[*idx as usize][l] as u32;
                 let index = if *signed {
                     (raw as i32).to_string()
                 } else {
@@ -143,12 +143,20 @@ impl Tracer {
     }
 }
 
-fn shown(ty: Scalar, bits: u32) -> String {
-    match Value::from_bits(ty, bits) {
-        Value::F32(v) => format!("{v:?}"),
-        Value::I32(v) => v.to_string(),
-        Value::U32(v) => v.to_string(),
-        Value::Bool(v) => v.to_string(),
+/// A value as the trace shows it: the number, without a type suffix.
+fn shown(ty: Scalar, bits: u64) -> String {
+    let v = Value::from_bits(ty, bits);
+    match v {
+        Value::F32(x) => format!("{x:?}"),
+        Value::F64(x) => format!("{x:?}"),
+        Value::F16(_) | Value::BF16(_) => format!("{:?}", v.as_f32().unwrap_or(f32::NAN)),
+        Value::I32(x) => x.to_string(),
+        Value::U32(x) => x.to_string(),
+        Value::Bool(x) => x.to_string(),
+        Value::I64(x) => x.to_string(),
+        Value::U64(x) => x.to_string(),
+        Value::U8(x) => x.to_string(),
+        Value::U16(x) => x.to_string(),
     }
 }
 

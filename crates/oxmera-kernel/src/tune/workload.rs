@@ -161,18 +161,14 @@ fn matmul(block: Dim3, tile: u32, m: u32, k: u32, n: u32, seed: u64) -> Demo {
 /// never matches), with what was found there.
 pub fn first_mismatch(demo: &Demo, args: &[Arg]) -> Option<(usize, f64, f64)> {
     let out = args.get(demo.output)?.buffer()?;
-    let got = out.data.iter().map(|&w| match out.elem {
-        crate::ir::Scalar::F32 => f32::from_bits(w) as f64,
-        crate::ir::Scalar::I32 => w as i32 as f64,
-        _ => w as f64,
-    });
+    let got = out.to_f64().into_iter();
     for (i, ((g, e), t)) in got.zip(&demo.expected).zip(&demo.tolerance).enumerate() {
         if (g - e).abs() > *t || g.is_nan() {
             return Some((i, g, *e));
         }
     }
-    (out.data.len() != demo.expected.len()).then(|| {
-        let i = out.data.len().min(demo.expected.len());
+    (out.len() != demo.expected.len()).then(|| {
+        let i = out.len().min(demo.expected.len());
         (
             i,
             f64::NAN,
@@ -248,6 +244,6 @@ mod tests {
     }
 
     fn arg_words(a: &Arg) -> usize {
-        a.buffer().map_or(0, |b| b.data.len())
+        a.buffer().map_or(0, |b| b.len())
     }
 }

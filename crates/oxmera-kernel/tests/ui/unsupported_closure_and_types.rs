@@ -1,7 +1,7 @@
 use oxmera_kernel::kernel;
 
 #[kernel]
-fn wide(x: &[f64], out: &mut [f32]) {
+fn narrow(x: &[i8], out: &mut [f32]) {
     out[0] = 1.0;
 }
 

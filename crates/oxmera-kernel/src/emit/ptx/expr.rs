@@ -27,6 +27,7 @@ fn literal(v: Value) -> String {
         Value::U32(x) if x >= 0x10000 => format!("0x{x:08X}"),
         Value::U32(x) => x.to_string(),
         Value::Bool(b) => u32::from(b).to_string(),
+        other => unreachable!("`ptx` refuses {} before emitting", other.ty()),
     }
 }
 

@@ -164,7 +164,17 @@ pub struct PtxKernel {
 
 /// Writes `kernel` as a PTX module for one compute capability and block.
 pub fn ptx(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel, EmitError> {
-    Emitter::new(kernel, options)?.run()
+    let e = Emitter::new(kernel, options)?;
+    if let Some(t) = crate::target::dtypes_used(kernel)
+        .into_iter()
+        .find(|t| t.bits() != 32)
+    {
+        return Err(e.unsupported(
+            &format!("a value of type `{t}`"),
+            "the PTX emitter writes only the 32-bit types (f32, i32, u32, bool) so far",
+        ));
+    }
+    e.run()
 }
 
 /// The static shared-memory limit per block: past it, shared arrays must be
@@ -187,6 +197,7 @@ impl Class {
             Scalar::Bool => Class::Pred,
             Scalar::F32 => Class::F32,
             Scalar::I32 | Scalar::U32 => Class::B32,
+            other => unreachable!("`ptx` refuses {other} before emitting"),
         }
     }
     fn decl(self) -> &'static str {
@@ -217,6 +228,7 @@ pub(super) fn suffix(ty: Scalar) -> &'static str {
         Scalar::I32 => "s32",
         Scalar::U32 => "u32",
         Scalar::Bool => "pred",
+        other => unreachable!("`ptx` refuses {other} before emitting"),
     }
 }
 

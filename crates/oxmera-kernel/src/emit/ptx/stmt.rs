@@ -144,6 +144,7 @@ impl Emitter<'_> {
             Scalar::Bool => "pred",
             Scalar::F32 => "f32",
             Scalar::I32 | Scalar::U32 => "b32",
+            other => unreachable!("`ptx` refuses {other} before emitting"),
         };
         self.ins(format!("mov.{t} {dst}, {v}"));
     }

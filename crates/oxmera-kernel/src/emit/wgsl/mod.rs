@@ -155,7 +155,7 @@ impl WgslKernel {
         let mut bytes = vec![0u8; (self.uniforms.len() * 4).div_ceil(16).max(1) * 16];
         for (field, v) in self.uniforms.iter().zip(scalars) {
             let o = field.offset as usize;
-            bytes[o..o + 4].copy_from_slice(&v.to_bits().to_le_bytes());
+            bytes[o..o + 4].copy_from_slice(&(v.to_bits() as u32).to_le_bytes());
         }
         bytes
     }
@@ -163,7 +163,17 @@ impl WgslKernel {
 
 /// Writes `kernel` as a WGSL compute shader for one launch.
 pub fn wgsl(kernel: &Kernel, options: &WgslOptions) -> Result<WgslKernel, WgslError> {
-    Emitter::new(kernel, options)?.run()
+    let e = Emitter::new(kernel, options)?;
+    if let Some(t) = crate::target::dtypes_used(kernel)
+        .into_iter()
+        .find(|t| t.bits() != 32)
+    {
+        return Err(e.unsupported(
+            &format!("a value of type `{t}`"),
+            "the WGSL emitter writes only the 32-bit types (f32, i32, u32, bool) so far",
+        ));
+    }
+    e.run()
 }
 
 /// How a memory is declared and accessed in the shader.

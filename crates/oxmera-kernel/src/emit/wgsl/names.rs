@@ -231,6 +231,7 @@ pub(super) fn literal(v: Value) -> String {
         Value::I32(x) => format!("{x}i"),
         Value::U32(x) => format!("{x}u"),
         Value::Bool(b) => b.to_string(),
+        other => unreachable!("`wgsl` refuses {} before emitting", other.ty()),
     }
 }
 

@@ -19,7 +19,7 @@ impl Block<'_> {
     ) -> Result<u32, Box<Report>> {
         let w = &self.warps[wi];
         let first = w.active.trailing_zeros() as usize;
-        let m = w.regs[mask as usize][first] & low_lanes(self.width);
+        let m = w.regs[mask as usize][first] as u32 & low_lanes(self.width);
         if m & !w.active != 0 || w.active & !m != 0 {
             let lanes = (0..self.width as usize)
                 .map(|l| {
@@ -77,7 +77,7 @@ impl Block<'_> {
         // Lanes that read outside the mask, and the lane each read.
         let mut origins: Vec<(usize, usize)> = Vec::new();
         for l in lanes_of(w.active) {
-            let a = args[l] as i64;
+            let a = args[l] as u32 as i64;
             let src = match kind {
                 ShuffleKind::Xor => (l as i64 ^ a) & (width - 1),
                 ShuffleKind::Down => {
@@ -155,7 +155,7 @@ impl Block<'_> {
         let p = w.regs[pred as usize];
         let mut ballot = 0u32;
         for l in lanes_of(m) {
-            if p[l] != 0 {
+            if p[l] as u32 != 0 {
                 ballot |= 1 << l;
             }
         }
@@ -166,7 +166,7 @@ impl Block<'_> {
         };
         let out = &mut w.regs[d as usize];
         for l in lanes_of(w.active) {
-            out[l] = r;
+            out[l] = r as u64;
         }
         let active = w.active;
         w.undef.set(nregs, d, active, undef, &from);

@@ -1,7 +1,8 @@
 //! Per-lane arithmetic: builtins, unary and binary operations over a
 //! whole 32-lane register at once (inactive lanes compute too; their
 //! results are never stored), so the engine's loop stays branch-free per
-//! lane.
+//! lane. These are the 32-bit types' operations: each reads the low 32
+//! bits of a lane and writes its result zero-extended.
 
 use super::*;
 
@@ -15,22 +16,22 @@ pub(super) fn builtin_lanes(
     launch: LaunchConfig,
     block: Dim3,
 ) -> Lanes {
-    let mut o = [0u32; W];
+    let mut o = [0u64; W];
     let bd = launch.block;
     match b {
-        Builtin::BlockIdx(a) => o = [block.get(a); W],
-        Builtin::BlockDim(a) => o = [bd.get(a); W],
-        Builtin::GridDim(a) => o = [launch.grid.get(a); W],
-        Builtin::WarpSize => o = [width; W],
-        Builtin::WarpId => o = [base / width; W],
+        Builtin::BlockIdx(a) => o = [block.get(a) as u64; W],
+        Builtin::BlockDim(a) => o = [bd.get(a) as u64; W],
+        Builtin::GridDim(a) => o = [launch.grid.get(a) as u64; W],
+        Builtin::WarpSize => o = [width as u64; W],
+        Builtin::WarpId => o = [(base / width) as u64; W],
         Builtin::LaneId => {
             for (l, x) in o.iter_mut().enumerate() {
-                *x = l as u32;
+                *x = l as u64;
             }
         }
         Builtin::ThreadIdx(a) => {
             for (l, x) in o.iter_mut().enumerate() {
-                *x = launch.thread_index(base + l as u32).get(a);
+                *x = launch.thread_index(base + l as u32).get(a) as u64;
             }
             let _ = bd;
         }
@@ -45,12 +46,12 @@ fn f(x: u32) -> f32 {
 
 #[inline]
 pub(super) fn unary(k: UnK, a: &Lanes) -> Lanes {
-    let mut o = [0u32; W];
+    let mut o = [0u64; W];
     macro_rules! each {
         ($e:expr) => {
             for l in 0..W {
-                let x = a[l];
-                o[l] = $e(x);
+                let x = a[l] as u32;
+                o[l] = $e(x) as u64;
             }
         };
     }
@@ -63,7 +64,7 @@ pub(super) fn unary(k: UnK, a: &Lanes) -> Lanes {
         UnK::F2U => each!(|x: u32| f(x) as u32),
         UnK::S2F => each!(|x: u32| (x as i32 as f32).to_bits()),
         UnK::U2F => each!(|x: u32| (x as f32).to_bits()),
-        UnK::Id => o = *a,
+        UnK::Id => each!(|x: u32| x),
         UnK::Exp => each!(|x: u32| f(x).exp().to_bits()),
         UnK::Log => each!(|x: u32| f(x).ln().to_bits()),
         UnK::Sqrt => each!(|x: u32| f(x).sqrt().to_bits()),
@@ -87,17 +88,18 @@ pub(super) fn unary(k: UnK, a: &Lanes) -> Lanes {
 
 #[inline]
 pub(super) fn binary(k: BinK, a: &Lanes, b: &Lanes) -> Lanes {
-    let mut o = [0u32; W];
+    let mut o = [0u64; W];
     macro_rules! each {
         ($e:expr) => {
             for l in 0..W {
-                o[l] = $e(a[l], b[l]);
+                let r: u32 = $e(a[l] as u32, b[l] as u32);
+                o[l] = r as u64;
             }
         };
     }
     use BinK::*;
     match k {
-        AddF => each!(|x, y| (f(x) + f(y)).to_bits()),
+        AddF => each!(|x: u32, y: u32| (f(x) + f(y)).to_bits()),
         SubF => each!(|x, y| (f(x) - f(y)).to_bits()),
         MulF => each!(|x, y| (f(x) * f(y)).to_bits()),
         DivF => each!(|x, y| (f(x) / f(y)).to_bits()),

@@ -22,14 +22,14 @@ enum Touch {
 impl Block<'_> {
     #[inline]
     pub(super) fn index_of(&self, wi: usize, reg: Reg, l: usize, signed: bool) -> i64 {
-        let v = self.warps[wi].regs[reg as usize][l];
+        let v = self.warps[wi].regs[reg as usize][l] as u32;
         if signed { v as i32 as i64 } else { v as i64 }
     }
 
     #[inline]
     pub(super) fn mem_len(&self, mem: Mem, args: &[Arg]) -> usize {
         match mem {
-            Mem::Global(p) => args[p as usize].buffer().map(|b| b.data.len()).unwrap_or(0),
+            Mem::Global(p) => args[p as usize].buffer().map(|b| b.len()).unwrap_or(0),
             Mem::Shared(s) => self.shared[s as usize].len(),
             Mem::Local(a) => self.p.array_len[a as usize],
         }
@@ -241,7 +241,7 @@ impl Block<'_> {
                 Mem::Global(p) => {
                     self.track_global(wi, p as usize, i, l, Touch::Read, span)?;
                     match &args[p as usize] {
-                        Arg::Buffer(b) => b.data[i],
+                        Arg::Buffer(b) => b.bits(i),
                         Arg::Scalar(_) => unreachable!("checked arguments"),
                     }
                 }
@@ -282,7 +282,7 @@ impl Block<'_> {
                 Mem::Global(p) => {
                     self.track_global(wi, p as usize, i, l, Touch::Write, span)?;
                     match &mut args[p as usize] {
-                        Arg::Buffer(b) => b.data[i] = vals[l],
+                        Arg::Buffer(b) => b.set_bits(i, vals[l]),
                         Arg::Scalar(_) => unreachable!("checked arguments"),
                     }
                 }
@@ -317,62 +317,68 @@ impl Block<'_> {
                 return Err(self.oob(wi, l, i, mem, len, true, span));
             }
             let i = i as usize;
-            let slot = match mem {
+            let old = match mem {
                 Mem::Global(p) => {
                     self.track_global(wi, p as usize, i, l, Touch::Atomic, span)?;
-                    match &mut args[p as usize] {
-                        Arg::Buffer(b) => &mut b.data[i],
+                    match &args[p as usize] {
+                        Arg::Buffer(b) => b.bits(i),
                         Arg::Scalar(_) => unreachable!("checked arguments"),
                     }
                 }
                 Mem::Shared(s) => {
                     self.track(wi, s as usize, i, l, Touch::Atomic, span)?;
-                    &mut self.shared[s as usize][i]
+                    self.shared[s as usize][i]
                 }
                 // The validator refuses atomics on local arrays; on the
                 // lane's own element one would still be exact.
-                Mem::Local(a) => &mut self.warps[wi].arrays[a as usize][i * W + l],
+                Mem::Local(a) => self.warps[wi].arrays[a as usize][i * W + l],
             };
-            let old = *slot;
-            let x = vals[l];
-            *slot = match op {
-                AtomicOp::Add => match ty {
-                    Scalar::F32 => (f32::from_bits(old) + f32::from_bits(x)).to_bits(),
-                    _ => old.wrapping_add(x),
+            let new = atomic_update(op, ty, old, vals[l], cmps[l]);
+            match mem {
+                Mem::Global(p) => match &mut args[p as usize] {
+                    Arg::Buffer(b) => b.set_bits(i, new),
+                    Arg::Scalar(_) => unreachable!("checked arguments"),
                 },
-                AtomicOp::Sub => old.wrapping_sub(x),
-                AtomicOp::And => old & x,
-                AtomicOp::Or => old | x,
-                AtomicOp::Xor => old ^ x,
-                AtomicOp::Inc => {
-                    if old >= x {
-                        0
-                    } else {
-                        old + 1
-                    }
-                }
-                AtomicOp::Min => match ty {
-                    Scalar::F32 => f32::from_bits(old).min(f32::from_bits(x)).to_bits(),
-                    Scalar::I32 => (old as i32).min(x as i32) as u32,
-                    _ => old.min(x),
-                },
-                AtomicOp::Max => match ty {
-                    Scalar::F32 => f32::from_bits(old).max(f32::from_bits(x)).to_bits(),
-                    Scalar::I32 => (old as i32).max(x as i32) as u32,
-                    _ => old.max(x),
-                },
-                AtomicOp::Exch => x,
-                AtomicOp::Cas => {
-                    if old == cmps[l] {
-                        x
-                    } else {
-                        old
-                    }
-                }
-            };
+                Mem::Shared(s) => self.shared[s as usize][i] = new,
+                Mem::Local(a) => self.warps[wi].arrays[a as usize][i * W + l] = new,
+            }
             out[l] = old;
         }
         self.warps[wi].regs[d as usize] = out;
         Ok(())
+    }
+}
+
+/// The value an atomic leaves in an element of type `ty` holding `old`,
+/// given the operand `x` and, for `atomic_cas`, the expected `cmp` (all as
+/// bit patterns): the operators of [`crate::eval`], so `add` wraps on
+/// integers and `min`/`max` on floats follow `f32::min`/`f64::min`.
+fn atomic_update(op: AtomicOp, ty: Scalar, old: u64, x: u64, cmp: u64) -> u64 {
+    let (a, b) = (Value::from_bits(ty, old), Value::from_bits(ty, x));
+    let apply = |r: Result<Value, EvalError>| r.map_or(old, Value::to_bits);
+    match op {
+        AtomicOp::Add => apply(eval::binary(crate::ir::BinOp::Add, a, b)),
+        AtomicOp::Sub => apply(eval::binary(crate::ir::BinOp::Sub, a, b)),
+        AtomicOp::And => old & x,
+        AtomicOp::Or => old | x,
+        AtomicOp::Xor => old ^ x,
+        // CUDA's atomicInc, on u32 only (the validator's rule).
+        AtomicOp::Inc => {
+            if old >= x {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomicOp::Min => apply(eval::math(crate::ir::MathFn::Min, &[a, b])),
+        AtomicOp::Max => apply(eval::math(crate::ir::MathFn::Max, &[a, b])),
+        AtomicOp::Exch => x,
+        AtomicOp::Cas => {
+            if old == cmp {
+                x
+            } else {
+                old
+            }
+        }
     }
 }
