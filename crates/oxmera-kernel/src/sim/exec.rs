@@ -582,11 +582,11 @@ impl Block<'_> {
                 Op::MathV { d, f, ty, args } => {
                     let mut o = [0; W];
                     let mut vals = [Value::Bool(false); 3];
-                    for l in 0..W {
+                    for (l, out) in o.iter_mut().enumerate() {
                         for (v, r) in vals.iter_mut().zip(args) {
                             *v = Value::from_bits(*ty, w.regs[*r as usize][l]);
                         }
-                        o[l] = eval::math(*f, &vals[..args.len()]).map_or(0, Value::to_bits);
+                        *out = eval::math(*f, &vals[..args.len()]).map_or(0, Value::to_bits);
                     }
                     w.regs[*d as usize] = o;
                 }
