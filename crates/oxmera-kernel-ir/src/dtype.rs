@@ -120,6 +120,8 @@ pub type u32 = ::core::primitive::u32;
 pub type f64 = ::core::primitive::f64;
 /// `i64`, under the name generated code uses for every scalar.
 pub type i64 = ::core::primitive::i64;
+/// `u64`, under the name generated code uses for every scalar.
+pub type u64 = ::core::primitive::u64;
 /// `u8`, under the name generated code uses for every scalar.
 pub type u8 = ::core::primitive::u8;
 /// `u16`, under the name generated code uses for every scalar.
@@ -142,12 +144,22 @@ mod tests {
 
     #[test]
     fn bounds_admit_by_kind_and_never_bool() {
-        assert_eq!(Bound::Float.admitted(), [Scalar::F32]);
-        assert_eq!(Bound::Int.admitted(), [Scalar::I32, Scalar::U32]);
         assert_eq!(
-            Bound::Number.admitted(),
-            [Scalar::F32, Scalar::I32, Scalar::U32]
+            Bound::Float.admitted(),
+            [Scalar::F32, Scalar::F64, Scalar::F16, Scalar::BF16]
         );
+        assert_eq!(
+            Bound::Int.admitted(),
+            [
+                Scalar::I32,
+                Scalar::U32,
+                Scalar::I64,
+                Scalar::U64,
+                Scalar::U8,
+                Scalar::U16
+            ]
+        );
+        assert_eq!(Bound::Number.admitted().len(), 10);
         for b in Bound::ALL {
             assert!(!b.admits(Scalar::Bool), "{b:?}");
             assert_eq!(Bound::from_name(b.name()), Some(b));

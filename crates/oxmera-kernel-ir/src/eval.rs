@@ -299,6 +299,9 @@ fn float_math(f: MathFn, args: &[Value]) -> Result<Value, EvalError> {
     }
     match (f, args) {
         (MathFn::Fma, [F64(a), F64(b), F64(c)]) => return Ok(F64(a.mul_add(*b, *c))),
+        (MathFn::Pow, [F64(x), F64(y)]) => return Ok(F64(x.powf(*y))),
+        // No f64 erf yet (`math_type` refuses it).
+        (MathFn::Erf, [F64(_)]) => return Err(EvalError::Types),
         (MathFn::Min, [F64(a), F64(b)]) => return Ok(F64(a.min(*b))),
         (MathFn::Max, [F64(a), F64(b)]) => return Ok(F64(a.max(*b))),
         (_, [F64(x)]) => return Ok(F64(on!(*x))),
@@ -309,6 +312,8 @@ fn float_math(f: MathFn, args: &[Value]) -> Result<Value, EvalError> {
         (MathFn::Fma, [a, b, c]) => a.mul_add(*b, *c),
         (MathFn::Min, [a, b]) => a.min(*b),
         (MathFn::Max, [a, b]) => a.max(*b),
+        (MathFn::Pow, [x, y]) => x.powf(*y),
+        (MathFn::Erf, [x]) => crate::erf::erf_f32(*x),
         (_, [x]) => on!(*x),
         _ => return Err(EvalError::Types),
     };
@@ -376,6 +381,8 @@ pub fn math_type(f: MathFn, arg: Scalar) -> Option<Scalar> {
         }
         MathFn::Abs => arg.is_signed().then_some(arg),
         MathFn::Min | MathFn::Max => arg.is_numeric().then_some(arg),
+        // erf is computed from f32 (`crate::erf`): f32 and the halves.
+        MathFn::Erf => (arg.is_float() && arg != Scalar::F64).then_some(arg),
         _ => arg.is_float().then_some(arg),
     }
 }
