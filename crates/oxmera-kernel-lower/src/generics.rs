@@ -304,7 +304,21 @@ fn axpy<T: Number>(a: T, x: &[T], y: &mut [T], n: u32) {
         )
         .unwrap();
         // No `dtypes(..)`: every scalar `Number` admits, in Scalar::ALL's order.
-        assert_eq!(f.names(), ["axpy<f32>", "axpy<i32>", "axpy<u32>"]);
+        assert_eq!(
+            f.names(),
+            [
+                "axpy<f32>",
+                "axpy<i32>",
+                "axpy<u32>",
+                "axpy<f64>",
+                "axpy<i64>",
+                "axpy<u64>",
+                "axpy<u8>",
+                "axpy<u16>",
+                "axpy<f16>",
+                "axpy<bf16>"
+            ]
+        );
         for (k, s) in f
             .kernels
             .iter()
@@ -338,10 +352,13 @@ fn axpy<T: Number>(a: T, x: &[T], y: &mut [T], n: u32) {
         }
         // The kernel is picked by its instance's name, with or without spaces.
         assert_eq!(f.pick(Some("axpy<i32>")).unwrap().name, "axpy<i32>");
-        assert_eq!(f.instances("axpy").len(), 3);
+        assert_eq!(f.instances("axpy").len(), 10);
         let e = f.pick(Some("axpy")).unwrap_err();
         assert!(
-            e.contains("`axpy` is generic; choose an instance (axpy<f32>, axpy<i32>, axpy<u32>)"),
+            e.contains(
+                "`axpy` is generic; choose an instance (axpy<f32>, axpy<i32>, axpy<u32>, \
+                 axpy<f64>, axpy<i64>, axpy<u64>, axpy<u8>, axpy<u16>, axpy<f16>, axpy<bf16>)"
+            ),
             "{e}"
         );
     }

@@ -90,7 +90,21 @@ fn a_generic_kernel_inlines_a_helper_in_every_instance() {
         .iter()
         .map(|b| b().name.as_str())
         .collect();
-    assert_eq!(names, ["shifted<f32>", "shifted<i32>", "shifted<u32>"]);
+    assert_eq!(
+        names,
+        [
+            "shifted<f32>",
+            "shifted<i32>",
+            "shifted<u32>",
+            "shifted<f64>",
+            "shifted<i64>",
+            "shifted<u64>",
+            "shifted<u8>",
+            "shifted<u16>",
+            "shifted<f16>",
+            "shifted<bf16>"
+        ]
+    );
     for build in with_helper::shifted_instances() {
         let k = build();
         assert_eq!(k.inlined.len(), 1, "{}", k.name);
@@ -113,7 +127,7 @@ fn a_generic_kernel_inlines_a_helper_in_every_instance() {
         &SimOptions::default(),
     )
     .unwrap();
-    let out = &args[1].buffer().unwrap().data;
+    let out = args[1].buffer().unwrap().to_u32();
     assert_eq!(&out[..6], &[0, 8, 16, 24, 1, 9]);
 }
 

@@ -127,10 +127,10 @@ fn f64_math_is_rusts_f64_math() {
         Arg::Buffer(Buffer::zeros(oxmera_kernel::ir::Scalar::F64, 1)),
     ];
     run(f64_math(), 1, &mut args);
-    // √2 to the last of f64's 53 bits.
+    // √2 correctly rounded to f64's 53 bits (sqrt is exact-rounded).
     assert_eq!(
         buf(&args[1]).to_u64(),
-        vec![1.4142135623730951f64.to_bits()]
+        vec![std::f64::consts::SQRT_2.to_bits()]
     );
 }
 
@@ -262,11 +262,11 @@ fn casts_follow_rust_and_round_halves_to_nearest_even() {
     // 300 = 1.0010110000·2^8 → 0x5c00 + 0x0b0 = 0x5cb0. −1.5 = 0xbe00.
     // 1 + 2^-8 is exact in f16 (0x3c04).
     assert_eq!(buf(&args[1]).to_u16(), vec![0x2e66, 0x5cb0, 0xbe00, 0x3c04]);
-    // Through bf16 (8 significand bits): 0.1 → 0x3dcd = 0.10009765625;
+    // Through bf16 (8 significand bits): 0.1 → 0x3dcd = 205/2048;
     // 300 = 1.00101100·2^8 exactly; 1 + 2^-8 ties to 1.0.
     assert_eq!(
         buf(&args[2]).to_f32(),
-        vec![0.10009765625, 300.0, -1.5, 1.0]
+        vec![205.0 / 2048.0, 300.0, -1.5, 1.0]
     );
     // Float to u8 saturates: 0, 255, 0 (negative), 1.
     assert_eq!(buf(&args[3]).to_u8(), vec![0, 255, 0, 1]);
@@ -368,4 +368,34 @@ fn division_by_zero_is_reported_for_the_new_integers() {
         format!("{:?}", r.kind).contains("DivByZero { thread: 1 }"),
         "{r:?}"
     );
+}
+
+#[test]
+fn the_emitters_refuse_each_new_type_by_name() {
+    use oxmera_kernel::emit::EmitError;
+    use oxmera_kernel::emit::ptx::{PtxOptions, ptx};
+    use oxmera_kernel::emit::wgsl::{WgslOptions, wgsl};
+    use oxmera_kernel::ir::Dim3;
+    // Neither emitter writes the new types yet: each refuses the first it
+    // meets with a diagnostic naming it, and never writes wrong code.
+    for (k, ty) in [
+        (precise(), "f64"),
+        (wide_ints(), "i64"),
+        (narrow_ints(), "u8"),
+        (half_ops(), "f16"),
+        (bf16_ops(), "bf16"),
+    ] {
+        let cc = "8.0".parse().unwrap();
+        let e = ptx(k, &PtxOptions::new(cc, Dim3::x(32))).unwrap_err();
+        let EmitError::Unsupported { construct, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(construct, &format!("a value of type `{ty}`"), "{e}");
+        let e = wgsl(k, &WgslOptions::new(Dim3::x(32))).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(&format!("a value of type `{ty}` cannot be written as WGSL")),
+            "{e}"
+        );
+    }
 }
