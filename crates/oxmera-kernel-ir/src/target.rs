@@ -497,7 +497,12 @@ fn for_each_expr(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
                 expr(cond, f);
                 for_each_expr(body, f);
             }
-            StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier => {}
+            StmtKind::WarpSync { mask } => expr(mask, f),
+            StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return
+            | StmtKind::Barrier
+            | StmtKind::Fence => {}
         }
     }
 }
