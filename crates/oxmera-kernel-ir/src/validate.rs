@@ -19,6 +19,13 @@ pub struct ValidateError {
 }
 
 /// Checks every invariant; returns the first broken one.
+
+/// The most bytes of local (register) arrays one thread may hold: CUDA's
+/// per-thread local-memory limit, 512 KiB (the CUDA C++ Programming
+/// Guide's table of technical specifications, every compute capability
+/// from 2.0 on). Larger arrays are refused by the validator.
+pub const MAX_LOCAL_BYTES_PER_THREAD: u64 = 512 * 1024;
+
 pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
     let v = Validator { k };
     if k.specs
@@ -66,6 +73,24 @@ pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
             }
         }
         v.rows(&a.name, &a.len, a.row_len.as_ref(), &specs, a.span)?;
+    }
+    // Every thread holds its own copy of each local array, so a length a
+    // GPU refuses (and that the simulator would try to allocate per lane
+    // before the first statement) is an error here, not an abort there.
+    let local_bytes: u64 = k
+        .arrays
+        .iter()
+        .filter_map(|a| Some(a.len.eval(&specs)? * a.elem.size_bytes()))
+        .sum();
+    if local_bytes > MAX_LOCAL_BYTES_PER_THREAD {
+        let a = k.arrays.last().map_or(0, |a| a.span);
+        return Err(v.err(
+            a,
+            format!(
+                "the local arrays take {local_bytes} bytes per thread, over the {MAX_LOCAL_BYTES_PER_THREAD} \
+                 a thread may hold (CUDA's local-memory limit); stage the data in shared or global memory"
+            ),
+        ));
     }
     for c in &k.inlined {
         // Ranges index the span table; a kernel built by hand may have an

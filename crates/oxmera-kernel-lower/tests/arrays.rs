@@ -208,3 +208,28 @@ fn k(out: &mut [f32]) { let a = [1.0f32; 4]; out[0] = first(a); }",
         "{e}"
     );
 }
+
+#[test]
+fn local_arrays_past_a_threads_local_memory_are_refused_not_allocated() {
+    // 2 × 65536 f32 = 512 KiB exactly: the most a thread may hold.
+    let at_limit = "#[kernel] fn k(out: &mut [f32]) { let mut a = [0.0f32; 65536]; \
+                    let mut b = [0.0f32; 65536]; a[0] = 1.0; b[0] = a[0]; out[0] = b[0]; }";
+    let f = lower_source("a.rs", at_limit).unwrap_or_else(|e| panic!("{e}"));
+    validate(f.get("k").unwrap()).unwrap();
+    // One element more, or a 100-million-element array (25.6 GB a warp in
+    // the simulator), is a validation error naming the limit.
+    for text in [
+        "#[kernel] fn k(out: &mut [f32]) { let mut a = [0.0f32; 65536]; \
+         let mut b = [0.0f32; 65537]; a[0] = 1.0; b[0] = a[0]; out[0] = b[0]; }",
+        "#[kernel] fn k(out: &mut [f32]) { let mut a = [0.0f32; 100000000]; a[0] = 1.0; out[0] = a[0]; }",
+    ] {
+        let msg = match lower_source("a.rs", text) {
+            Err(e) => e.to_string(),
+            Ok(f) => match f.get("k") {
+                Some(k) => validate(k).unwrap_err().to_string(),
+                None => panic!("no kernel k in {:?}", f.names()),
+            },
+        };
+        assert!(msg.contains("524288"), "{msg}");
+    }
+}

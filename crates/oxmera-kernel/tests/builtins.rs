@@ -153,8 +153,10 @@ fn ulps(got: f32, exact: f64) -> f64 {
 }
 
 #[test]
-fn the_emitted_erf_is_within_its_stated_bound() {
-    // The formula both emitters write, evaluated on the host in f32 with
+fn the_emitters_erf_formula_evaluated_on_the_host_is_within_its_stated_bound() {
+    // The formula both emitters write (one coefficient table,
+    // emit/erf_approx.rs; that the emitted text follows it is read, not
+    // tested), evaluated on the host in f32 with
     // each fma fused (PTX's fma.rn) and unfused (WGSL's fma need not fuse),
     // against the reference's f64 erf.
     for fused in [true, false] {

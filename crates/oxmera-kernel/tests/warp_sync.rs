@@ -269,3 +269,54 @@ fn a_negative_i32_step_is_read_as_its_u32_bits_and_runs_the_first_value_only() {
     let out = run_stepped(&[1, 3, 10, 11, -1, i32::MIN]).unwrap();
     assert_eq!(out, [10, 4, 1, 1, 1, 1]);
 }
+
+/// Threads 0..16 take a negative step (one trip: `0..4` from 0, the step's
+/// `u32` bits pass the bound), threads 16..32 an empty range (8..4): only
+/// half the block reaches the barrier. Counting a negative step as zero
+/// trips made every thread agree on zero, and the barrier looked uniform.
+#[kernel]
+fn negative_step_splits_the_block(out: &mut [i32]) {
+    let t = thread_idx_x() as i32;
+    let mut start = 8i32;
+    let mut step = 1i32;
+    if t < 16 {
+        start = 0;
+        step = -1;
+    }
+    for i in (start..4).step_by(step) {
+        sync_threads();
+        out[t as u32] = i;
+    }
+}
+
+/// A zero step never ends where its range is non-empty: threads 0..16 spin
+/// on the barrier, threads 16..32 skip the loop.
+#[kernel]
+fn zero_step_splits_the_block(out: &mut [i32]) {
+    let t = thread_idx_x() as i32;
+    let mut start = 8i32;
+    let mut step = 1i32;
+    if t < 16 {
+        start = 0;
+        step = 0;
+    }
+    for i in (start..4).step_by(step) {
+        sync_threads();
+        out[t as u32] = i;
+    }
+}
+
+#[test]
+fn a_runtime_step_that_splits_the_trip_counts_is_oxk001() {
+    for k in [
+        negative_step_splits_the_block(),
+        zero_step_splits_the_block(),
+    ] {
+        let f = findings(k, 32, 32);
+        assert!(
+            f.iter().any(|f| f.rule == Rule::DivergentBarrier),
+            "{}: {f:?}",
+            k.name
+        );
+    }
+}

@@ -618,16 +618,25 @@ impl<'k> Analyzer<'k> {
     }
 }
 
+/// How many times a `for` runs, as the simulator and both emitters run it.
+///
+/// The step is read as its `u32` bits for both counter types (Rust's
+/// `step_by` takes a `usize`, so `s as usize` of a negative `i32` is huge):
+/// a negative `i32` step runs the first value only. A zero step never ends
+/// once the range is non-empty (`u64::MAX`): threads that disagree on it
+/// diverge like any other differing trip count.
 fn trip_count(a: Value, b: Value, s: Value, inclusive: bool) -> u64 {
     let (a, b, s) = match (a, b, s) {
         (Value::U32(a), Value::U32(b), Value::U32(s)) => (a as i64, b as i64, s as i64),
-        (Value::I32(a), Value::I32(b), Value::I32(s)) => (a as i64, b as i64, s as i64),
+        (Value::I32(a), Value::I32(b), Value::I32(s)) => (a as i64, b as i64, s as u32 as i64),
         _ => return 0,
     };
     // In i64 the inclusive bound's successor cannot overflow.
     let b = b + i64::from(inclusive);
-    if s <= 0 || a >= b {
+    if a >= b {
         0
+    } else if s == 0 {
+        u64::MAX
     } else {
         ((b - a + s - 1) / s) as u64
     }

@@ -25,7 +25,7 @@
 //! correctly rounded `f32` erf, and [`MAX_ABS`] absolute, whether each
 //! `fma` is fused (PTX's `fma.rn`) or a multiply then an add (WGSL's `fma`
 //! need not fuse) — measured by `tests/builtins.rs`
-//! (`the_emitted_erf_is_within_its_stated_bound`) over every 2^-16 of
+//! (`the_emitters_erf_formula_evaluated_on_the_host_is_within_its_stated_bound`) over every 2^-16 of
 //! [-5, 5] and a geometric sweep down to ±1e-30, against the reference
 //! backend's `f64` erf.
 
