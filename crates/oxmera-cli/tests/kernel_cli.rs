@@ -689,3 +689,72 @@ fn a_generic_library_kernel_runs_its_demo_per_dtype() {
     assert!(out.contains("fn axpy_f32("), "{out}");
     assert_eq!(oxmera(&["kernel", "wgsl", "flip", "--dtype", "f32"]).0, 2);
 }
+
+#[test]
+fn shared_bytes_size_a_dynamic_shared_array_in_check_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("d.rs"),
+        "#[kernel]\nfn rev(x: &mut [f32]) {\n    let s = shared_dynamic::<f32>();\n    \
+         let t = thread_idx_x();\n    s[t] = x[t];\n    sync_threads();\n    \
+         x[t] = s[31 - t];\n}\n",
+    )
+    .unwrap();
+    // 64 KiB of dynamic memory pass the generic target's 48 KiB: OXK004.
+    let (code, out, _) = in_dir(
+        dir.path(),
+        &[
+            "kernel",
+            "check",
+            "d.rs",
+            "--block",
+            "32",
+            "--shared-bytes",
+            "65536",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("OXK004") && out.contains("65536 bytes"),
+        "{out}"
+    );
+    let (code, out, _) = in_dir(
+        dir.path(),
+        &[
+            "kernel",
+            "check",
+            "d.rs",
+            "--block",
+            "32",
+            "--shared-bytes",
+            "128",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    // 128 bytes hold the 32 floats; 64 hold 16, and thread 16 stores past them.
+    let run = |bytes: &str| {
+        in_dir(
+            dir.path(),
+            &[
+                "kernel",
+                "run",
+                "d.rs",
+                "--block",
+                "32",
+                "--arg",
+                "x=iota:32",
+                "--shared-bytes",
+                bytes,
+            ],
+        )
+    };
+    let (code, out, _) = run("128");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("[31.000000, 30.000000, 29.000000"), "{out}");
+    let (code, out, _) = run("64");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("`s[16]` (length 16) by lane 16 (thread 16)"),
+        "{out}"
+    );
+}

@@ -18,14 +18,13 @@ pub struct ValidateError {
     pub problem: String,
 }
 
-/// Checks every invariant; returns the first broken one.
-
 /// The most bytes of local (register) arrays one thread may hold: CUDA's
 /// per-thread local-memory limit, 512 KiB (the CUDA C++ Programming
 /// Guide's table of technical specifications, every compute capability
 /// from 2.0 on). Larger arrays are refused by the validator.
 pub const MAX_LOCAL_BYTES_PER_THREAD: u64 = 512 * 1024;
 
+/// Checks every invariant; returns the first broken one.
 pub fn validate(k: &Kernel) -> Result<(), ValidateError> {
     let v = Validator { k };
     if k.specs

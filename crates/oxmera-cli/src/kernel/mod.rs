@@ -80,6 +80,12 @@ enum KernelCommand {
         /// generic.
         #[arg(long)]
         target: Option<String>,
+        /// Bytes of dynamic shared memory the launch gives each block
+        /// (CUDA's third launch parameter): the length of a
+        /// `shared_dynamic::<T>()` array, counted by OXK004 with the static
+        /// arrays.
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        shared_bytes: u64,
     },
     /// Simulate a kernel: a built-in on its seeded demo inputs, compared
     /// with the host's result; a kernel from a file on `--arg` inputs.
@@ -131,6 +137,10 @@ enum KernelCommand {
         /// uses the adapter's warp width.
         #[arg(long)]
         device: Option<String>,
+        /// A file's kernel: bytes of dynamic shared memory each block gets
+        /// (the length of its `shared_dynamic::<T>()` array).
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        shared_bytes: u64,
     },
     /// Print a kernel as WGSL (what the wgpu backend compiles) for one
     /// block size and target.
@@ -306,6 +316,7 @@ fn check_command(
     block: Option<String>,
     grid: Option<String>,
     target: Option<Target>,
+    shared_bytes: u64,
 ) -> ExitCode {
     let (mut any, mut unchecked) = (false, false);
     for k in kernels {
@@ -327,7 +338,10 @@ fn check_command(
             format!(" on target {target} (warps of {})", target.warp_width())
         };
         for launch in launches {
-            match check(k, &CheckOptions::new(launch).on(target)) {
+            let opts = CheckOptions::new(launch)
+                .on(target)
+                .with_dynamic_shared(shared_bytes);
+            match check(k, &opts) {
                 Err(err) => return usage(format!("{}: {err}", k.name)),
                 Ok(findings) if findings.is_empty() => {
                     println!("{}: clean at launch {launch}{on}", k.name);
@@ -479,13 +493,14 @@ pub fn run(args: KernelArgs) -> ExitCode {
             grid,
             cc,
             target,
+            shared_bytes,
         } => {
             let p = match picked(&which, true) {
                 Ok(p) => p,
                 Err(code) => return code,
             };
             match target_arg(cc, target) {
-                Ok(t) => check_command(&p.kernels, block, grid, t),
+                Ok(t) => check_command(&p.kernels, block, grid, t, shared_bytes),
                 Err(m) => usage(m),
             }
         }
@@ -502,6 +517,7 @@ pub fn run(args: KernelArgs) -> ExitCode {
             trace,
             target,
             device,
+            shared_bytes,
         } => {
             let p = match picked(&which, false) {
                 Ok(p) => p,
@@ -520,9 +536,17 @@ pub fn run(args: KernelArgs) -> ExitCode {
                     expect,
                     tol,
                     trace,
+                    shared_bytes,
                 };
                 return user::run_file_kernel(run, target, device);
             };
+            if shared_bytes > 0 {
+                return usage(format!(
+                    "`{}` is a built-in kernel: its demo seeds its own launch \
+                     (--shared-bytes is for a kernel from a FILE.rs)",
+                    e.name
+                ));
+            }
             if grid.is_some()
                 || !args.is_empty()
                 || !save.is_empty()

@@ -43,6 +43,8 @@ pub struct FileRun {
     pub tol: f64,
     /// `--trace T`: print the path of thread T (linear over the grid).
     pub trace: Option<u64>,
+    /// `--shared-bytes N`: dynamic shared memory per block.
+    pub shared_bytes: u64,
 }
 
 /// `NAME=PATH` items as (parameter index, path), each naming a buffer.
@@ -159,6 +161,7 @@ pub fn run_file_kernel(run: FileRun, target: Option<String>, device: Option<Stri
     let mut simulated = inputs.clone();
     let opts = SimOptions {
         target,
+        dynamic_shared_bytes: run.shared_bytes,
         ..SimOptions::default()
     };
     let outcome = match run.trace {
