@@ -119,6 +119,7 @@ fn simulate(m: usize, n: usize, k: usize) -> Result<(Vec<f32>, u64), String> {
                     first_write,
                     second,
                     second_write,
+                    ..
                 } => {
                     let how = |w: &bool| if *w { "writes" } else { "reads" };
                     format!(
