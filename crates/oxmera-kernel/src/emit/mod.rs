@@ -59,6 +59,15 @@ pub enum EmitError {
 
 /// The specialization values an emitter compiles in: the given ones, or the
 /// kernel's defaults; a count that does not match is an error.
+/// The first scalar type in `k` that is not 32 bits wide: both emitters
+/// write only f32, i32, u32 and bool so far, and refuse a kernel using
+/// another type by naming it.
+pub(crate) fn first_unwritten_type(k: &Kernel) -> Option<oxmera_kernel_ir::ir::Scalar> {
+    crate::target::dtypes_used(k)
+        .into_iter()
+        .find(|t| t.bits() != 32)
+}
+
 pub(crate) fn specs_for(k: &Kernel, given: Option<&[i64]>) -> Result<Vec<i64>, EmitError> {
     let specs = given
         .map(<[i64]>::to_vec)

@@ -165,10 +165,7 @@ pub struct PtxKernel {
 /// Writes `kernel` as a PTX module for one compute capability and block.
 pub fn ptx(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel, EmitError> {
     let e = Emitter::new(kernel, options)?;
-    if let Some(t) = crate::target::dtypes_used(kernel)
-        .into_iter()
-        .find(|t| t.bits() != 32)
-    {
+    if let Some(t) = super::first_unwritten_type(kernel) {
         return Err(e.unsupported(
             &format!("a value of type `{t}`"),
             "the PTX emitter writes only the 32-bit types (f32, i32, u32, bool) so far",

@@ -164,10 +164,7 @@ impl WgslKernel {
 /// Writes `kernel` as a WGSL compute shader for one launch.
 pub fn wgsl(kernel: &Kernel, options: &WgslOptions) -> Result<WgslKernel, WgslError> {
     let e = Emitter::new(kernel, options)?;
-    if let Some(t) = crate::target::dtypes_used(kernel)
-        .into_iter()
-        .find(|t| t.bits() != 32)
-    {
+    if let Some(t) = super::first_unwritten_type(kernel) {
         return Err(e.unsupported(
             &format!("a value of type `{t}`"),
             "the WGSL emitter writes only the 32-bit types (f32, i32, u32, bool) so far",
