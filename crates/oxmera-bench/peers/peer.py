@@ -12,7 +12,8 @@ The first request for a (lib, bench, args) builds its inputs (not timed);
 every request then times one run with perf_counter. Inputs are seeded, so
 every run computes on the same data. Thread counts come from the
 environment the bench sets (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
-OXMERA_BENCH_THREADS for torch).
+OXMERA_BENCH_THREADS for torch); the CNN epoch reads its samples from
+the files OXMERA_BENCH_DIGITS names (see `src/cnn.rs`).
 """
 
 import os
@@ -150,13 +151,77 @@ def t_layer_norm(rows, cols):
     return lambda: torch.nn.functional.layer_norm(x, (cols,), eps=1e-5)
 
 
-def t_conv(n, c_in, h, w, c_out, k):
+def t_conv(n, c_in, h, w, c_out, k, stride, pad):
     g = torch.Generator().manual_seed(7)
     x = torch.randn(n, c_in, h, w, generator=g)
     wt = torch.randn(c_out, c_in, k, k, generator=g)
     b = torch.randn(c_out, generator=g)
-    pad = k // 2
-    return lambda: torch.nn.functional.conv2d(x, wt, b, padding=pad)
+    return lambda: torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad)
+
+
+def t_conv_bwd(n, c_in, h, w, c_out, k, stride, pad):
+    """The gradients of a convolution with respect to its input and its
+    weights, given the output's: the one call autograd makes for a conv
+    layer (bias gradient not asked for; it is a sum)."""
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(n, c_in, h, w, generator=g)
+    wt = torch.randn(c_out, c_in, k, k, generator=g)
+    h_out = (h + 2 * pad - k) // stride + 1
+    w_out = (w + 2 * pad - k) // stride + 1
+    gy = torch.randn(n, c_out, h_out, w_out, generator=g)
+    conv_backward = torch.ops.aten.convolution_backward
+
+    def run():
+        return conv_backward(
+            gy, x, wt, None, [stride, stride], [pad, pad], [1, 1],
+            False, [0, 0], 1, [True, True, False],
+        )
+
+    return run
+
+
+def t_cnn_epoch(batch, c, h, w, classes, n):
+    """One epoch of `oxmera train --model cnn` (crates/oxmera-nn/src/models/
+    cnn.rs: two 3x3 same convolutions of 16 and 32 channels, each with
+    ReLU and 2x2 max pooling, then 64 hidden units) on the digits' training
+    part the bench wrote to OXMERA_BENCH_DIGITS.{f32,i64}: batches in
+    order, SGD at 0.1 with momentum 0.9, cross-entropy, the loss read back
+    every step as the CLI's loop does."""
+    stem = os.environ["OXMERA_BENCH_DIGITS"]
+    with open(stem + ".f32", "rb") as f:
+        x = torch.frombuffer(bytearray(f.read()), dtype=torch.float32)
+    with open(stem + ".i64", "rb") as f:
+        y = torch.frombuffer(bytearray(f.read()), dtype=torch.int64)
+    x = x.reshape(n, c, h, w)
+    assert y.shape == (n,), f"{stem}.i64 holds {y.shape[0]} labels, expected {n}"
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(
+        nn.Conv2d(c, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * (h // 4) * (w // 4), 64),
+        nn.ReLU(),
+        nn.Linear(64, classes),
+    )
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def run():
+        total = 0.0
+        for start in range(0, n, batch):
+            xb, yb = x[start : start + batch], y[start : start + batch]
+            loss = torch.nn.functional.cross_entropy(model(xb), yb)
+            total += loss.item()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return total
+
+    return run
 
 
 def t_mlp(batch, d_in, hidden, classes):
@@ -203,6 +268,8 @@ BENCHES = {
         "softmax": t_softmax,
         "layer_norm": t_layer_norm,
         "conv": t_conv,
+        "conv_bwd": t_conv_bwd,
+        "cnn_epoch": t_cnn_epoch,
         "mlp": t_mlp,
     },
 }

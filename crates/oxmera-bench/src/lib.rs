@@ -14,8 +14,14 @@
 //! Contenders are interleaved round by round and reported as medians (see
 //! [`measure`]); each benchmark's ratio is oxmera's figure over the peer's
 //! for rates, the peer's time over oxmera's for times, so a ratio above 1
-//! always means oxmera is faster. `--out DIR` writes the rows as
-//! `DIR/bench.json`.
+//! always means oxmera is faster. `--out DIR` writes the machine, the
+//! runs and their rows as `DIR/bench.json`.
+//!
+//! Every report names its machine ([`machine`]): the processor, the
+//! kernels chosen, the threads, an `f32` FMA ceiling measured at the start
+//! and the copy bandwidth measured alongside the streaming rows, and the
+//! time the hypervisor stole during each run. `--runs N` repeats the whole
+//! interleaved run and reports each figure's median and range ([`runs`]).
 //!
 //! With the `wgpu` feature it adds rows for `wgpu:0` against the CPU
 //! backend (elementwise add, matmul, an MLP step); on a CPU driver such
@@ -31,7 +37,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use oxmera_core::{DType, Device, Error, Result};
-use oxmera_tensor::{Conv2dParams, Generator, Tensor, no_grad};
+use oxmera_tensor::{Generator, Tensor, no_grad};
 use serde::{Deserialize, Serialize};
 
 // The backends register themselves at link time; naming the crates keeps
@@ -39,15 +45,22 @@ use serde::{Deserialize, Serialize};
 use oxmera_cpu as _;
 use oxmera_reference as _;
 
+mod cnn;
+mod conv;
 #[cfg(feature = "wgpu")]
 mod gpu;
+pub mod machine;
 pub mod measure;
 pub mod python;
+pub mod runs;
 #[cfg(feature = "peers")]
 pub mod rust_peers;
+mod streams;
 
+use machine::{CpuTimes, Machine};
 use measure::{Contender, Plan, interleave};
 use python::Python;
+use runs::{RunRecord, Summary};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -60,6 +73,23 @@ pub struct Config {
     pub threads: usize,
     /// Whether to start the Python peers (NumPy, PyTorch).
     pub python: bool,
+    /// The Python interpreter to start (`python3` unless told otherwise).
+    pub python_exe: String,
+    /// How many times to repeat the whole interleaved run (at least 1).
+    pub runs: usize,
+}
+
+/// Everything one invocation measured: what `bench.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// The machine, and what the run chose on it.
+    pub machine: Machine,
+    /// `quick` or `full`.
+    pub mode: String,
+    /// Each run's rows, steal and copy bandwidth, in order.
+    pub runs: Vec<RunRecord>,
+    /// Each (benchmark, peer) pair over the runs: median and range.
+    pub summary: Vec<Summary>,
 }
 
 /// One row of `bench.json`: oxmera against one peer on one benchmark.
@@ -123,8 +153,10 @@ struct Sizes {
     reference_matmul_max: usize,
     stream: usize,
     softmax: (usize, usize),
-    /// `[n, c_in, h, w]`, `c_out`, kernel.
-    conv: ([usize; 4], usize, usize),
+    /// The convolutions, forward and backward.
+    conv: Vec<conv::ConvShape>,
+    /// Digits used for the CNN epoch (`None`: the whole training part).
+    cnn_samples: Option<usize>,
     /// batch, input, hidden, classes.
     mlp: (usize, usize, usize, usize),
     plan: Plan,
@@ -138,7 +170,8 @@ impl Sizes {
                 reference_matmul_max: 64,
                 stream: 1 << 12,
                 softmax: (16, 64),
-                conv: ([2, 3, 8, 8], 4, 3),
+                conv: conv::shapes(true),
+                cnn_samples: Some(2 * conv::CNN_BATCH),
                 mlp: (8, 20, 16, 10),
                 plan: Plan {
                     rounds: 2,
@@ -151,7 +184,8 @@ impl Sizes {
                 reference_matmul_max: 128,
                 stream: 1 << 24,
                 softmax: (4096, 4096),
-                conv: ([8, 32, 64, 64], 32, 3),
+                conv: conv::shapes(false),
+                cnn_samples: None,
                 mlp: (256, 784, 512, 10),
                 plan: Plan {
                     rounds: 9,
@@ -162,37 +196,61 @@ impl Sizes {
     }
 }
 
-/// Runs every benchmark, prints the table to stdout as it goes, writes
-/// `bench.json` when asked, and returns the rows.
+/// Runs every benchmark `config.runs` times, prints the tables to stdout
+/// as it goes (and the medians over the runs, for more than one), writes
+/// `bench.json` when asked, and returns what it measured.
 ///
 /// Errors: an oxmera op failing (a bug, reported as the op's error), or
 /// the output directory not being writable ([`Error::InvalidArgument`]).
-pub fn run(config: &Config) -> Result<Vec<Row>> {
+pub fn run(config: &Config) -> Result<BenchReport> {
     let sizes = Sizes::of(config.quick);
-    let mut report = Report::default();
-    report.header(config);
+    let machine = Machine::measure(config.threads, config.quick);
+    println!(
+        "oxmera-bench: {} threads, cpu kernels: {}, {} mode, {} run{}",
+        config.threads,
+        machine.kernels,
+        if config.quick { "quick" } else { "full" },
+        config.runs.max(1),
+        if config.runs > 1 { "s" } else { "" }
+    );
+    for line in machine.lines() {
+        println!("  {line}");
+    }
+    let samples = cnn::Samples::digits(sizes.cnn_samples)?;
+    // The digits for PyTorch's epoch, in a directory of this process's.
+    let scratch = std::env::temp_dir().join(format!("oxmera-bench-{}", std::process::id()));
+    let digits_file = samples
+        .write(&scratch)
+        .map_err(|e| Error::invalid("bench", "digits", format!("{}: {e}", scratch.display())))?;
+    let mut notes = Vec::new();
     let py = if config.python {
-        match Python::start(config.threads) {
+        match Python::start(&config.python_exe, config.threads, &digits_file) {
             Ok(p) => {
                 if p.numpy.is_none() {
-                    report.note("numpy: skipped (python3 cannot import numpy)");
+                    notes.push(format!(
+                        "numpy: skipped ({} cannot import numpy)",
+                        config.python_exe
+                    ));
                 }
                 if p.torch.is_none() {
-                    report.note("torch: skipped (python3 cannot import torch)");
+                    notes.push(format!(
+                        "torch: skipped ({} cannot import torch)",
+                        config.python_exe
+                    ));
                 }
                 Some(p)
             }
             Err(e) => {
-                report.note(&format!("numpy, torch: skipped ({e})"));
+                notes.push(format!("numpy, torch: skipped ({e})"));
                 None
             }
         }
     } else {
-        report.note("numpy, torch: skipped (python peers turned off)");
+        notes.push("numpy, torch: skipped (python peers turned off)".to_string());
         None
     };
     if !cfg!(feature = "peers") {
-        report.note("gemm, matrixmultiply: skipped (built without the `peers` feature)");
+        notes.push("gemm, matrixmultiply: skipped (built without the `peers` feature)".into());
     }
     let libs: Vec<&'static str> = py
         .as_ref()
@@ -207,31 +265,111 @@ pub fn run(config: &Config) -> Result<Vec<Row>> {
             v
         })
         .unwrap_or_default();
-
     let py = RefCell::new(py);
-    for &n in &sizes.matmul {
-        matmul(&mut report, &sizes, config, &py, &libs, n)?;
-    }
-    streams(&mut report, &sizes, config, &py, &libs)?;
-    softmax(&mut report, &sizes, &py, &libs)?;
-    layer_norm(&mut report, &sizes, &py, &libs)?;
-    conv(&mut report, &sizes, &py, &libs)?;
-    mlp(&mut report, &sizes, config, &py, &libs)?;
-    #[cfg(feature = "wgpu")]
-    gpu::rows(&mut report, &sizes)?;
-    #[cfg(not(feature = "wgpu"))]
-    report.note("wgpu: skipped (built without the `wgpu` feature)");
+    let peers = PyPeers {
+        process: &py,
+        libs: &libs,
+    };
 
+    let total = config.runs.max(1);
+    let mut records = Vec::new();
+    for i in 0..total {
+        if total > 1 {
+            println!("run {} of {total}", i + 1);
+        }
+        let mut report = Report::default();
+        report.columns();
+        for n in &notes {
+            report.note(n);
+        }
+        let before = CpuTimes::now();
+        let start = Instant::now();
+        one_run(&mut report, &sizes, config, &peers, &samples)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let steal = before.zip(CpuTimes::now()).map(|(a, b)| a.steal_since(b));
+        let copy_gbs = runs::copy_bandwidth(&report.rows);
+        report.note(&format!(
+            "run {} of {total}: {seconds:.1} s; steal: {}; copy bandwidth (memcpy): {}",
+            i + 1,
+            steal.map_or("not readable here (/proc/stat)".to_string(), |s| s
+                .to_string()),
+            copy_gbs.map_or("not measured".to_string(), |g| format!("{} GB/s", fmt(g)))
+        ));
+        records.push(RunRecord {
+            steal,
+            seconds,
+            copy_gbs,
+            rows: report.rows,
+        });
+    }
+    let all: Vec<Vec<Row>> = records.iter().map(|r| r.rows.clone()).collect();
+    let summary = runs::summarize(&all);
+    if total > 1 {
+        print!("{}", runs::table(&summary, total));
+        let steals: Vec<String> = records
+            .iter()
+            .map(|r| {
+                r.steal
+                    .map_or("?".to_string(), |s| format!("{:.2} s", s.seconds))
+            })
+            .collect();
+        println!("  steal per run: {}", steals.join(", "));
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let out = BenchReport {
+        machine,
+        mode: if config.quick { "quick" } else { "full" }.to_string(),
+        runs: records,
+        summary,
+    };
     if let Some(dir) = &config.out {
         let io =
             |e: std::io::Error| Error::invalid("bench", "out", format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(dir).map_err(io)?;
-        let json = serde_json::to_string_pretty(&report.rows)
+        let json = serde_json::to_string_pretty(&out)
             .map_err(|e| Error::invalid("bench", "out", e.to_string()))?;
         std::fs::write(dir.join("bench.json"), json + "\n").map_err(io)?;
-        report.note(&format!("wrote {}", dir.join("bench.json").display()));
+        println!("  wrote {}", dir.join("bench.json").display());
     }
-    Ok(report.rows)
+    Ok(out)
+}
+
+/// The Python process (if running) and the libraries it imported.
+pub(crate) struct PyPeers<'a> {
+    process: &'a RefCell<Option<Python>>,
+    libs: &'a [&'static str],
+}
+
+impl PyPeers<'_> {
+    /// Whether `lib` (`numpy`, `torch`) imported.
+    fn has(&self, lib: &str) -> bool {
+        self.libs.contains(&lib)
+    }
+}
+
+/// Every benchmark once, into `report`.
+fn one_run(
+    report: &mut Report,
+    sizes: &Sizes,
+    config: &Config,
+    peers: &PyPeers<'_>,
+    samples: &cnn::Samples,
+) -> Result<()> {
+    let (py, libs) = (peers.process, peers.libs);
+    for &n in &sizes.matmul {
+        matmul(report, sizes, config, py, libs, n)?;
+    }
+    streams::streams(report, sizes, config, py, libs)?;
+    streams::softmax(report, sizes, py, libs)?;
+    streams::layer_norm(report, sizes, py, libs)?;
+    conv::rows(report, sizes, peers)?;
+    cnn::row(report, sizes, peers, samples)?;
+    mlp(report, sizes, config, py, libs)?;
+    #[cfg(feature = "wgpu")]
+    gpu::rows(report, sizes)?;
+    #[cfg(not(feature = "wgpu"))]
+    report.note("wgpu: skipped (built without the `wgpu` feature)");
+    Ok(())
 }
 
 /// The table as it is printed, and the rows collected for the JSON.
@@ -241,15 +379,10 @@ struct Report {
 }
 
 impl Report {
-    fn header(&self, config: &Config) {
+    /// The column headings.
+    fn columns(&self) {
         println!(
-            "oxmera-bench: {} threads, cpu kernels: {}, {} mode",
-            config.threads,
-            oxmera_cpu::isa(),
-            if config.quick { "quick" } else { "full" }
-        );
-        println!(
-            "{:<34} {:>9} {:>11}  {:<14} {:>11} {:>8}",
+            "{:<36} {:>9} {:>11}  {:<14} {:>11} {:>8}",
             "benchmark", "unit", "oxmera", "peer", "peer", "ratio"
         );
     }
@@ -280,7 +413,7 @@ impl Report {
                     let pv = work.figure(*s);
                     let ratio = work.ratio(ox, pv);
                     println!(
-                        "{label:<34} {:>9} {ox_col:>11}  {peer:<14} {:>11} {ratio:>7.2}x",
+                        "{label:<36} {:>9} {ox_col:>11}  {peer:<14} {:>11} {ratio:>7.2}x",
                         work.unit(),
                         fmt(pv)
                     );
@@ -294,14 +427,14 @@ impl Report {
                     });
                 }
                 Err(why) => println!(
-                    "{label:<34} {:>9} {ox_col:>11}  {peer:<14} skipped: {why}",
+                    "{label:<36} {:>9} {ox_col:>11}  {peer:<14} skipped: {why}",
                     work.unit()
                 ),
             }
             first = false;
         }
         if names.len() == 1 {
-            println!("{name:<34} {:>9} {:>11}  (no peer)", work.unit(), fmt(ox));
+            println!("{name:<36} {:>9} {:>11}  (no peer)", work.unit(), fmt(ox));
         }
         Ok(())
     }
@@ -427,241 +560,6 @@ fn matmul(
     )
 }
 
-/// The machine's copy bandwidth: `dst = src` split over `threads`
-/// threads, into a buffer that already exists.
-fn threaded_copy(src: &[f32], dst: &mut [f32], threads: usize) {
-    let chunk = src.len().div_ceil(threads.max(1)).max(1);
-    std::thread::scope(|s| {
-        for (d, c) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-            s.spawn(move || d.copy_from_slice(c));
-        }
-    });
-}
-
-/// Elementwise add, a fused expression and a sum over one long vector,
-/// each against the copy bandwidth measured alongside it.
-fn streams(
-    report: &mut Report,
-    sizes: &Sizes,
-    config: &Config,
-    py: &RefCell<Option<Python>>,
-    libs: &[&'static str],
-) -> Result<()> {
-    let n = sizes.stream;
-    let label = if n >= 1 << 20 {
-        format!("{}M", n >> 20)
-    } else {
-        format!("{}K", n >> 10)
-    };
-    let a = randn(11, &[n], Device::Cpu)?;
-    let b = randn(12, &[n], Device::Cpu)?;
-    let c = randn(13, &[n], Device::Cpu)?;
-    let src = a.to_vec::<f32>()?;
-    let mut dst = vec![0f32; n];
-    let threads = config.threads;
-    let bytes = |arrays: usize| Work::Bytes((arrays * n * 4) as f64);
-
-    // Copy moves 2 arrays; the figure is GB/s of traffic either way, so
-    // the ratio compares bandwidths.
-    let copy_secs = RefCell::new(&mut dst);
-    let memcpy = |name: &str| {
-        let (src, dst) = (&src, &copy_secs);
-        Contender::timed(name, move || {
-            threaded_copy(src, &mut dst.borrow_mut()[..], threads)
-        })
-    };
-    let scale = |arrays_peer: f64, arrays_ox: f64| arrays_ox / arrays_peer;
-
-    // add: reads 2 arrays, writes 1.
-    let mut cs = vec![
-        Contender::timed("oxmera", || {
-            a.add(&b).expect("add");
-        }),
-        rescaled(memcpy("memcpy"), scale(2.0, 3.0)),
-    ];
-    for &lib in libs {
-        cs.push(python_contender(py, lib, "add", vec![n]));
-    }
-    measure_and_record(
-        report,
-        sizes.plan,
-        &format!("add_f32_{label}"),
-        bytes(3),
-        cs,
-    )?;
-
-    // relu(a * b + c): reads 3, writes 1 — fused, against the same
-    // expression as three tensor ops, copy, and the Python libraries.
-    let mut cs = vec![
-        Contender::timed("oxmera", || {
-            oxmera_cpu::fused::zip3(&a, &b, &c, |x, y, z| (x * y + z).max(0.0)).expect("fused");
-        }),
-        Contender::timed("oxmera-unfused", || {
-            a.mul(&b)
-                .and_then(|t| t.add(&c))
-                .and_then(|t| t.relu())
-                .expect("unfused");
-        }),
-        rescaled(memcpy("memcpy"), scale(2.0, 4.0)),
-    ];
-    for &lib in libs {
-        cs.push(python_contender(py, lib, "fused", vec![n]));
-    }
-    measure_and_record(
-        report,
-        sizes.plan,
-        &format!("fused_relu_mul_add_f32_{label}"),
-        bytes(4),
-        cs,
-    )?;
-
-    // sum: reads 1.
-    let mut cs = vec![
-        Contender::timed("oxmera", || {
-            a.sum_all().expect("sum");
-        }),
-        rescaled(memcpy("memcpy"), scale(2.0, 1.0)),
-    ];
-    for &lib in libs {
-        cs.push(python_contender(py, lib, "sum", vec![n]));
-    }
-    measure_and_record(
-        report,
-        sizes.plan,
-        &format!("sum_f32_{label}"),
-        bytes(1),
-        cs,
-    )
-}
-
-/// A contender whose time is scaled so that its figure, computed with
-/// another benchmark's byte count, is its own bandwidth: a copy moving
-/// 2 arrays in `t` seconds reads as moving 3 arrays in `t · 3/2`.
-fn rescaled(mut c: Contender<'_>, factor: f64) -> Contender<'_> {
-    let mut inner = std::mem::replace(&mut c.run, Box::new(|| Ok(0.0)));
-    c.run = Box::new(move || inner().map(|t| t * factor));
-    c
-}
-
-fn softmax(
-    report: &mut Report,
-    sizes: &Sizes,
-    py: &RefCell<Option<Python>>,
-    libs: &[&'static str],
-) -> Result<()> {
-    rowwise(report, sizes, py, libs, "softmax", |x| x.softmax(1), &[])
-}
-
-/// Layer normalization over rows, against the same normalization written
-/// as five tensor ops (the composed form a framework without the fused
-/// kernel runs), on the same backend and input in the same run.
-fn layer_norm(
-    report: &mut Report,
-    sizes: &Sizes,
-    py: &RefCell<Option<Python>>,
-    libs: &[&'static str],
-) -> Result<()> {
-    let composed = |x: &Tensor| -> Result<Tensor> {
-        let mean = x.mean(&[1], true)?;
-        let rstd = x.var(&[1], 0.0, true)?.add_scalar(1e-5)?.rsqrt()?;
-        x.sub(&mean)?.mul(&rstd)
-    };
-    let fused = |x: &Tensor| x.layer_norm(1, 1e-5);
-    rowwise(
-        report,
-        sizes,
-        py,
-        libs,
-        "layer_norm",
-        fused,
-        &[("composed", composed)],
-    )
-}
-
-/// A way of computing a row-wise op on a tensor.
-type RowOp = fn(&Tensor) -> Result<Tensor>;
-
-/// An op applied to the rows of one input of the softmax shape, timed for
-/// oxmera, the reference on small sizes, `same_input` (other ways of
-/// computing it in oxmera, by label), and the Python peers' `name`.
-fn rowwise(
-    report: &mut Report,
-    sizes: &Sizes,
-    py: &RefCell<Option<Python>>,
-    libs: &[&'static str],
-    name: &'static str,
-    op: RowOp,
-    same_input: &[(&'static str, RowOp)],
-) -> Result<()> {
-    let (r, c) = sizes.softmax;
-    let x = randn(21, &[r, c], Device::Cpu)?;
-    let mut cs = vec![Contender::timed("oxmera", || {
-        op(&x).expect(name);
-    })];
-    let rx = x.to_device(Device::Reference)?;
-    if r * c <= 1 << 16 {
-        cs.push(Contender::timed("reference", move || {
-            op(&rx).expect(name);
-        }));
-    }
-    for &(label, f) in same_input {
-        let x = &x;
-        cs.push(Contender::timed(label, move || {
-            f(x).expect(label);
-        }));
-    }
-    for &lib in libs {
-        cs.push(python_contender(py, lib, name, vec![r, c]));
-    }
-    measure_and_record(
-        report,
-        sizes.plan,
-        &format!("{name}_f32_{r}x{c}"),
-        Work::Time,
-        cs,
-    )
-}
-
-fn conv(
-    report: &mut Report,
-    sizes: &Sizes,
-    py: &RefCell<Option<Python>>,
-    libs: &[&'static str],
-) -> Result<()> {
-    let ([n, ci, h, w], co, k) = sizes.conv;
-    let x = randn(31, &[n, ci, h, w], Device::Cpu)?;
-    let wt = randn(32, &[co, ci, k, k], Device::Cpu)?;
-    let bias = randn(33, &[co], Device::Cpu)?;
-    let params = Conv2dParams {
-        padding: (k / 2, k / 2),
-        ..Conv2dParams::default()
-    };
-    let mut cs = vec![Contender::timed("oxmera", || {
-        x.conv2d(&wt, Some(&bias), params).expect("conv2d");
-    })];
-    let (rx, rw, rb) = (
-        x.to_device(Device::Reference)?,
-        wt.to_device(Device::Reference)?,
-        bias.to_device(Device::Reference)?,
-    );
-    let flops = 2.0 * (n * co * h * w * ci * k * k) as f64;
-    if flops <= 1e7 {
-        cs.push(Contender::timed("reference", move || {
-            rx.conv2d(&rw, Some(&rb), params).expect("conv2d");
-        }));
-    }
-    for &lib in libs {
-        cs.push(python_contender(py, lib, "conv", vec![n, ci, h, w, co, k]));
-    }
-    measure_and_record(
-        report,
-        sizes.plan,
-        &format!("conv2d_f32_{n}x{ci}x{h}x{w}_k{k}_c{co}"),
-        Work::Flops(flops),
-        cs,
-    )
-}
-
 /// A 3-layer ReLU MLP and one batch, for timing SGD steps.
 struct Mlp {
     params: Vec<Tensor>,
@@ -770,8 +668,9 @@ mod tests {
     }
 
     /// The quick mode end to end on tiny sizes, without the Python peers
-    /// (which depend on the machine): every benchmark produces rows whose
-    /// ratio agrees with its two figures, and bench.json holds them.
+    /// (which depend on the machine), twice: every benchmark produces rows
+    /// whose ratio agrees with its two figures in both runs, the summary
+    /// pairs them, and bench.json holds it all.
     #[test]
     fn quick_mode_writes_consistent_rows() {
         let dir = std::env::temp_dir().join(format!("oxmera-bench-test-{}", std::process::id()));
@@ -780,11 +679,17 @@ mod tests {
             out: Some(dir.clone()),
             threads: 2,
             python: false,
+            python_exe: "python3".into(),
+            runs: 2,
         };
-        let rows = run(&config).unwrap();
+        let report = run(&config).unwrap();
         let text = std::fs::read_to_string(dir.join("bench.json")).unwrap();
-        let parsed: Vec<Row> = serde_json::from_str(&text).unwrap();
-        assert_eq!(parsed, rows);
+        let parsed: BenchReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed, report);
+        assert_eq!(report.runs.len(), 2);
+        assert_eq!(report.machine.threads, 2);
+        assert_eq!(report.machine.kernels, oxmera_cpu::isa().name());
+        let rows = &report.runs[0].rows;
         for prefix in [
             "matmul_f32_16",
             "add_f32_",
@@ -792,7 +697,9 @@ mod tests {
             "sum_f32_",
             "softmax_f32_",
             "layer_norm_f32_",
-            "conv2d_f32_",
+            "conv2d_f32_2x1x8x8_k3_c16",
+            "conv2d_f32_2x16x4x4_k3_c32",
+            "conv2d_f32_2x4x9x9_k3_s2_c8",
             "mlp_step_",
         ] {
             assert!(
@@ -800,7 +707,7 @@ mod tests {
                 "no row for {prefix}: {rows:?}"
             );
         }
-        for r in &rows {
+        for r in report.runs.iter().flat_map(|r| &r.rows) {
             assert!(r.oxmera > 0.0 && r.peer_value > 0.0, "{r:?}");
             let want = if r.unit == "ms" {
                 r.peer_value / r.oxmera
@@ -809,8 +716,13 @@ mod tests {
             };
             assert!((r.ratio - want).abs() <= 1e-12 * want, "{r:?}");
         }
-        // The reference is a peer in quick mode.
+        // The reference is a peer in quick mode; memcpy gives the copy
+        // bandwidth of each run.
         assert!(rows.iter().any(|r| r.peer == "reference"));
+        assert!(report.runs.iter().all(|r| r.copy_gbs.is_some()));
+        // Every pair measured in both runs is summarized over both.
+        assert_eq!(report.summary.len(), rows.len());
+        assert!(report.summary.iter().all(|s| s.runs == 2));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,4 +1,4 @@
-//! `oxmera-bench [--quick] [--out DIR] [--threads N] [--no-python]`
+//! `oxmera-bench [--quick] [--runs N] [--out DIR] [--threads N] [--no-python] [--python EXE]`
 //!
 //! Measures the CPU backend against the reference and its peers and
 //! prints the table; see the library docs for what is measured and how.
@@ -14,13 +14,17 @@ use std::process::ExitCode;
 
 use oxmera_bench::{Config, run};
 
-const USAGE: &str = "usage: oxmera-bench [--quick] [--out DIR] [--threads N] [--no-python]
+const USAGE: &str = "usage: oxmera-bench [--quick] [--runs N] [--out DIR] [--threads N] [--no-python] [--python EXE]
 
   --quick       tiny sizes, two rounds: checks the plumbing, not the speed
+  --runs N      repeat the whole interleaved run N times (default 1) and
+                report each figure's and ratio's median and range
   --out DIR     also write DIR/bench.json
   --threads N   threads for oxmera and every peer (default: RAYON_NUM_THREADS,
                 or one per logical CPU)
-  --no-python   do not start the NumPy/PyTorch peers";
+  --no-python   do not start the NumPy/PyTorch peers
+  --python EXE  the Python interpreter for NumPy/PyTorch (default:
+                OXMERA_BENCH_PYTHON, or python3 from PATH)";
 
 fn main() -> ExitCode {
     let mut config = Config {
@@ -28,6 +32,8 @@ fn main() -> ExitCode {
         out: None,
         threads: 0,
         python: true,
+        python_exe: std::env::var("OXMERA_BENCH_PYTHON").unwrap_or_else(|_| "python3".into()),
+        runs: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -37,6 +43,14 @@ fn main() -> ExitCode {
             "--out" => match args.next() {
                 Some(d) => config.out = Some(PathBuf::from(d)),
                 None => return usage("--out needs a directory"),
+            },
+            "--python" => match args.next() {
+                Some(p) => config.python_exe = p,
+                None => return usage("--python needs an interpreter"),
+            },
+            "--runs" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => config.runs = n,
+                _ => return usage("--runs needs a positive number"),
             },
             "--threads" => match args.next().and_then(|n| n.parse().ok()) {
                 Some(n) if n > 0 => config.threads = n,

@@ -3,6 +3,7 @@
 //! runs interleave with oxmera's like any other contender's.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// The script, embedded so the binary runs from any directory.
@@ -20,22 +21,26 @@ pub struct Python {
 }
 
 impl Python {
-    /// Starts `python3` with the peer script, its libraries limited to
-    /// `threads` threads. Errors (no `python3`, a failed start) come back
-    /// as a sentence for the skip line.
-    pub fn start(threads: usize) -> Result<Python, String> {
+    /// Starts the interpreter `exe` (`python3`, or a virtual
+    /// environment's) with the peer script, its libraries limited to
+    /// `threads` threads, and `digits` (the stem of the files
+    /// [`crate::cnn`] writes) in `OXMERA_BENCH_DIGITS`. Errors (no such
+    /// interpreter, a failed start) come back as a sentence for the skip
+    /// line.
+    pub fn start(exe: &str, threads: usize, digits: &Path) -> Result<Python, String> {
         let n = threads.to_string();
-        let mut child = Command::new("python3")
+        let mut child = Command::new(exe)
             .args(["-u", "-c", SCRIPT])
             .env("OPENBLAS_NUM_THREADS", &n)
             .env("OMP_NUM_THREADS", &n)
             .env("MKL_NUM_THREADS", &n)
             .env("OXMERA_BENCH_THREADS", &n)
+            .env("OXMERA_BENCH_DIGITS", digits)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| format!("python3 could not be started ({e})"))?;
+            .map_err(|e| format!("{exe} could not be started ({e})"))?;
         let stdin = child.stdin.take().expect("stdin was piped");
         let stdout = BufReader::new(child.stdout.take().expect("stdout was piped"));
         let mut py = Python {

@@ -106,6 +106,7 @@ mod isa;
 mod matmul;
 mod norm;
 mod pages;
+pub mod peak;
 mod reduce;
 mod scan;
 mod simd;

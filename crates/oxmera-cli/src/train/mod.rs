@@ -34,7 +34,8 @@ pub enum ModelKind {
     /// A multi-layer perceptron: two hidden layers of 512 ReLU units.
     Mlp,
     /// A small convolutional network (two conv + pool stages, then two
-    /// linear layers); needs image data (digits or mnist).
+    /// linear layers); needs image data (digits or mnist). Its model is
+    /// `oxmera::nn::models::CnnConfig`.
     Cnn,
     /// A character-level transformer (4 layers, width 128, 4 heads,
     /// context 64: 0.82 M parameters) on the embedded Shakespeare plays;

@@ -1,8 +1,8 @@
 //! The networks and optimizers `oxmera train` builds.
 
 use oxmera::{DType, Device, Generator};
-use oxmera_nn::models::{CharTransformer, TransformerConfig};
-use oxmera_nn::{Conv2d, Flatten, Linear, MaxPool2d, Module, Param, ReLU, Sequential};
+use oxmera_nn::models::{CharTransformer, CnnConfig, TransformerConfig};
+use oxmera_nn::{Flatten, Linear, Module, Param, ReLU, Sequential};
 use oxmera_optim::{Adam, AdamConfig, AdamW, AdamWConfig, Optimizer, Sgd, SgdConfig};
 
 use super::{ModelKind, OptimizerKind, TrainArgs};
@@ -40,23 +40,13 @@ pub fn build(
                 .push(ReLU)
                 .push(Linear::new(HIDDEN, classes, true, rng, dt, device)?)
         }
-        ModelKind::Cnn => {
-            // Two 3x3 "same" convolutions, each followed by 2x2 max pooling,
-            // so an h x w image leaves 32 maps of (h/4) x (w/4).
-            let (c, h, w) = (feature_shape[0], feature_shape[1], feature_shape[2]);
-            let flat = 32 * (h / 4) * (w / 4);
-            Sequential::new()
-                .push(Conv2d::new(c, 16, (3, 3), rng, dt, device)?.padding((1, 1)))
-                .push(ReLU)
-                .push(MaxPool2d::new((2, 2)))
-                .push(Conv2d::new(16, 32, (3, 3), rng, dt, device)?.padding((1, 1)))
-                .push(ReLU)
-                .push(MaxPool2d::new((2, 2)))
-                .push(Flatten::new())
-                .push(Linear::new(flat, 64, true, rng, dt, device)?)
-                .push(ReLU)
-                .push(Linear::new(64, classes, true, rng, dt, device)?)
+        ModelKind::Cnn => CnnConfig {
+            channels: feature_shape[0],
+            height: feature_shape[1],
+            width: feature_shape[2],
+            classes,
         }
+        .build(rng, dt, device)?,
         ModelKind::Transformer => {
             let config = TransformerConfig {
                 context: feature_shape[0],

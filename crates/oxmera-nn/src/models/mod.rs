@@ -3,7 +3,10 @@
 //! (`oxmera train --model …` builds them, and nothing about them is
 //! hidden in the command line tool).
 
+mod cnn;
 mod transformer;
+
+pub use cnn::{CnnConfig, ConvLayerShape};
 
 pub use transformer::{
     CharTransformer, SampleOptions, TransformerConfig, flatten_positions, next_char_loss,
