@@ -282,38 +282,30 @@ pub fn run(config: &Config) -> Result<BenchReport> {
         for n in &notes {
             report.note(n);
         }
-        let before = CpuTimes::now();
+        let (before, load_before) = (CpuTimes::now(), machine::load_average());
         let start = Instant::now();
         one_run(&mut report, &sizes, config, &peers, &samples)?;
-        let seconds = start.elapsed().as_secs_f64();
-        let steal = before.zip(CpuTimes::now()).map(|(a, b)| a.steal_since(b));
-        let copy_gbs = runs::copy_bandwidth(&report.rows);
-        report.note(&format!(
-            "run {} of {total}: {seconds:.1} s; steal: {}; copy bandwidth (memcpy): {}",
-            i + 1,
-            steal.map_or("not readable here (/proc/stat)".to_string(), |s| s
-                .to_string()),
-            copy_gbs.map_or("not measured".to_string(), |g| format!("{} GB/s", fmt(g)))
-        ));
-        records.push(RunRecord {
-            steal,
-            seconds,
-            copy_gbs,
+        let record = RunRecord {
+            seconds: start.elapsed().as_secs_f64(),
+            steal: before.zip(CpuTimes::now()).map(|(a, b)| a.steal_since(b)),
+            load: load_before.zip(machine::load_average()),
+            copy_gbs: runs::copy_bandwidth(&report.rows),
             rows: report.rows,
-        });
+        };
+        println!(
+            "  run {} of {total}: {}",
+            i + 1,
+            record.describe(config.threads)
+        );
+        records.push(record);
     }
     let all: Vec<Vec<Row>> = records.iter().map(|r| r.rows.clone()).collect();
     let summary = runs::summarize(&all);
     if total > 1 {
         print!("{}", runs::table(&summary, total));
-        let steals: Vec<String> = records
-            .iter()
-            .map(|r| {
-                r.steal
-                    .map_or("?".to_string(), |s| format!("{:.2} s", s.seconds))
-            })
-            .collect();
-        println!("  steal per run: {}", steals.join(", "));
+        for (i, r) in records.iter().enumerate() {
+            println!("  run {}: {}", i + 1, r.describe(config.threads));
+        }
     }
     let _ = std::fs::remove_dir_all(&scratch);
     let out = BenchReport {

@@ -192,6 +192,22 @@ pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
     })
 }
 
+/// The one-minute load average (`/proc/loadavg`'s first field): runnable
+/// threads, averaged. Steal counts only what the hypervisor takes; a
+/// neighbour's build inside the same machine shows here instead, and on a
+/// machine whose threads are all busy a peer that spins in a barrier
+/// (OpenMP under PyTorch) can run many times slower than alone.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| parse_loadavg(&t))
+}
+
+/// The first field of a `/proc/loadavg` text.
+pub fn parse_loadavg(text: &str) -> Option<f64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
 /// An in-run `f32` FMA ceiling at one vector width.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
@@ -346,6 +362,13 @@ cpu cores\t: 1
         assert_eq!(s.seconds, 2.5);
         assert!((s.fraction - 250.0 / 690.0).abs() < 1e-15);
         assert_eq!(s.to_string(), "2.50 s of vCPU time (36.2%)");
+    }
+
+    #[test]
+    fn loadavg_first_field() {
+        assert_eq!(parse_loadavg("10.50 10.78 10.65 3/456 12345\n"), Some(10.5));
+        assert_eq!(parse_loadavg(""), None);
+        assert_eq!(parse_loadavg("high 1 1"), None);
     }
 
     #[test]

@@ -71,12 +71,39 @@ pub struct RunRecord {
     pub steal: Option<Steal>,
     /// Wall-clock seconds the run took.
     pub seconds: f64,
+    /// The one-minute load average before and after the run, where
+    /// `/proc/loadavg` can be read: above the thread count, other work
+    /// shared the cores (which steal does not show).
+    pub load: Option<(f64, f64)>,
     /// The machine's copy bandwidth in this run, GB/s: the median of the
     /// `memcpy` contender's figures, which every streaming benchmark
     /// measures alongside.
     pub copy_gbs: Option<f64>,
     /// The rows.
     pub rows: Vec<Row>,
+}
+
+impl RunRecord {
+    /// `540.2 s; steal: 0.90 s of vCPU time (0.1%); load average 10.50
+    /// before, 10.65 after (2 threads); copy bandwidth (memcpy): 6.089
+    /// GB/s`.
+    pub fn describe(&self, threads: usize) -> String {
+        let steal = self
+            .steal
+            .map_or("not readable here (/proc/stat)".to_string(), |s| {
+                s.to_string()
+            });
+        let load = self.load.map_or("not readable here".to_string(), |(a, b)| {
+            format!("{a:.2} before, {b:.2} after ({threads} threads)")
+        });
+        let copy = self.copy_gbs.map_or("not measured".to_string(), |g| {
+            format!("{} GB/s", crate::fmt(g))
+        });
+        format!(
+            "{:.1} s; steal: {steal}; load average {load}; copy bandwidth (memcpy): {copy}",
+            self.seconds
+        )
+    }
 }
 
 /// Each (benchmark, peer) pair of `runs`, in the order of first
@@ -222,6 +249,31 @@ mod tests {
         let t = table(&s, 3);
         assert!(t.contains("1.500 (1.000–2.000)"), "{t}");
         assert!(t.contains("(2 of 3 runs)"), "{t}");
+    }
+
+    #[test]
+    fn a_run_describes_its_conditions() {
+        let mut r = RunRecord {
+            steal: Some(Steal {
+                seconds: 0.9,
+                fraction: 0.001,
+            }),
+            seconds: 540.24,
+            load: Some((10.5, 10.65)),
+            copy_gbs: Some(6.089),
+            rows: Vec::new(),
+        };
+        assert_eq!(
+            r.describe(2),
+            "540.2 s; steal: 0.90 s of vCPU time (0.1%); load average 10.50 before, \
+             10.65 after (2 threads); copy bandwidth (memcpy): 6.089 GB/s"
+        );
+        (r.steal, r.load, r.copy_gbs) = (None, None, None);
+        assert_eq!(
+            r.describe(2),
+            "540.2 s; steal: not readable here (/proc/stat); load average not readable \
+             here; copy bandwidth (memcpy): not measured"
+        );
     }
 
     #[test]
