@@ -110,6 +110,54 @@ mod tests {
     use super::*;
     use crate::Module;
 
+    /// The network as `oxmera train --model cnn` wrote it out before it
+    /// moved here: the same layers in the same order, so one seed gives
+    /// the same weights under the same names (checkpoints and runs of
+    /// the CLI are unchanged by the move).
+    #[test]
+    fn build_matches_the_layers_written_out() {
+        let (dt, dev) = (DType::F64, Device::Reference);
+        let cfg = CnnConfig {
+            channels: 1,
+            height: 8,
+            width: 8,
+            classes: 10,
+        };
+        let rng = &mut Generator::new(5);
+        let by_hand = Sequential::new()
+            .push(
+                Conv2d::new(1, 16, (3, 3), rng, dt, dev)
+                    .unwrap()
+                    .padding((1, 1)),
+            )
+            .push(ReLU)
+            .push(MaxPool2d::new((2, 2)))
+            .push(
+                Conv2d::new(16, 32, (3, 3), rng, dt, dev)
+                    .unwrap()
+                    .padding((1, 1)),
+            )
+            .push(ReLU)
+            .push(MaxPool2d::new((2, 2)))
+            .push(Flatten::new())
+            .push(Linear::new(32 * 2 * 2, 64, true, rng, dt, dev).unwrap())
+            .push(ReLU)
+            .push(Linear::new(64, 10, true, rng, dt, dev).unwrap());
+        let built = cfg.build(&mut Generator::new(5), dt, dev).unwrap();
+        let (a, b) = (by_hand.named_parameters(), built.named_parameters());
+        assert_eq!(a.len(), b.len());
+        for ((na, pa), (nb, pb)) in a.iter().zip(&b) {
+            assert_eq!(na, nb);
+            let (ta, tb) = (pa.tensor(), pb.tensor());
+            assert_eq!(ta.dims(), tb.dims(), "{na}");
+            assert_eq!(
+                ta.to_vec::<f64>().unwrap(),
+                tb.to_vec::<f64>().unwrap(),
+                "{na}"
+            );
+        }
+    }
+
     #[test]
     fn the_layers_follow_the_image_through_the_pools() {
         let digits = CnnConfig {
