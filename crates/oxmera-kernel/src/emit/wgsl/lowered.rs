@@ -45,10 +45,123 @@ impl Emitter<'_> {
             (Scalar::Bool, Scalar::F32) => format!("select(0.0f, 1.0f, {a})"),
             (Scalar::Bool, Scalar::I32) => format!("select(0i, 1i, {a})"),
             (Scalar::Bool, Scalar::U32) => format!("select(0u, 1u, {a})"),
+            (x, y) if x.bits() == 64 || y.bits() == 64 => return self.cast_wide(&a, x, y),
             (x, y) => {
                 return Err(self.unsupported(&format!("`{x} as {y}`"), "no such conversion"));
             }
         })
+    }
+
+    /// A conversion to or from a 64-bit type (`f64`, `i64`, `u64`), as
+    /// Rust's `as` computes it: floats to integers saturate and take NaN to
+    /// 0, integers narrow by dropping high bits and widen by the source's
+    /// sign, `bool` reads a value's bits.
+    fn cast_wide(&mut self, a: &str, from: Scalar, to: Scalar) -> Result<String, WgslError> {
+        use Scalar::{Bool, F32, F64, I32, I64, U32, U64};
+        Ok(match (from, to) {
+            // f32 and f64 both ways: widening is exact; narrowing rounds
+            // to nearest even (SPIR-V's OpFConvert on Vulkan drivers, and
+            // Rust) and overflows to infinity.
+            (F32, F64) | (F64, F32) => format!("{to}({a})"),
+            // Integers to floats: WGSL's conversion (nearest).
+            (I32 | U32 | I64 | U64, F32 | F64) => format!("{to}({a})"),
+            // Floats to integers through f64, which holds every f32 exactly.
+            (F32 | F64, I32 | U32 | I64 | U64) => {
+                let x = if from == F32 {
+                    format!("f64({a})")
+                } else {
+                    a.to_string()
+                };
+                let h = self.f64_as_int(to)?;
+                format!("{h}({x})")
+            }
+            // Same width: the bits.
+            (I64, U64) | (U64, I64) => format!("bitcast<{to}>({a})"),
+            // Widening: by the source's sign (i32 as u64 sign-extends).
+            (I32, I64) | (U32, U64) | (U32, I64) => format!("{to}({a})"),
+            (I32, U64) => format!("bitcast<u64>(i64({a}))"),
+            // Narrowing: the low 32 bits.
+            (U64, U32) => format!("u32({a} & 0xfffffffflu)"),
+            (I64, U32) => format!("u32(bitcast<u64>({a}) & 0xfffffffflu)"),
+            (U64, I32) => format!("bitcast<i32>(u32({a} & 0xfffffffflu))"),
+            (I64, I32) => format!("bitcast<i32>(u32(bitcast<u64>({a}) & 0xfffffffflu))"),
+            (F64, Bool) => {
+                self.need_u64("`f64 as bool` (read from the value's bits)")?;
+                format!("(bitcast<u64>({a}) != 0lu)")
+            }
+            (I64, Bool) => format!("({a} != 0li)"),
+            (U64, Bool) => format!("({a} != 0lu)"),
+            (Bool, F64) => format!("select(0.0lf, 1.0lf, {a})"),
+            (Bool, I64) => format!("select(0li, 1li, {a})"),
+            (Bool, U64) => format!("select(0lu, 1lu, {a})"),
+            (x, y) => {
+                return Err(self.unsupported(&format!("`{x} as {y}`"), "no such conversion"));
+            }
+        })
+    }
+
+    /// Refuses `what` where the target has no u64: an f64's bits are read
+    /// as one (naga's `bitcast` keeps the width, so not as two u32s).
+    fn need_u64(&self, what: &str) -> Result<(), WgslError> {
+        if self.target.dtypes().contains(Scalar::U64) {
+            Ok(())
+        } else {
+            Err(self.unsupported(
+                what,
+                "it reads an f64's bits as a u64, and the target has no u64 \
+                 (the adapter lacks SHADER_INT64)",
+            ))
+        }
+    }
+
+    /// The helper `is_nan_f64` (an f64 NaN by its bits); its name.
+    fn is_nan_f64(&mut self, what: &str) -> Result<String, WgslError> {
+        self.need_u64(what)?;
+        Ok(self.helper("is_nan_f64", || {
+            "// An f64 NaN by its bits: a compiler may assume `x != x` is false.\n\
+             fn is_nan_f64(x: f64) -> bool {\n    \
+             return (bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu;\n}\n"
+                .to_string()
+        }))
+    }
+
+    /// Rust's saturating `f64 as T` for an integer `T`: NaN is 0, out of
+    /// range saturates. The bounds are powers of two, exact in f64.
+    fn f64_as_int(&mut self, to: Scalar) -> Result<String, WgslError> {
+        self.is_nan_f64(&format!("`f64 as {to}`"))?;
+        let (lo, lo_lit, hi, hi_lit) = match to {
+            Scalar::I32 => (
+                "-2147483648.0lf",
+                "bitcast<i32>(0x80000000u)",
+                "2147483648.0lf",
+                "2147483647i",
+            ),
+            Scalar::U32 => ("0.0lf", "0u", "4294967296.0lf", "4294967295u"),
+            Scalar::I64 => (
+                "-9223372036854775808.0lf",
+                "(-9223372036854775807li - 1li)",
+                "9223372036854775808.0lf",
+                "9223372036854775807li",
+            ),
+            _ => (
+                "0.0lf",
+                "0lu",
+                "18446744073709551616.0lf",
+                "18446744073709551615lu",
+            ),
+        };
+        let name = format!("f64_as_{to}");
+        let n = name.clone();
+        Ok(self.helper(&name, move || {
+            format!(
+                "// Rust's `as`: NaN is 0, out of range saturates.\n\
+                 fn {n}(x: f64) -> {to} {{\n    \
+                 if is_nan_f64(x) {{ return {to}(0); }}\n    \
+                 if x >= {hi} {{ return {hi_lit}; }}\n    \
+                 if x <= {lo} {{ return {lo_lit}; }}\n    \
+                 return {to}(x);\n}}\n"
+            )
+        }))
     }
 
     pub(super) fn math(&mut self, f: MathFn, args: &[Expr]) -> Result<String, WgslError> {
@@ -57,6 +170,18 @@ impl Emitter<'_> {
             a.push(self.expr(x)?);
         }
         let ty = args.first().map(|x| x.ty).unwrap_or(Scalar::F32);
+        if ty == Scalar::F64 {
+            return self.math_f64(f, &a);
+        }
+        if matches!(ty, Scalar::I64 | Scalar::U64)
+            && !matches!(f, MathFn::Min | MathFn::Max | MathFn::Abs)
+        {
+            return Err(self.unsupported(
+                &format!("`{}` of {ty}", f.name()),
+                "the WGSL emitter writes min, max and abs of the 64-bit integers; \
+                 the bit counts of them not yet",
+            ));
+        }
         Ok(match f {
             MathFn::Exp => format!("exp({})", a[0]),
             MathFn::Log => format!("log({})", a[0]),
@@ -111,6 +236,45 @@ impl Emitter<'_> {
         })
     }
 
+    /// A math builtin at f64. Vulkan's GLSL.std.450 (what naga's SPIR-V
+    /// calls) defines the transcendentals (`exp`, `log`, `sin`, `cos`,
+    /// `exp2`, `log2`, `pow`, `tanh`) for 16- and 32-bit floats only, and
+    /// Metal has no f64 at all: those are refused by name, the rest are
+    /// exact (sqrt is correctly rounded in Vulkan's f64 precision rules, the
+    /// others exact).
+    fn math_f64(&mut self, f: MathFn, a: &[String]) -> Result<String, WgslError> {
+        Ok(match f {
+            MathFn::Sqrt => format!("sqrt({})", a[0]),
+            MathFn::Rsqrt => format!("inverseSqrt({})", a[0]),
+            MathFn::Fma => format!("fma({}, {}, {})", a[0], a[1], a[2]),
+            MathFn::Abs => format!("abs({})", a[0]),
+            MathFn::Floor => format!("floor({})", a[0]),
+            MathFn::Ceil => format!("ceil({})", a[0]),
+            MathFn::Min | MathFn::Max => {
+                let min = f == MathFn::Min;
+                let name = if min { "min" } else { "max" };
+                self.is_nan_f64(&format!("`f64::{name}` (Rust's NaN rule)"))?;
+                let h = self.helper(&format!("{name}_f64"), || {
+                    format!(
+                        "// Rust's f64::{name}: a NaN operand yields the other one.\n\
+                         fn {name}_f64(a: f64, b: f64) -> f64 {{\n    \
+                         if is_nan_f64(a) {{ return b; }}\n    \
+                         if is_nan_f64(b) {{ return a; }}\n    \
+                         return {name}(a, b);\n}}\n"
+                    )
+                });
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            _ => {
+                return Err(self.unsupported(
+                    &format!("`{}` of f64", f.name()),
+                    "Vulkan's GLSL.std.450 has no f64 form of it (only sqrt, inverseSqrt, \
+                     fma, abs, floor, ceil, min and max are written at f64)",
+                ));
+            }
+        })
+    }
+
     /// Rust's `f32::min`/`max` as a helper function; its name.
     fn min_max_f32(&mut self, min: bool) -> String {
         let name = if min { "min" } else { "max" };
@@ -152,6 +316,13 @@ impl Emitter<'_> {
         kind: ShuffleKind,
         ty: Scalar,
     ) -> Result<String, WgslError> {
+        if ty.bits() == 64 {
+            return Err(self.unsupported(
+                &format!("`{}` of a {ty}", kind.name()),
+                "WGSL's subgroup shuffles are written for the 32-bit types only; \
+                 shuffle the two halves of its bits",
+            ));
+        }
         if ty == Scalar::Bool {
             return Err(self.unsupported(
                 &format!("`{}` of a bool", kind.name()),

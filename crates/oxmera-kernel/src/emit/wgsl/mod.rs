@@ -152,23 +152,57 @@ impl WgslKernel {
     /// kernel's parameter order (one value per scalar parameter). The size
     /// is rounded up to 16 bytes, as uniform bindings want.
     pub fn uniform_bytes(&self, scalars: &[Value]) -> Vec<u8> {
-        let mut bytes = vec![0u8; (self.uniforms.len() * 4).div_ceil(16).max(1) * 16];
+        let end = self
+            .uniforms
+            .last()
+            .map_or(0, |f| (f.offset + uniform_size(f.ty)) as usize);
+        let mut bytes = vec![0u8; end.div_ceil(16).max(1) * 16];
         for (field, v) in self.uniforms.iter().zip(scalars) {
             let o = field.offset as usize;
-            bytes[o..o + 4].copy_from_slice(&(v.to_bits() as u32).to_le_bytes());
+            let size = uniform_size(field.ty) as usize;
+            bytes[o..o + size].copy_from_slice(&v.to_bits().to_le_bytes()[..size]);
         }
         bytes
     }
 }
 
+/// A scalar parameter's bytes (and alignment) in the uniform struct: 8 for
+/// the 64-bit types, else one 4-byte word (`bool` travels as a `u32`).
+fn uniform_size(ty: Scalar) -> u32 {
+    if ty.bits() == 64 { 8 } else { 4 }
+}
+
 /// Writes `kernel` as a WGSL compute shader for one launch.
 pub fn wgsl(kernel: &Kernel, options: &WgslOptions) -> Result<WgslKernel, WgslError> {
     let e = Emitter::new(kernel, options)?;
-    if let Some(t) = super::first_unwritten_type(kernel) {
-        return Err(e.unsupported(
-            &format!("a value of type `{t}`"),
-            "the WGSL emitter writes only the 32-bit types (f32, i32, u32, bool) so far",
-        ));
+    for t in crate::target::dtypes_used(kernel) {
+        match t {
+            Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::Bool => {}
+            // The 64-bit types are shader types only where the adapter has
+            // them (wgpu's SHADER_F64, SHADER_INT64; naga's FLOAT64,
+            // SHADER_INT64 capabilities): the target says which.
+            Scalar::F64 | Scalar::I64 | Scalar::U64 if !options.target.dtypes().contains(t) => {
+                let feature = if t == Scalar::F64 {
+                    "SHADER_F64"
+                } else {
+                    "SHADER_INT64"
+                };
+                return Err(e.unsupported(
+                    &format!("a value of type `{t}`"),
+                    &format!(
+                        "the target has no `{t}` (the adapter lacks wgpu's {feature} feature)"
+                    ),
+                ));
+            }
+            Scalar::F64 | Scalar::I64 | Scalar::U64 => {}
+            _ => {
+                return Err(e.unsupported(
+                    &format!("a value of type `{t}`"),
+                    "the WGSL emitter writes f32, i32, u32, bool, and f64, i64, u64 where \
+                     the target has them; not the 8- and 16-bit types so far",
+                ));
+            }
+        }
     }
     e.run()
 }
@@ -256,6 +290,13 @@ impl<'k> Emitter<'k> {
                     "WGSL atomics hold i32 or u32",
                 ));
             }
+            Repr::Atomic(t) if t.bits() == 64 => {
+                return Err(self.unsupported(
+                    &format!("an atomic on the {t} memory `{}`", self.k.mem_name(mem)),
+                    "oxmera's wgpu backend requests no 64-bit atomics \
+                     (SHADER_INT64_ATOMIC_*), and WGSL has no f64 atomic",
+                ));
+            }
             Repr::Atomic(Scalar::I32) => "atomic<i32>".into(),
             Repr::Atomic(_) => "atomic<u32>".into(),
         })
@@ -337,11 +378,19 @@ impl<'k> Emitter<'k> {
                         writable,
                     });
                 }
-                ParamKind::Scalar(ty) => uniforms.push(UniformField {
-                    param: i as ParamId,
-                    offset: uniforms.len() as u32 * 4,
-                    ty,
-                }),
+                ParamKind::Scalar(ty) => {
+                    // WGSL's uniform layout: each field at a multiple of
+                    // its own size (4, or 8 for the 64-bit types).
+                    let size = uniform_size(ty);
+                    let end = uniforms
+                        .last()
+                        .map_or(0, |f: &UniformField| f.offset + uniform_size(f.ty));
+                    uniforms.push(UniformField {
+                        param: i as ParamId,
+                        offset: end.next_multiple_of(size),
+                        ty,
+                    });
+                }
             }
         }
         let uniform_binding = (!uniforms.is_empty()).then_some(buffers.len() as u32);
@@ -516,12 +565,11 @@ impl<'k> Emitter<'k> {
                 let v = self.local(*var);
                 let ty = self.k.locals[*var as usize].ty;
                 let (s, e, st) = (self.expr(start)?, self.expr(end)?, self.expr(step)?);
-                let as_u32 = |x: &str| {
-                    if ty == Scalar::I32 {
-                        format!("bitcast<u32>({x})")
-                    } else {
-                        x.to_string()
-                    }
+                // (u64 for a 64-bit loop.)
+                let as_u32 = |x: &str| match ty {
+                    Scalar::I32 => format!("bitcast<u32>({x})"),
+                    Scalar::I64 => format!("bitcast<u64>({x})"),
+                    _ => x.to_string(),
                 };
                 self.line(d, "{");
                 self.line(d + 1, &format!("let end{n} = {e};"));
@@ -627,7 +675,19 @@ impl<'k> Emitter<'k> {
 
     fn expr(&mut self, e: &Expr) -> Result<String, WgslError> {
         Ok(match &e.kind {
-            ExprKind::Lit(v) => literal(*v),
+            ExprKind::Lit(v) => {
+                if let Value::F64(x) = v
+                    && !(x.is_finite() && (*x == 0.0 || x.is_normal()))
+                    && !self.target.dtypes().contains(Scalar::U64)
+                {
+                    return Err(self.unsupported(
+                        &format!("the f64 literal {x:?}"),
+                        "an infinite, NaN or subnormal f64 is written by its bits, as a u64, \
+                         and the target has no u64 (the adapter lacks SHADER_INT64)",
+                    ));
+                }
+                literal(*v)
+            }
             ExprKind::Local(l) => self.local(*l),
             ExprKind::Param(p) => {
                 let name = &self.k.params[*p as usize].name;
@@ -730,10 +790,12 @@ impl<'k> Emitter<'k> {
             // Rust's wrapping shifts use the amount modulo 32; WGSL rejects
             // a constant amount of 32 or more, so the mask is explicit.
             BinOp::Shl | BinOp::Shr => {
-                let amount = if rhs.ty == Scalar::I32 {
-                    format!("(bitcast<u32>({b}) & 31u)")
-                } else {
-                    format!("({b} & 31u)")
+                let mask = lhs.ty.bits() - 1;
+                let amount = match rhs.ty {
+                    Scalar::I32 => format!("(bitcast<u32>({b}) & {mask}u)"),
+                    Scalar::I64 => format!("u32(bitcast<u64>({b}) & {mask}lu)"),
+                    Scalar::U64 => format!("u32({b} & {mask}lu)"),
+                    _ => format!("({b} & {mask}u)"),
                 };
                 format!("({a} {} {amount})", op.symbol())
             }

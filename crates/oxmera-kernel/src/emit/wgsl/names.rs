@@ -199,6 +199,7 @@ pub(super) fn entry_name(name: &str) -> String {
 fn is_helper_name(name: &str) -> bool {
     name.starts_with("atomic_")
         || name.starts_with("shfl_")
+        || name.starts_with("f64_as_")
         || matches!(
             name,
             "f32_as_i32"
@@ -209,6 +210,9 @@ fn is_helper_name(name: &str) -> bool {
                 | "is_nan"
                 | "pow_f32"
                 | "erf_f32"
+                | "is_nan_f64"
+                | "min_f64"
+                | "max_f64"
         )
 }
 
@@ -230,6 +234,24 @@ pub(super) fn literal(v: Value) -> String {
         Value::I32(x) if x < 0 => format!("({x}i)"),
         Value::I32(x) => format!("{x}i"),
         Value::U32(x) => format!("{x}u"),
+        // naga's suffixes for the 64-bit types (`lf`, `li`, `lu`); an f64
+        // prints the shortest decimal that reads back exactly, as f32 does.
+        Value::F64(x) if x.is_finite() && (x == 0.0 || x.is_normal()) => {
+            let s = format!("{x:?}");
+            if x.is_sign_negative() {
+                format!("({s}lf)")
+            } else {
+                format!("{s}lf")
+            }
+        }
+        // By its bits: the emitter refuses this form where the target has
+        // no u64 (see `Emitter::expr`).
+        Value::F64(x) => format!("bitcast<f64>({:#018x}lu)", x.to_bits()),
+        // i64::MIN has no positive literal to negate.
+        Value::I64(i64::MIN) => "(-9223372036854775807li - 1li)".into(),
+        Value::I64(x) if x < 0 => format!("({x}li)"),
+        Value::I64(x) => format!("{x}li"),
+        Value::U64(x) => format!("{x}lu"),
         Value::Bool(b) => b.to_string(),
         other => unreachable!("`wgsl` refuses {} before emitting", other.ty()),
     }
@@ -252,6 +274,47 @@ mod tests {
         assert_eq!(literal(Value::I32(i32::MIN)), "bitcast<i32>(0x80000000u)");
         assert_eq!(literal(Value::I32(-3)), "(-3i)");
         assert_eq!(literal(Value::U32(7)), "7u");
+    }
+
+    #[test]
+    fn wide_literals_read_back_exactly() {
+        // 0.1 is not an f32: its f64 digits all survive.
+        assert_eq!(literal(Value::F64(0.1)), "0.1lf");
+        assert_eq!(literal(Value::F64(-2.5)), "(-2.5lf)");
+        assert_eq!(literal(Value::F64(-0.0)), "(-0.0lf)");
+        assert_eq!(literal(Value::F64(16777217.0)), "16777217.0lf");
+        assert_eq!(literal(Value::F64(1e300)), "1e300lf");
+        assert_eq!(
+            literal(Value::F64(std::f64::consts::PI)),
+            "3.141592653589793lf"
+        );
+        assert_eq!(
+            literal(Value::F64(f64::INFINITY)),
+            "bitcast<f64>(0x7ff0000000000000lu)"
+        );
+        assert_eq!(
+            literal(Value::F64(5e-324)),
+            "bitcast<f64>(0x0000000000000001lu)"
+        );
+        assert_eq!(literal(Value::I64(-3)), "(-3li)");
+        assert_eq!(literal(Value::I64(1 << 40)), "1099511627776li");
+        assert_eq!(
+            literal(Value::I64(i64::MIN)),
+            "(-9223372036854775807li - 1li)"
+        );
+        assert_eq!(literal(Value::U64(u64::MAX)), "18446744073709551615lu");
+        // Every printed decimal reads back as the same bits.
+        for x in [
+            0.1f64,
+            1.0 / 3.0,
+            2.0f64.sqrt(),
+            1e-300,
+            123_456_789.123_456_79,
+        ] {
+            let s = literal(Value::F64(x));
+            let digits = s.trim_end_matches("lf");
+            assert_eq!(digits.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{s}");
+        }
     }
 
     #[test]
