@@ -16,6 +16,7 @@ use oxmera_tensor::{
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::halves::is_half;
 use crate::native::{F32_ELEMENT_MOVERS, native_f32, unary_code_of};
+use crate::wide::native_f64;
 
 /// The wgpu backend for one adapter.
 pub(crate) struct WgpuBackend {
@@ -143,6 +144,7 @@ impl Backend for WgpuBackend {
         }
         if op == "fill"
             || (dtype == DType::F32 && native_f32(op))
+            || (dtype == DType::F64 && self.f64_native() && native_f64(op))
             || (is_half(dtype) && native_f32(op) && !F32_ELEMENT_MOVERS.contains(&op))
             || (op == "cast" && is_half(dtype))
             || (matches!(
@@ -167,6 +169,12 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
+        if x.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(s) = self.unary_f64(op, x)?
+        {
+            return Ok(s);
+        }
         let f32_op = |xs: &[&Tensor]| match unary_code_of(op) {
             Some(code) => self.unary_f32(code, xs[0], op.name()),
             None => self.clamp_or_leaky_f32(op, xs[0]),
@@ -187,6 +195,12 @@ impl Backend for WgpuBackend {
         if a.dtype() == DType::Bool
             && let Some(code) = logical
             && let Some(s) = self.logical_bytes(code, op.name(), a, b)?
+        {
+            return Ok(s);
+        }
+        if a.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(s) = self.binary_f64(op, a, b)?
         {
             return Ok(s);
         }
@@ -249,6 +263,14 @@ impl Backend for WgpuBackend {
         // A value result has the input's dtype (computed in f32 for a half
         // input, then narrowed); an index result keeps its own.
         let values = out_dtype == x.dtype();
+        if values
+            && x.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(mean) = mean
+            && let Some(s) = self.reduce_f64(x, dims, mean, op.name())?
+        {
+            return Ok(s);
+        }
         let f32_op = |xs: &[&Tensor]| -> Result<Option<Storage>> {
             if values && let Some(mean) = mean {
                 return self.reduce_f32(xs[0], dims, mean, op.name());
@@ -308,6 +330,7 @@ impl Backend for WgpuBackend {
     fn compare(&self, op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Storage> {
         let native = match a.dtype() {
             DType::I64 => self.compare_i64(op, a, b)?,
+            DType::F64 if self.f64_native() => self.compare_f64(op, a, Some(b), 0.0)?,
             _ => self.in_f32(&[a, b], false, |xs| {
                 self.compare_f32(op, xs[0], Some(xs[1]), 0.0)
             })?,
@@ -319,6 +342,12 @@ impl Backend for WgpuBackend {
     }
 
     fn compare_scalar(&self, op: CmpOp, x: &Tensor, value: f64) -> Result<Storage> {
+        if x.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(s) = self.compare_f64(op, x, None, value)?
+        {
+            return Ok(s);
+        }
         let f32_op = |xs: &[&Tensor]| self.compare_f32(op, xs[0], None, value);
         if let Some(s) = self.in_f32(&[x], false, f32_op)? {
             return Ok(s);
@@ -492,6 +521,12 @@ impl Backend for WgpuBackend {
     }
 
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
+        if a.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(s) = self.matmul_f64(a, b)?
+        {
+            return Ok(s);
+        }
         if let Some(s) = self.in_f32(&[a, b], true, |xs| self.matmul_f32(xs[0], xs[1]))? {
             return Ok(s);
         }

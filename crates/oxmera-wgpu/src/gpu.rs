@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use oxmera_core::{Device, Error, Result};
 use oxmera_kernel::emit::wgsl::{WgslKernel, WgslOptions, wgsl};
-use oxmera_kernel::ir::{Dim3, Kernel, Value};
+use oxmera_kernel::ir::{Dim3, Kernel, Scalar, Value};
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::target::Target;
 use wgpu::util::DeviceExt;
@@ -142,8 +142,11 @@ const POOL_CAP: u64 = 1 << 30;
 /// The size class of an allocation: a power of two up to 1 MiB, then
 /// whole MiB, so a training loop's repeated shapes land in few classes; a
 /// class wastes at most half its size below 1 MiB and under 1 MiB above.
+/// At least 8 bytes: a shader's `array<f64>` binding needs room for one
+/// element, even for an empty tensor (a sum over an empty dim, a matmul
+/// with `k = 0` bind their empty inputs).
 fn size_class(bytes: u64) -> u64 {
-    let b = bytes.max(4);
+    let b = bytes.max(8);
     if b <= 1 << 20 {
         b.next_power_of_two()
     } else {
@@ -252,7 +255,16 @@ impl Gpu {
             ));
         };
         let report = report(ordinal, adapter);
-        let features = adapter.features() & wgpu::Features::SUBGROUP;
+        // Subgroups, and the 64-bit shader types the probe reports (not
+        // masked): the f64 kernels need SHADER_F64 and SHADER_INT64 (they
+        // read an f64's bits as a u64).
+        let mut features = adapter.features() & wgpu::Features::SUBGROUP;
+        if report.features.contains(&"f64") {
+            features |= wgpu::Features::SHADER_F64;
+        }
+        if report.features.contains(&"i64") {
+            features |= wgpu::Features::SHADER_INT64;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("oxmera"),
             required_features: features,
@@ -292,6 +304,17 @@ impl Gpu {
             limits.max_compute_workgroup_storage_size as u64,
         )
         .map_err(|e| unavailable(device_id, format!("{}: {e}", report.name)))?;
+        // The shader types are the adapter's: without SHADER_F64 no kernel
+        // holding an f64 is emitted (Metal), without SHADER_INT64 none
+        // holding an i64 or u64 (the word-pair kernels hold u32s).
+        let mut dtypes = target.dtypes();
+        if !report.features.contains(&"f64") {
+            dtypes = dtypes.without(Scalar::F64);
+        }
+        if !report.features.contains(&"i64") {
+            dtypes = dtypes.without(Scalar::I64).without(Scalar::U64);
+        }
+        let target = target.with_dtypes(dtypes);
         let gpu = Arc::new(Gpu {
             device_id,
             device,
@@ -351,7 +374,7 @@ impl Gpu {
         // Rounding up to the class must not pass the binding limit.
         let class = size_class(bytes)
             .min(self.report.max_storage_binding)
-            .max(bytes.max(4).next_multiple_of(4));
+            .max(bytes.max(8).next_multiple_of(4));
         let mut pool = self.pool.lock().expect("pool lock");
         let reused = pool.0.free.get_mut(&class).and_then(Vec::pop);
         let buffer = match reused {

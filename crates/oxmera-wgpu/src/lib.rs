@@ -58,6 +58,8 @@ mod probe;
 mod reduce;
 #[cfg(feature = "wgpu")]
 mod tuned;
+#[cfg(feature = "wgpu")]
+mod wide;
 
 pub use launch::{identity, run, target, time_launch};
 pub use probe::{AdapterReport, probe};

@@ -482,6 +482,19 @@ impl WgpuBackend {
     /// else 16 (`crate::tuned`).
     pub(crate) fn matmul_f32(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
         let (kernel, tile) = self.gpu().matmul_kernel();
+        self.matmul_with(kernel, tile, DType::F32, a, b)
+    }
+
+    /// `a @ b` by `matmul_strided` or its f64 sibling (`elem`), which share
+    /// their parameters, at tile `tile`.
+    pub(crate) fn matmul_with(
+        &self,
+        kernel: &'static Kernel,
+        tile: u32,
+        elem: DType,
+        a: &Tensor,
+        b: &Tensor,
+    ) -> Result<Option<Storage>> {
         let (ad, bd) = (a.dims(), b.dims());
         let rank = ad.len();
         let (m, k, n) = (ad[rank - 2], ad[rank - 1], bd[rank - 1]);
@@ -500,7 +513,9 @@ impl WgpuBackend {
         {
             return Ok(None);
         }
-        let out = self.gpu().alloc((count * 4) as u64, "matmul")?;
+        let out = self
+            .gpu()
+            .alloc((count * elem.size_in_bytes()) as u64, "matmul")?;
         if count > 0 {
             let (ba, bb) = (
                 self.buffer(a.storage(), "matmul")?,
@@ -540,7 +555,7 @@ impl WgpuBackend {
                 "matmul",
             )?;
         }
-        Ok(Some(self.store(DType::F32, count, out)))
+        Ok(Some(self.store(elem, count, out)))
     }
 }
 
@@ -598,7 +613,7 @@ const NATIVE_BINARY: [(BinaryOp, u32); 6] = [
     (BinaryOp::Minimum, binary_code::MIN),
 ];
 
-fn compare_code_of(op: CmpOp) -> u32 {
+pub(crate) fn compare_code_of(op: CmpOp) -> u32 {
     match op {
         CmpOp::Eq => compare_code::EQ,
         CmpOp::Ne => compare_code::NE,
@@ -613,7 +628,7 @@ pub(crate) fn unary_code_of(op: UnaryOp) -> Option<u32> {
     NATIVE_UNARY.iter().find(|(u, _)| *u == op).map(|(_, c)| *c)
 }
 
-fn binary_code_of(op: BinaryOp) -> Option<u32> {
+pub(crate) fn binary_code_of(op: BinaryOp) -> Option<u32> {
     NATIVE_BINARY
         .iter()
         .find(|(b, _)| *b == op)

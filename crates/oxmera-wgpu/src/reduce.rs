@@ -211,13 +211,57 @@ impl WgpuBackend {
         mean: bool,
         name: &'static str,
     ) -> Result<Option<Storage>> {
+        // The tuned block for this adapter, else 64 (`crate::tuned`).
+        let block = self.gpu().reduce_block();
+        self.reduce_passes(
+            library::reduce_strided(),
+            DType::F32,
+            block,
+            x,
+            dims,
+            mean,
+            name,
+        )
+    }
+
+    /// A sum or mean of an f64 tensor by `reduce_strided_f64`: the same
+    /// chunks and passes, at the contract's block of 64.
+    pub(crate) fn reduce_f64(
+        &self,
+        x: &Tensor,
+        dims: &[usize],
+        mean: bool,
+        name: &'static str,
+    ) -> Result<Option<Storage>> {
+        self.reduce_passes(
+            library::reduce_strided_f64(),
+            DType::F64,
+            64,
+            x,
+            dims,
+            mean,
+            name,
+        )
+    }
+
+    /// The passes of `reduce_strided` or its f64 sibling (`elem`), which
+    /// share their parameters.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_passes(
+        &self,
+        kernel: &'static oxmera_kernel::ir::Kernel,
+        elem: DType,
+        block: u32,
+        x: &Tensor,
+        dims: &[usize],
+        mean: bool,
+        name: &'static str,
+    ) -> Result<Option<Storage>> {
         let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
             return Ok(None);
         };
         let (n_out, n_reduced) = reduce_sizes(x, dims);
         let chunk = library::REDUCE_CHUNK as usize;
-        // The tuned block for this adapter, else 64 (`crate::tuned`).
-        let block = self.gpu().reduce_block();
         let max_threads = self.gpu().report.max_workgroups_per_dimension as usize * block as usize;
         let first_chunks = n_reduced.div_ceil(chunk).max(1);
         if u32::try_from(n_reduced).is_err()
@@ -228,7 +272,7 @@ impl WgpuBackend {
             return Ok(None);
         }
         if n_out == 0 {
-            return Ok(Some(self.store(DType::F32, 0, self.gpu().alloc(0, name)?)));
+            return Ok(Some(self.store(elem, 0, self.gpu().alloc(0, name)?)));
         }
         let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
         // The current input: a buffer and how to read it.
@@ -239,7 +283,9 @@ impl WgpuBackend {
         loop {
             let n_chunks = terms.div_ceil(chunk).max(1);
             let last = n_chunks == 1;
-            let out = self.gpu().alloc((n_out * n_chunks * 4) as u64, name)?;
+            let out = self
+                .gpu()
+                .alloc((n_out * n_chunks * elem.size_in_bytes()) as u64, name)?;
             let (s, st, r) = (
                 self.gpu().metadata(&shape),
                 self.gpu().metadata(&strides),
@@ -247,7 +293,7 @@ impl WgpuBackend {
             );
             let input = held.as_ref().map_or(src.buffer.raw(), |b| b.raw());
             self.linear(
-                library::reduce_strided(),
+                kernel,
                 block,
                 &[input, out.raw(), &s, &st, &r],
                 &[
@@ -264,7 +310,7 @@ impl WgpuBackend {
                 name,
             )?;
             if last {
-                return Ok(Some(self.store(DType::F32, n_out, out)));
+                return Ok(Some(self.store(elem, n_out, out)));
             }
             // Next pass: the partials, [n_out, n_chunks] contiguous, over dim 1.
             shape = vec![n_out as u32, n_chunks as u32];

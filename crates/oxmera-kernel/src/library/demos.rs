@@ -82,6 +82,10 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
     }
     Some(match name {
         "halves_to_f32" | "f32_to_halves" => return super::halves::demo(name, block, seed),
+        "binary_strided_f64" | "unary_strided_f64" | "compare_packed_f64"
+        | "reduce_strided_f64" | "matmul_strided_f64" => {
+            return super::wide::demo(name, block, seed);
+        }
         "stencil3_tiled" => return Some(super::stencil::demo(block, seed)),
         "matmul_register_tiled" => return Some(super::register_tiled::demo(block, seed)),
         "add" => {

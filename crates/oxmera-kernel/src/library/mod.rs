@@ -16,6 +16,7 @@ mod random;
 mod register_tiled;
 mod stencil;
 mod unary;
+mod wide;
 
 pub use bools::{logical_code, logical_packed};
 pub use conv::{
@@ -42,6 +43,10 @@ pub use register_tiled::matmul_register_tiled;
 pub use stencil::stencil3_tiled;
 pub(crate) use stencil::workload as stencil_workload;
 pub use unary::{unary_code, unary_strided};
+pub use wide::{
+    binary_strided_f64, compare_packed_f64, matmul_strided_f64, reduce_strided_f64,
+    unary_strided_f64,
+};
 
 use crate::registry::{Entry, Origin};
 
@@ -244,6 +249,31 @@ pub fn entries() -> Vec<Entry> {
             "moments_strided",
             "variance, std, max, min or product over dims of a strided input, a thread per output",
             moments_strided,
+        ),
+        e(
+            "binary_strided_f64",
+            "binary_strided in f64: elementwise binary op over strided / broadcast f64 inputs",
+            binary_strided_f64,
+        ),
+        e(
+            "unary_strided_f64",
+            "unary_strided in f64 for the ops exact or correctly rounded there (neg, abs, sqrt, ...)",
+            unary_strided_f64,
+        ),
+        e(
+            "compare_packed_f64",
+            "compare_packed in f64: comparisons written as byte bools, four to a word",
+            compare_packed_f64,
+        ),
+        e(
+            "reduce_strided_f64",
+            "reduce_strided in f64: blocked sum or mean over dims of a strided input",
+            reduce_strided_f64,
+        ),
+        e(
+            "matmul_strided_f64",
+            "matmul_strided in f64: batched tiled matmul over strided operands",
+            matmul_strided_f64,
         ),
     ];
     // A generic kernel is listed once per instance, under the instance's
