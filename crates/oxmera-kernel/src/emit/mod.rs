@@ -57,17 +57,20 @@ pub enum EmitError {
     },
 }
 
-/// The specialization values an emitter compiles in: the given ones, or the
-/// kernel's defaults; a count that does not match is an error.
-/// The first scalar type in `k` that is not 32 bits wide: both emitters
-/// write only f32, i32, u32 and bool so far, and refuse a kernel using
-/// another type by naming it.
-pub(crate) fn first_unwritten_type(k: &Kernel) -> Option<oxmera_kernel_ir::ir::Scalar> {
+/// The first scalar type in `k` outside `written`, the set an emitter
+/// writes (for PTX, every type the target has), which it refuses by name
+/// rather than write wrong code.
+pub(crate) fn first_unwritten_type(
+    k: &Kernel,
+    written: crate::target::ScalarSet,
+) -> Option<oxmera_kernel_ir::ir::Scalar> {
     crate::target::dtypes_used(k)
         .into_iter()
-        .find(|t| t.bits() != 32)
+        .find(|t| !written.contains(*t))
 }
 
+/// The specialization values an emitter compiles in: the given ones, or the
+/// kernel's defaults; a count that does not match is an error.
 pub(crate) fn specs_for(k: &Kernel, given: Option<&[i64]>) -> Result<Vec<i64>, EmitError> {
     let specs = given
         .map(<[i64]>::to_vec)

@@ -2,33 +2,15 @@
 //! the immediate) that holds its value. Where PTX's instruction and Rust's
 //! operator differ, the lowering says how it makes up the difference.
 
-use crate::ir::{
-    AtomicOp, BinOp, Expr, ExprKind, MathFn, Mem, Scalar, ShuffleKind, UnOp, Value, VoteKind,
-};
+use crate::ir::{BinOp, Expr, ExprKind, Mem, Scalar, ShuffleKind, UnOp, Value, VoteKind};
 
-use super::{Class, EmitError, Emitter, suffix};
-
-/// `log2(e)` and `ln(2)` as f32 bits, for `exp` and `ln` through base 2.
-const LOG2_E: &str = "0f3FB8AA3B";
-const LN_2: &str = "0f3F317218";
+use super::types::{literal, narrow_mask};
+use super::{Class, EmitError, Emitter, bits, suffix};
 
 /// An element's address: its state space and the bracketed operand.
 pub(super) struct Address {
-    space: &'static str,
-    operand: String,
-}
-
-/// A literal as a PTX operand (`f32` by its exact bits).
-fn literal(v: Value) -> String {
-    match v {
-        Value::F32(x) => format!("0f{:08X}", x.to_bits()),
-        Value::I32(x) => x.to_string(),
-        // Masks and bit patterns read better in hex.
-        Value::U32(x) if x >= 0x10000 => format!("0x{x:08X}"),
-        Value::U32(x) => x.to_string(),
-        Value::Bool(b) => u32::from(b).to_string(),
-        other => unreachable!("`ptx` refuses {} before emitting", other.ty()),
-    }
+    pub(super) space: &'static str,
+    pub(super) operand: String,
 }
 
 impl Emitter<'_> {
@@ -60,9 +42,8 @@ impl Emitter<'_> {
             ExprKind::Cast(arg) => self.cast(arg, e.ty)?,
             ExprKind::BitCast(arg) => {
                 let a = self.expr(arg)?;
-                let d = self.temp(Class::of(e.ty));
-                self.ins(format!("mov.b32 {d}, {a}"));
-                d
+                let a = self.in_reg(arg.ty, a);
+                self.bit_cast(arg.ty, e.ty, &a)
             }
             ExprKind::Math { func, args } => self.math(*func, args)?,
             ExprKind::Shuffle {
@@ -101,7 +82,7 @@ impl Emitter<'_> {
     /// An operand in a register: an immediate is moved into a temporary
     /// (the first source of most instructions, and every `ld`/`st`/`cvt`
     /// operand, must be one).
-    fn in_reg(&mut self, ty: Scalar, v: String) -> String {
+    pub(super) fn in_reg(&mut self, ty: Scalar, v: String) -> String {
         if v.starts_with('%') {
             return v;
         }
@@ -111,7 +92,7 @@ impl Emitter<'_> {
     }
 
     /// A predicate as a 0/1 word.
-    fn word(&mut self, p: &str) -> String {
+    pub(super) fn word(&mut self, p: &str) -> String {
         let w = self.temp(Class::B32);
         self.ins(format!("selp.u32 {w}, 1, 0, {p}"));
         w
@@ -120,6 +101,8 @@ impl Emitter<'_> {
     pub(super) fn address(&mut self, mem: Mem, index: &Expr) -> Result<Address, EmitError> {
         let i = self.expr(index)?;
         let i = self.in_reg(index.ty, i);
+        // Elements at their own width (a `bool` is a 32-bit word).
+        let size = self.elem_of(mem).size_bytes();
         Ok(match mem {
             Mem::Global(p) => {
                 // Bytes, widened with the index's sign: a negative i32 index
@@ -130,7 +113,7 @@ impl Emitter<'_> {
                     "u32"
                 };
                 let off = self.temp(Class::B64);
-                self.ins(format!("mul.wide.{wide} {off}, {i}, 4"));
+                self.ins(format!("mul.wide.{wide} {off}, {i}, {size}"));
                 let a = self.temp(Class::B64);
                 let base = self.param(p);
                 self.ins(format!("add.s64 {a}, {base}, {off}"));
@@ -147,7 +130,7 @@ impl Emitter<'_> {
                     "u32"
                 };
                 let off = self.temp(Class::B64);
-                self.ins(format!("mul.wide.{wide} {off}, {i}, 4"));
+                self.ins(format!("mul.wide.{wide} {off}, {i}, {size}"));
                 let a = self.temp(Class::B64);
                 let base = self.local_array(l).1;
                 self.ins(format!("add.s64 {a}, {base}, {off}"));
@@ -159,7 +142,7 @@ impl Emitter<'_> {
             Mem::Shared(s) => {
                 let a = self.temp(Class::B32);
                 let base = self.shared_base(s);
-                self.ins(format!("mad.lo.u32 {a}, {i}, 4, {base}"));
+                self.ins(format!("mad.lo.u32 {a}, {i}, {size}, {base}"));
                 Address {
                     space: "shared",
                     operand: format!("[{a}]"),
@@ -170,7 +153,7 @@ impl Emitter<'_> {
 
     /// `.volatile` for a memory an atomic also touches, so that a plain
     /// read of it is made each time the source makes it.
-    fn qualifier(&self, mem: Mem) -> &'static str {
+    pub(super) fn qualifier(&self, mem: Mem) -> &'static str {
         if self.survey.atomic.contains(&mem) {
             ".volatile"
         } else {
@@ -188,6 +171,24 @@ impl Emitter<'_> {
                 self.ins(format!("setp.ne.u32 {p}, {w}, 0"));
                 p
             }
+            // Zero-extended into the 32-bit register.
+            Scalar::U8 | Scalar::U16 => {
+                let d = self.temp(Class::B32);
+                let t = if self.elem_of(mem) == Scalar::U8 {
+                    "u8"
+                } else {
+                    "u16"
+                };
+                self.ins(format!("ld{q}.{space}.{t} {d}, {a}"));
+                d
+            }
+            ty if ty.is_half() => {
+                let w = self.temp(Class::B32);
+                self.ins(format!("ld{q}.{space}.u16 {w}, {a}"));
+                let d = self.temp(Class::F32);
+                self.widen_half(ty, &d, &w);
+                d
+            }
             ty => {
                 let d = self.temp(Class::of(ty));
                 self.ins(format!("ld{q}.{space}.{} {d}, {a}", suffix(ty)));
@@ -201,6 +202,15 @@ impl Emitter<'_> {
         if ty == Scalar::Bool {
             let w = self.word(v);
             self.ins(format!("st{q}.{space}.u32 {a}, {w}"));
+        } else if ty.is_half() {
+            let v = self.in_reg(ty, v.to_string());
+            let w = self.narrow_half(ty, &v);
+            self.ins(format!("st{q}.{space}.u16 {a}, {w}"));
+        } else if let Some(m) = narrow_mask(ty) {
+            // The low byte or half-word of the register.
+            let t = if m == 0xFF { "u8" } else { "u16" };
+            let v = self.in_reg(ty, v.to_string());
+            self.ins(format!("st{q}.{space}.{t} {a}, {v}"));
         } else {
             let v = self.in_reg(ty, v.to_string());
             self.ins(format!("st{q}.{space}.{} {a}, {v}", suffix(ty)));
@@ -211,22 +221,34 @@ impl Emitter<'_> {
         let a = self.expr(arg)?;
         let a = self.in_reg(arg.ty, a);
         let d = self.temp(Class::of(arg.ty));
-        match (op, arg.ty) {
-            // The sign bit, flipped: Rust's `-x`, NaN payload and all.
-            (UnOp::Neg, Scalar::F32) => self.on_bits(&d, &a, "xor.b32", "0x80000000"),
-            (UnOp::Neg, _) => self.ins(format!("neg.s32 {d}, {a}")),
+        let ty = arg.ty;
+        match (op, ty) {
+            // The sign bit, flipped: Rust's `-x`, NaN payload and all (a
+            // half's sign is its f32's, so this is exact for halves too).
+            (UnOp::Neg, Scalar::F64) => self.on_bits(&d, &a, "xor.b64", "0x8000000000000000"),
+            (UnOp::Neg, t) if t.is_float() => self.on_bits(&d, &a, "xor.b32", "0x80000000"),
+            (UnOp::Neg, t) => self.ins(format!("neg.{} {d}, {a}", suffix(t))),
             (UnOp::Not, Scalar::Bool) => self.ins(format!("not.pred {d}, {a}")),
-            (UnOp::Not, _) => self.ins(format!("not.b32 {d}, {a}")),
+            (UnOp::Not, t) => {
+                self.ins(format!("not.{} {d}, {a}", bits(t)));
+                self.wrap(t, &d);
+            }
         }
         Ok(d)
     }
 
-    /// `d = f32::from_bits(op(a.to_bits(), mask))`.
-    fn on_bits(&mut self, d: &str, a: &str, op: &str, mask: &str) {
-        let w = self.temp(Class::B32);
-        self.ins(format!("mov.b32 {w}, {a}"));
+    /// `d = f32::from_bits(op(a.to_bits(), mask))` (`f64` where `op` is a
+    /// `.b64` one).
+    pub(super) fn on_bits(&mut self, d: &str, a: &str, op: &str, mask: &str) {
+        let (class, b) = if op.ends_with("b64") {
+            (Class::B64, "b64")
+        } else {
+            (Class::B32, "b32")
+        };
+        let w = self.temp(class);
+        self.ins(format!("mov.{b} {w}, {a}"));
         self.ins(format!("{op} {w}, {w}, {mask}"));
-        self.ins(format!("mov.b32 {d}, {w}"));
+        self.ins(format!("mov.{b} {d}, {w}"));
     }
 
     fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<String, EmitError> {
@@ -239,6 +261,8 @@ impl Emitter<'_> {
         let b = self.expr(rhs)?;
         if op.is_comparison() {
             let p = self.temp(Class::Pred);
+            // A half compares as its f32 (exact); a narrow integer as its
+            // zero-extended u32.
             let (a, b, t) = if ty == Scalar::Bool {
                 // false < true, as Rust orders bools.
                 (self.word(&a), self.word(&b), "u32")
@@ -248,7 +272,7 @@ impl Emitter<'_> {
             let cmp = match op {
                 BinOp::Eq => "eq",
                 // Rust's `!=` is true when either side is NaN: unordered.
-                BinOp::Ne if ty == Scalar::F32 => "neu",
+                BinOp::Ne if ty.is_float() => "neu",
                 BinOp::Ne => "ne",
                 BinOp::Lt => "lt",
                 BinOp::Le => "le",
@@ -265,41 +289,84 @@ impl Emitter<'_> {
             (BinOp::BitOr, Scalar::Bool) => self.ins(format!("or.pred {d}, {a}, {b}")),
             (BinOp::BitXor, Scalar::Bool) => self.ins(format!("xor.pred {d}, {a}, {b}")),
             // `.rn` spelled out: IEEE round-to-nearest, and no contraction
-            // into a fused multiply-add the source did not write.
-            (BinOp::Add, Scalar::F32) => self.ins(format!("add.rn.f32 {d}, {a}, {b}")),
-            (BinOp::Sub, Scalar::F32) => self.ins(format!("sub.rn.f32 {d}, {a}, {b}")),
-            (BinOp::Mul, Scalar::F32) => self.ins(format!("mul.rn.f32 {d}, {a}, {b}")),
-            (BinOp::Div, Scalar::F32) => self.ins(format!("div.rn.f32 {d}, {a}, {b}")),
-            (BinOp::Rem, Scalar::F32) => {
-                let b = self.in_reg(ty, b);
-                self.float_rem(&d, &a, &b);
+            // into a fused multiply-add the source did not write. A half is
+            // the f32 operation rounded once to the half.
+            (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, t) if t.is_float() => {
+                let name = match op {
+                    BinOp::Add => "add",
+                    BinOp::Sub => "sub",
+                    BinOp::Mul => "mul",
+                    _ => "div",
+                };
+                self.ins(format!("{name}.rn.{s} {d}, {a}, {b}"));
+                self.round_half(ty, &d);
             }
-            (BinOp::Add, _) => self.ins(format!("add.{s} {d}, {a}, {b}")),
-            (BinOp::Sub, _) => self.ins(format!("sub.{s} {d}, {a}, {b}")),
-            (BinOp::Mul, _) => self.ins(format!("mul.lo.{s} {d}, {a}, {b}")),
+            (BinOp::Rem, t) if t.is_float() => {
+                let b = self.in_reg(ty, b);
+                self.float_rem(s, &d, &a, &b);
+                self.round_half(ty, &d);
+            }
+            (BinOp::Add, _) => {
+                self.ins(format!("add.{s} {d}, {a}, {b}"));
+                self.wrap(ty, &d);
+            }
+            (BinOp::Sub, _) => {
+                self.ins(format!("sub.{s} {d}, {a}, {b}"));
+                self.wrap(ty, &d);
+            }
+            (BinOp::Mul, _) => {
+                self.ins(format!("mul.lo.{s} {d}, {a}, {b}"));
+                self.wrap(ty, &d);
+            }
+            // A literal divisor other than -1 cannot overflow: no guard.
+            (BinOp::Div | BinOp::Rem, Scalar::I32 | Scalar::I64)
+                if matches!(rhs.kind, ExprKind::Lit(Value::I32(v)) if v != -1)
+                    || matches!(rhs.kind, ExprKind::Lit(Value::I64(v)) if v != -1) =>
+            {
+                let name = if op == BinOp::Div { "div" } else { "rem" };
+                self.ins(format!("{name}.{s} {d}, {a}, {b}"));
+            }
+            (BinOp::Div | BinOp::Rem, Scalar::I32 | Scalar::I64) => {
+                let b = self.in_reg(ty, b);
+                self.signed_div(op, s, &d, &a, &b);
+            }
+            // Unsigned: no overflow (a narrow quotient or remainder is at
+            // most its dividend). Division by zero is reported by the
+            // simulator and eval; PTX leaves its value unspecified.
             (BinOp::Div, _) => self.ins(format!("div.{s} {d}, {a}, {b}")),
             (BinOp::Rem, _) => self.ins(format!("rem.{s} {d}, {a}, {b}")),
-            (BinOp::BitAnd, _) => self.ins(format!("and.b32 {d}, {a}, {b}")),
-            (BinOp::BitOr, _) => self.ins(format!("or.b32 {d}, {a}, {b}")),
-            (BinOp::BitXor, _) => self.ins(format!("xor.b32 {d}, {a}, {b}")),
+            (BinOp::BitAnd, _) => self.ins(format!("and.{} {d}, {a}, {b}", bits(ty))),
+            (BinOp::BitOr, _) => self.ins(format!("or.{} {d}, {a}, {b}", bits(ty))),
+            (BinOp::BitXor, _) => self.ins(format!("xor.{} {d}, {a}, {b}", bits(ty))),
             (BinOp::Shl | BinOp::Shr, _) => {
-                // Rust's wrapping shifts take the amount modulo 32; PTX
-                // clamps it instead, so the mask is explicit.
+                // Rust's wrapping shifts take the amount (read as u32)
+                // modulo the width; PTX clamps it instead, so the mask is
+                // explicit. The amount is a u32 operand at every width.
+                let width = ty.bits();
                 let amount = match &rhs.kind {
-                    ExprKind::Lit(v) => (v.to_bits() & 31).to_string(),
+                    ExprKind::Lit(v) => ((v.to_bits() as u32) & (width - 1)).to_string(),
                     _ => {
-                        let m = self.temp(Class::B32);
                         let b = self.in_reg(rhs.ty, b);
-                        self.ins(format!("and.b32 {m}, {b}, 31"));
+                        let b = if rhs.ty.bits() == 64 {
+                            let t = self.temp(Class::B32);
+                            self.ins(format!("cvt.u32.u64 {t}, {b}"));
+                            t
+                        } else {
+                            b
+                        };
+                        let m = self.temp(Class::B32);
+                        self.ins(format!("and.b32 {m}, {b}, {}", width - 1));
                         m
                     }
                 };
+                let w = if width == 64 { 64 } else { 32 };
                 let kind = match (op, ty) {
-                    (BinOp::Shl, _) => "shl.b32",
-                    (_, Scalar::I32) => "shr.s32",
-                    _ => "shr.u32",
+                    (BinOp::Shl, _) => format!("shl.b{w}"),
+                    (_, Scalar::I32 | Scalar::I64) => format!("shr.s{w}"),
+                    _ => format!("shr.u{w}"),
                 };
                 self.ins(format!("{kind} {d}, {a}, {amount}"));
+                self.wrap(ty, &d);
             }
             _ => {
                 return Err(self.unsupported(
@@ -311,29 +378,52 @@ impl Emitter<'_> {
         Ok(d)
     }
 
-    /// `a % b` for f32 as `a - trunc(a / b) * b`. The quotient is divided
-    /// toward zero (`div.rz`): below 2^24 every integer is an f32, so
-    /// rounding toward zero cannot cross one and its truncation is exactly
-    /// `trunc(a / b)` (to nearest, 3.0000002 / 1.0000001 rounds up to 3 and
-    /// the remainder comes out negative); the fused step then computes the
-    /// remainder exactly, and it takes `a`'s sign, zero included, as Rust's.
-    /// Exact while the quotient is below 2^24; beyond it the quotient has
+    /// Signed `/` and `%` as Rust's `wrapping_div`/`wrapping_rem` (eval's
+    /// definition): `MIN / -1` is `MIN` and `MIN % -1` is 0, where PTX
+    /// leaves the overflow unspecified. A divisor of -1 is replaced by 1
+    /// and the quotient negated (wrapping): `x / -1 = -x`, `x % -1 = 0` for
+    /// every `x`. Division by zero is reported by the simulator and eval;
+    /// PTX leaves its value unspecified.
+    fn signed_div(&mut self, op: BinOp, s: &str, d: &str, a: &str, b: &str) {
+        let c = if s == "s64" { Class::B64 } else { Class::B32 };
+        let minus_one = self.temp(Class::Pred);
+        let divisor = self.temp(c);
+        self.ins(format!("setp.eq.{s} {minus_one}, {b}, -1"));
+        self.ins(format!("selp.{s} {divisor}, 1, {b}, {minus_one}"));
+        if op == BinOp::Rem {
+            self.ins(format!("rem.{s} {d}, {a}, {divisor}"));
+            return;
+        }
+        let (q, n) = (self.temp(c), self.temp(c));
+        self.ins(format!("div.{s} {q}, {a}, {divisor}"));
+        self.ins(format!("neg.{s} {n}, {q}"));
+        self.ins(format!("selp.{s} {d}, {n}, {q}, {minus_one}"));
+    }
+
+    /// `a % b` for a float (`t`: `f32` or `f64`) as `a - trunc(a / b) * b`.
+    /// The quotient is divided toward zero (`div.rz`): below 2^24 (2^53
+    /// for f64) every integer is a float of the type, so rounding toward
+    /// zero cannot cross one and its truncation is exactly `trunc(a / b)`
+    /// (to nearest, 3.0000002 / 1.0000001 rounds up to 3 and the remainder
+    /// comes out negative); the fused step then computes the remainder
+    /// exactly, and it takes `a`'s sign, zero included, as Rust's. Exact
+    /// while the quotient is below 2^24 (2^53); beyond it the quotient has
     /// lost its units and the result is not Rust's (the simulator's `%` is
     /// exact everywhere). An infinite divisor of a finite dividend leaves
     /// the dividend, as Rust's does.
-    fn float_rem(&mut self, d: &str, a: &str, b: &str) {
-        let q = self.temp(Class::F32);
-        self.ins(format!("div.rz.f32 {q}, {a}, {b}"));
-        self.ins(format!("cvt.rzi.f32.f32 {q}, {q}"));
-        self.ins(format!("neg.f32 {q}, {q}"));
-        self.ins(format!("fma.rn.f32 {d}, {q}, {b}, {a}"));
+    fn float_rem(&mut self, t: &str, d: &str, a: &str, b: &str) {
+        let q = self.temp(if t == "f64" { Class::F64 } else { Class::F32 });
+        self.ins(format!("div.rz.{t} {q}, {a}, {b}"));
+        self.ins(format!("cvt.rzi.{t}.{t} {q}, {q}"));
+        self.ins(format!("neg.{t} {q}, {q}"));
+        self.ins(format!("fma.rn.{t} {d}, {q}, {b}, {a}"));
         // copysign(a, r): r's magnitude with a's sign.
-        self.ins(format!("copysign.f32 {d}, {a}, {d}"));
+        self.ins(format!("copysign.{t} {d}, {a}, {d}"));
         let (inf, fin) = (self.temp(Class::Pred), self.temp(Class::Pred));
-        self.ins(format!("testp.infinite.f32 {inf}, {b}"));
-        self.ins(format!("testp.finite.f32 {fin}, {a}"));
+        self.ins(format!("testp.infinite.{t} {inf}, {b}"));
+        self.ins(format!("testp.finite.{t} {fin}, {a}"));
         self.ins(format!("and.pred {inf}, {inf}, {fin}"));
-        self.ins(format!("selp.f32 {d}, {a}, {d}, {inf}"));
+        self.ins(format!("selp.{t} {d}, {a}, {d}, {inf}"));
     }
 
     /// `&&` and `||` evaluate their right side only where the left does not
@@ -362,115 +452,7 @@ impl Emitter<'_> {
             return Ok(a);
         }
         let a = self.in_reg(from, a);
-        let d = self.temp(Class::of(to));
-        match (from, to) {
-            // cvt.rzi saturates and maps NaN to 0: Rust's `as`.
-            (Scalar::F32, Scalar::I32 | Scalar::U32) => {
-                self.ins(format!("cvt.rzi.{}.f32 {d}, {a}", suffix(to)))
-            }
-            (Scalar::I32 | Scalar::U32, Scalar::F32) => {
-                self.ins(format!("cvt.rn.f32.{} {d}, {a}", suffix(from)))
-            }
-            (Scalar::I32 | Scalar::U32, Scalar::I32 | Scalar::U32) => {
-                self.ins(format!("mov.b32 {d}, {a}"))
-            }
-            // Rust reads a value's bits: -0.0 and NaN are true.
-            (Scalar::F32, Scalar::Bool) => {
-                let w = self.temp(Class::B32);
-                self.ins(format!("mov.b32 {w}, {a}"));
-                self.ins(format!("setp.ne.b32 {d}, {w}, 0"));
-            }
-            (_, Scalar::Bool) => self.ins(format!("setp.ne.b32 {d}, {a}, 0")),
-            (Scalar::Bool, Scalar::F32) => {
-                self.ins(format!("selp.f32 {d}, 0f3F800000, 0f00000000, {a}"))
-            }
-            (Scalar::Bool, _) => self.ins(format!("selp.b32 {d}, 1, 0, {a}")),
-            (x, y) => {
-                return Err(self.unsupported(&format!("`{x} as {y}`"), "no such conversion"));
-            }
-        }
-        Ok(d)
-    }
-
-    fn math(&mut self, f: MathFn, args: &[Expr]) -> Result<String, EmitError> {
-        let mut a = Vec::with_capacity(args.len());
-        for x in args {
-            let v = self.expr(x)?;
-            a.push(self.in_reg(x.ty, v));
-        }
-        let ty = args.first().map(|x| x.ty).unwrap_or(Scalar::F32);
-        // Bit counts are u32 whatever the argument; the rest keep its type.
-        let d = self.temp(Class::of(ty));
-        match f {
-            MathFn::Exp => {
-                let t = self.temp(Class::F32);
-                self.ins(format!("mul.rn.f32 {t}, {}, {LOG2_E}", a[0]));
-                self.ins(format!("ex2.approx.f32 {d}, {t}"));
-            }
-            MathFn::Log => {
-                let t = self.temp(Class::F32);
-                self.ins(format!("lg2.approx.f32 {t}, {}", a[0]));
-                self.ins(format!("mul.rn.f32 {d}, {t}, {LN_2}"));
-            }
-            MathFn::Sqrt => self.ins(format!("sqrt.rn.f32 {d}, {}", a[0])),
-            // 1 / sqrt(x) with both steps correctly rounded, as Rust's.
-            MathFn::Rsqrt => {
-                let t = self.temp(Class::F32);
-                self.ins(format!("sqrt.rn.f32 {t}, {}", a[0]));
-                self.ins(format!("rcp.rn.f32 {d}, {t}"));
-            }
-            MathFn::Fma => self.ins(format!("fma.rn.f32 {d}, {}, {}, {}", a[0], a[1], a[2])),
-            MathFn::Abs if ty == Scalar::F32 => self.on_bits(&d, &a[0], "and.b32", "0x7FFFFFFF"),
-            MathFn::Abs => self.ins(format!("abs.s32 {d}, {}", a[0])),
-            // PTX's min/max return the other operand of a NaN, as f32::min.
-            MathFn::Min => self.ins(format!("min.{} {d}, {}, {}", suffix(ty), a[0], a[1])),
-            MathFn::Max => self.ins(format!("max.{} {d}, {}, {}", suffix(ty), a[0], a[1])),
-            MathFn::Floor => self.ins(format!("cvt.rmi.f32.f32 {d}, {}", a[0])),
-            MathFn::Sin => self.ins(format!("sin.approx.f32 {d}, {}", a[0])),
-            MathFn::Cos => self.ins(format!("cos.approx.f32 {d}, {}", a[0])),
-            MathFn::Exp2 => self.ins(format!("ex2.approx.f32 {d}, {}", a[0])),
-            MathFn::Log2 => self.ins(format!("lg2.approx.f32 {d}, {}", a[0])),
-            MathFn::CountOnes => self.ins(format!("popc.b32 {d}, {}", a[0])),
-            MathFn::LeadingZeros => self.ins(format!("clz.b32 {d}, {}", a[0])),
-            // The lowest set bit is the highest of the reversed word; clz of
-            // 0 is 32, as Rust's trailing_zeros of 0.
-            MathFn::TrailingZeros => {
-                let r = self.temp(Class::B32);
-                self.ins(format!("brev.b32 {r}, {}", a[0]));
-                self.ins(format!("clz.b32 {d}, {r}"));
-            }
-            MathFn::Ceil => self.ins(format!("cvt.rpi.f32.f32 {d}, {}", a[0])),
-            MathFn::Tanh if (self.cc.major, self.cc.minor) >= (7, 5) => {
-                self.ins(format!("tanh.approx.f32 {d}, {}", a[0]))
-            }
-            MathFn::Tanh => self.tanh_by_exp(&d, &a[0]),
-            MathFn::Pow => self.pow(&d, &a[0], &a[1]),
-            MathFn::Erf => self.erf(&d, &a[0]),
-        }
-        Ok(d)
-    }
-
-    /// `tanh` where `tanh.approx` is missing (sm_70, sm_72):
-    /// `sign(x) (1 - 2 / (e^{2|x|} + 1))`, and `x` itself below 2^-12, where
-    /// the subtraction would cancel and `tanh x = x` to within x²/3.
-    fn tanh_by_exp(&mut self, d: &str, x: &str) {
-        let (ax, t, q) = (
-            self.temp(Class::F32),
-            self.temp(Class::F32),
-            self.temp(Class::F32),
-        );
-        self.ins(format!("abs.f32 {ax}, {x}"));
-        // 2 log2(e)
-        self.ins(format!("mul.rn.f32 {t}, {ax}, 0f4038AA3B"));
-        self.ins(format!("ex2.approx.f32 {t}, {t}"));
-        self.ins(format!("add.rn.f32 {t}, {t}, 0f3F800000"));
-        self.ins(format!("rcp.approx.f32 {q}, {t}"));
-        self.ins(format!("fma.rn.f32 {q}, {q}, 0fC0000000, 0f3F800000"));
-        let small = self.temp(Class::Pred);
-        self.ins(format!("setp.lt.f32 {small}, {ax}, 0f39800000"));
-        self.ins(format!("selp.f32 {q}, {ax}, {q}, {small}"));
-        // copysign(a, b): b's magnitude with a's sign.
-        self.ins(format!("copysign.f32 {d}, {x}, {q}"));
+        self.convert(from, to, &a)
     }
 
     fn shuffle(
@@ -505,10 +487,23 @@ impl Emitter<'_> {
         } else {
             self.ins(format!("min.u32 {o}, {a}, 32"));
         }
-        let class = if value.ty == Scalar::F32 {
-            Class::F32
-        } else {
-            Class::B32
+        if value.ty.bits() == 64 {
+            // Two 32-bit shuffles from the same lane, the halves rejoined.
+            let (lo, hi) = (self.temp(Class::B32), self.temp(Class::B32));
+            self.ins(format!("mov.b64 {{{lo}, {hi}}}, {v}"));
+            self.ins(format!(
+                "shfl.sync.{mode}.b32 {lo}, {lo}, {o}, {clamp}, {m}"
+            ));
+            self.ins(format!(
+                "shfl.sync.{mode}.b32 {hi}, {hi}, {o}, {clamp}, {m}"
+            ));
+            let d = self.temp(Class::of(value.ty));
+            self.ins(format!("mov.b64 {d}, {{{lo}, {hi}}}"));
+            return Ok(d);
+        }
+        let class = match value.ty {
+            Scalar::Bool => Class::B32,
+            t => Class::of(t),
         };
         let d = self.temp(class);
         self.ins(format!("shfl.sync.{mode}.b32 {d}, {v}, {o}, {clamp}, {m}"));
@@ -516,94 +511,6 @@ impl Emitter<'_> {
             let p = self.temp(Class::Pred);
             self.ins(format!("setp.ne.u32 {p}, {d}, 0"));
             return Ok(p);
-        }
-        Ok(d)
-    }
-
-    /// `f32` atomic min/max as a compare-and-swap loop on the bits: PTX's
-    /// `min.f32` returns the other operand of a NaN, as `f32::min` does.
-    /// `d` ends holding the value replaced.
-    fn float_min_max_loop(&mut self, f: &str, d: &str, space: &str, a: &str, v: &str) {
-        let n = self.label();
-        let retry = format!("$L{n}_retry");
-        let (old, new) = (self.temp(Class::B32), self.temp(Class::F32));
-        let (want, seen) = (self.temp(Class::B32), self.temp(Class::B32));
-        let lost = self.temp(Class::Pred);
-        self.ins(format!("ld.volatile.{space}.b32 {old}, {a}"));
-        self.place(&retry);
-        self.ins(format!("mov.b32 {d}, {old}"));
-        self.ins(format!("{f}.f32 {new}, {d}, {v}"));
-        self.ins(format!("mov.b32 {want}, {new}"));
-        self.ins(format!("atom.{space}.cas.b32 {seen}, {a}, {old}, {want}"));
-        self.ins(format!("setp.ne.b32 {lost}, {seen}, {old}"));
-        self.ins(format!("mov.b32 {old}, {seen}"));
-        self.ins(format!("@{lost} bra {retry}"));
-    }
-
-    fn atomic(
-        &mut self,
-        op: AtomicOp,
-        mem: Mem,
-        index: &Expr,
-        value: &Expr,
-        compare: Option<&Expr>,
-    ) -> Result<String, EmitError> {
-        let elem = self.elem_of(mem);
-        if elem == Scalar::Bool {
-            return Err(self.unsupported(
-                &format!("an atomic on the bool memory `{}`", self.k.mem_name(mem)),
-                "atomics hold 32-bit numbers; use a u32 memory",
-            ));
-        }
-        if !op.accepts(elem) {
-            return Err(self.unsupported(
-                &format!("`{}` on {elem}", op.name()),
-                "the IR validator should have refused it",
-            ));
-        }
-        let addr = self.address(mem, index)?;
-        // The simulator's order: the index, the expected value, the value.
-        let expected = match compare {
-            Some(c) => {
-                let c = self.expr(c)?;
-                Some(self.in_reg(elem, c))
-            }
-            None => None,
-        };
-        let v = self.expr(value)?;
-        let v = self.in_reg(value.ty, v);
-        let d = self.temp(Class::of(elem));
-        let (space, a) = (addr.space, &addr.operand);
-        let t = suffix(elem);
-        match op {
-            AtomicOp::Add => self.ins(format!("atom.{space}.add.{t} {d}, {a}, {v}")),
-            // PTX has no atomic subtract: add the negation (wrapping, as Rust's).
-            AtomicOp::Sub => {
-                let n = self.temp(Class::B32);
-                self.ins(format!("neg.s32 {n}, {v}"));
-                self.ins(format!("atom.{space}.add.{t} {d}, {a}, {n}"));
-            }
-            AtomicOp::And => self.ins(format!("atom.{space}.and.b32 {d}, {a}, {v}")),
-            AtomicOp::Or => self.ins(format!("atom.{space}.or.b32 {d}, {a}, {v}")),
-            AtomicOp::Xor => self.ins(format!("atom.{space}.xor.b32 {d}, {a}, {v}")),
-            // CUDA's atomicInc is PTX's atom.inc: 0 once old >= v.
-            AtomicOp::Inc => self.ins(format!("atom.{space}.inc.u32 {d}, {a}, {v}")),
-            AtomicOp::Min | AtomicOp::Max if elem == Scalar::F32 => {
-                let f = if op == AtomicOp::Min { "min" } else { "max" };
-                self.float_min_max_loop(f, &d, space, a, &v);
-            }
-            AtomicOp::Min => self.ins(format!("atom.{space}.min.{t} {d}, {a}, {v}")),
-            AtomicOp::Max => self.ins(format!("atom.{space}.max.{t} {d}, {a}, {v}")),
-            AtomicOp::Exch => self.ins(format!("atom.{space}.exch.b32 {d}, {a}, {v}")),
-            AtomicOp::Cas => {
-                let Some(c) = expected else {
-                    return Err(self.unsupported(
-                        "`atomic_cas` without an expected value",
-                        "the IR validator should have refused it",
-                    ));
-                };
-                self.ins(format!("atom.{space}.cas.b32 {d}, {a}, {c}, {v}"));
-            }
         }
         Ok(d)
     }

@@ -12,7 +12,8 @@
 //!   one too (`%n_arg`, `%x_arg`), each statement is preceded by its source
 //!   line as a comment, and labels say what they close (`$L4_else`,
 //!   `$L7_break`). Temporaries are `%r` (32-bit integers), `%f` (`f32`),
-//!   `%p` (predicates) and `%rd` (64-bit addresses); `ptxas` allocates the
+//!   `%p` (predicates), `%rd` (64-bit integers and addresses), `%fd`
+//!   (`f64`) and `%h` (16-bit halves in transit); `ptxas` allocates the
 //!   real registers.
 //! - **The launch is compiled in.** `block_dim_x()` is the block size the
 //!   options name, and the entry declares it with `.reqntid`, so a launch
@@ -25,7 +26,10 @@
 //!   its canonical NaN where the host writes its own). `f32 as i32` is `cvt.rzi`, which
 //!   saturates and maps NaN to 0 as Rust does; negation and `abs` of an
 //!   `f32` work on the sign bit, so a NaN keeps its payload; shift amounts
-//!   are masked to 5 bits as Rust's wrapping shifts are.
+//!   are masked to the width as Rust's wrapping shifts are. `u8`/`u16`
+//!   results are masked to their width, `f16`/`bf16` ones computed in
+//!   `f32` and rounded once to the half (see [`Class`]), and a signed
+//!   division by -1 is guarded so that `MIN / -1` wraps, as eval defines.
 //! - **Approximations are named.** `exp`, `ln` and `tanh` lower to the
 //!   hardware's approximations (`ex2.approx`, `lg2.approx`, `tanh.approx`),
 //!   as CUDA's `__expf` does; their error bounds are in `docs/kernels.md`
@@ -38,8 +42,9 @@
 //!   offsets are clamped so that lanes past the warp's end read their own
 //!   value, as the simulator's do (PTX reads only the offset's low 5 bits).
 //! - **Memories.** Buffers are `.u64` pointers converted to the global
-//!   window once; `bool` elements are one 32-bit word, as everywhere in the
-//!   language. A memory an atomic touches is read and written `.volatile`
+//!   window once; each element sits at its own width (a `u8` in a byte,
+//!   an `f64` in 8), but `bool` elements are one 32-bit word, as everywhere
+//!   in the language. A memory an atomic touches is read and written `.volatile`
 //!   elsewhere, so a spin on it is not hoisted out of its loop. Shared
 //!   arrays are static `.shared` up to the 48 KiB static limit; beyond it
 //!   they are carved out of one dynamic `.extern .shared` block whose size
@@ -66,9 +71,12 @@ use crate::target::Target;
 use super::{EmitError, Survey};
 
 mod assemble;
+mod atomic;
 mod expr;
+mod math;
 mod special;
 mod stmt;
+mod types;
 
 pub use assemble::{Assembled, PtxasError, assemble, assemble_source, find_ptxas};
 
@@ -137,8 +145,9 @@ pub fn isa_for(cc: ComputeCapability) -> PtxIsa {
 /// An emitted module and what a launcher needs to load and launch it.
 ///
 /// The entry's parameters are the kernel's, in order: a buffer is a `.u64`
-/// device pointer, a scalar its 4 bytes (`bool` as a `u32` word, nonzero
-/// is true).
+/// device pointer; a 64-bit scalar its 8 bytes; any other scalar 4 bytes,
+/// the value's bits zero-extended (`bool` as a `u32` word, nonzero is
+/// true; a `u8`, `u16` or half as its bits).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PtxKernel {
     /// The PTX source.
@@ -165,10 +174,20 @@ pub struct PtxKernel {
 /// Writes `kernel` as a PTX module for one compute capability and block.
 pub fn ptx(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel, EmitError> {
     let e = Emitter::new(kernel, options)?;
-    if let Some(t) = super::first_unwritten_type(kernel) {
+    // Every type is written; a half only where the part converts it.
+    let has = Target::cuda(options.cc).dtypes();
+    if let Some(t) = super::first_unwritten_type(kernel, has) {
+        let needs = if t == Scalar::BF16 {
+            "`cvt.rn.bf16.f32`, which rounds every bf16 result, needs sm_80"
+        } else {
+            "`cvt.rn.f16.f32`, which rounds every f16 result, needs sm_53"
+        };
         return Err(e.unsupported(
             &format!("a value of type `{t}`"),
-            "the PTX emitter writes only the 32-bit types (f32, i32, u32, bool) so far",
+            &format!(
+                "sm_{}{} has no {t}: {needs}",
+                options.cc.major, options.cc.minor
+            ),
         ));
     }
     e.run()
@@ -180,21 +199,40 @@ pub fn ptx(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel, EmitError
 const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
 
 /// A register class: what a value of each scalar type lives in.
+///
+/// `u8` and `u16` live in 32-bit registers, always zero-extended (each
+/// operation that could carry past the type's width masks its result), so
+/// the unsigned 32-bit compare, divide and shift are theirs too. `f16` and
+/// `bf16` live in `f32` registers holding a value the half represents
+/// exactly: the language computes a half in `f32` and rounds the result
+/// once (`half.rs`), so each half operation is the `f32` one followed by a
+/// round trip through a 16-bit register (`B16`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Class {
     Pred,
     B32,
     F32,
     B64,
+    F64,
+    B16,
 }
 
 impl Class {
-    fn of(ty: Scalar) -> Class {
+    const ALL: [Class; 6] = [
+        Class::Pred,
+        Class::B16,
+        Class::B32,
+        Class::F32,
+        Class::B64,
+        Class::F64,
+    ];
+    pub(super) fn of(ty: Scalar) -> Class {
         match ty {
             Scalar::Bool => Class::Pred,
-            Scalar::F32 => Class::F32,
-            Scalar::I32 | Scalar::U32 => Class::B32,
-            other => unreachable!("`ptx` refuses {other} before emitting"),
+            Scalar::F32 | Scalar::F16 | Scalar::BF16 => Class::F32,
+            Scalar::I32 | Scalar::U32 | Scalar::U8 | Scalar::U16 => Class::B32,
+            Scalar::I64 | Scalar::U64 => Class::B64,
+            Scalar::F64 => Class::F64,
         }
     }
     fn decl(self) -> &'static str {
@@ -203,6 +241,8 @@ impl Class {
             Class::B32 => ".b32",
             Class::F32 => ".f32",
             Class::B64 => ".b64",
+            Class::F64 => ".f64",
+            Class::B16 => ".b16",
         }
     }
     fn prefix(self) -> &'static str {
@@ -211,6 +251,8 @@ impl Class {
             Class::B32 => "r",
             Class::F32 => "f",
             Class::B64 => "rd",
+            Class::F64 => "fd",
+            Class::B16 => "h",
         }
     }
     fn index(self) -> usize {
@@ -218,14 +260,28 @@ impl Class {
     }
 }
 
-/// The PTX type suffix an instruction on `ty` takes.
+/// The PTX type suffix an instruction on a value of type `ty` takes, in
+/// the register it lives in (see [`Class`]): `u8`/`u16` are `u32`, the
+/// halves `f32`.
 pub(super) fn suffix(ty: Scalar) -> &'static str {
     match ty {
-        Scalar::F32 => "f32",
+        Scalar::F32 | Scalar::F16 | Scalar::BF16 => "f32",
         Scalar::I32 => "s32",
-        Scalar::U32 => "u32",
+        Scalar::U32 | Scalar::U8 | Scalar::U16 => "u32",
+        Scalar::I64 => "s64",
+        Scalar::U64 => "u64",
+        Scalar::F64 => "f64",
         Scalar::Bool => "pred",
-        other => unreachable!("`ptx` refuses {other} before emitting"),
+    }
+}
+
+/// The untyped suffix of a value's register: `b32` or `b64` (`pred` for
+/// `bool`).
+pub(super) fn bits(ty: Scalar) -> &'static str {
+    match Class::of(ty) {
+        Class::Pred => "pred",
+        Class::B64 | Class::F64 => "b64",
+        _ => "b32",
     }
 }
 
@@ -267,7 +323,7 @@ pub(super) struct Emitter<'k> {
     /// The body's instructions, written before the declarations they need.
     pub(super) body: String,
     /// Temporaries handed out, per class.
-    temps: [u32; 4],
+    temps: [u32; 6],
     labels: u32,
     /// `(continue, break)` labels of the enclosing loops, innermost last.
     pub(super) loops: Vec<(String, String)>,
@@ -306,7 +362,7 @@ impl<'k> Emitter<'k> {
             specs: super::specs_for(k, o.specs.as_deref())?,
             survey: Survey::of(k),
             body: String::new(),
-            temps: [0; 4],
+            temps: [0; 6],
             labels: 0,
             loops: Vec::new(),
             last_line: 0,
@@ -430,6 +486,10 @@ impl<'k> Emitter<'k> {
 
     fn run(mut self) -> Result<PtxKernel, EmitError> {
         let k = self.k;
+        // The parameters' loads first: a half or a bool is read through
+        // temporaries, declared with the body's.
+        self.param_loads();
+        let loads = std::mem::take(&mut self.body);
         for (i, p) in k.params.iter().enumerate() {
             if let ParamKind::Buffer {
                 writable: false, ..
@@ -490,8 +550,11 @@ impl<'k> Emitter<'k> {
                     kernel: k.name.clone(),
                     what: format!("the length of shared array `{}` does not evaluate", s.name),
                 })?;
+            // Each array at its element's alignment (8 for the 64-bit types).
+            let size = s.elem.size_bytes();
+            total = total.div_ceil(size.max(4)) * size.max(4);
             offsets.push(total);
-            total = total.saturating_add(len.saturating_mul(4).max(4));
+            total = total.saturating_add(len.saturating_mul(size).max(4));
         }
         let dynamic = total > STATIC_SHARED_LIMIT;
         if total > u32::MAX as u64 {
@@ -524,8 +587,7 @@ impl<'k> Emitter<'k> {
             .map(|p| {
                 let ty = match p.kind {
                     ParamKind::Buffer { .. } => ".u64",
-                    ParamKind::Scalar(Scalar::F32) => ".f32",
-                    ParamKind::Scalar(_) => ".u32",
+                    ParamKind::Scalar(t) => types::param_type(t),
                 };
                 format!("    .param {ty} p_{}", ident(&p.name))
             })
@@ -533,15 +595,10 @@ impl<'k> Emitter<'k> {
         out.push_str(&params.join(",\n"));
         let _ = writeln!(out, "\n)\n.reqntid {}, {}, {}\n{{", b.x, b.y, b.z);
 
-        // Temporaries, then the named registers. `%r0` is the scratch word
-        // a bool parameter is read through.
-        let bool_param = k
-            .params
-            .iter()
-            .any(|p| p.kind == ParamKind::Scalar(Scalar::Bool));
-        for c in [Class::Pred, Class::B32, Class::F32, Class::B64] {
+        // Temporaries, then the named registers.
+        for c in Class::ALL {
             let n = self.temps[c.index()];
-            if n > 0 || (c == Class::B32 && bool_param) {
+            if n > 0 {
                 let _ = writeln!(out, "    .reg {} %{}<{}>;", c.decl(), c.prefix(), n + 1);
             }
         }
@@ -584,42 +641,32 @@ impl<'k> Emitter<'k> {
                     kernel: k.name.clone(),
                     what: format!("the length of local array `{}` does not evaluate", a.name),
                 })?;
-            let _ = writeln!(out, "    .local .align 4 .b8 {var}[{}];", len * 4);
+            let size = a.elem.size_bytes();
+            let _ = writeln!(
+                out,
+                "    .local .align {} .b8 {var}[{}];",
+                size.max(4),
+                (len * size).max(4)
+            );
             let _ = writeln!(out, "    .reg .b64 {reg};");
         }
         for (i, s) in k.shared.iter().enumerate() {
             let _ = writeln!(out, "    .reg .b32 {};", self.shared_base(i as u32));
             if !dynamic && !s.dynamic {
                 let len = s.len.eval(&self.specs).unwrap_or(0);
+                let size = s.elem.size_bytes();
                 let _ = writeln!(
                     out,
-                    "    .shared .align 4 .b8 s_{}[{}];",
+                    "    .shared .align {} .b8 s_{}[{}];",
+                    size.max(4),
                     ident(&s.name),
-                    (len * 4).max(4)
+                    (len * size).max(4)
                 );
             }
         }
 
         out.push_str("\n    // Parameters.\n");
-        for (i, p) in k.params.iter().enumerate() {
-            let reg = self.param(i as ParamId);
-            let name = ident(&p.name);
-            match p.kind {
-                ParamKind::Buffer { .. } => {
-                    let _ = writeln!(out, "    ld.param.u64 {reg}, [p_{name}];");
-                    let _ = writeln!(out, "    cvta.to.global.u64 {reg}, {reg};");
-                }
-                ParamKind::Scalar(Scalar::Bool) => {
-                    // A word travels; the predicate is its being nonzero.
-                    let _ = writeln!(out, "    ld.param.u32 %r0, [p_{name}];");
-                    let _ = writeln!(out, "    setp.ne.u32 {reg}, %r0, 0;");
-                }
-                ParamKind::Scalar(t) => {
-                    let ty = if t == Scalar::F32 { "f32" } else { "u32" };
-                    let _ = writeln!(out, "    ld.param.{ty} {reg}, [p_{name}];");
-                }
-            }
-        }
+        out.push_str(&loads);
         if !k.shared.is_empty() {
             out.push_str("    // Shared arrays.\n");
         }

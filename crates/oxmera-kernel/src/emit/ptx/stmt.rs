@@ -60,8 +60,8 @@ impl Emitter<'_> {
             } => {
                 // Rust evaluates the bound and the step once and stops rather
                 // than wraps when the next value would pass the bound: the
-                // distance left is taken in u32 (it holds an i32 loop's too)
-                // before the step is added.
+                // distance left is taken unsigned at the variable's width (it
+                // holds a signed loop's too) before the step is added.
                 let ty = self.k.locals[*var as usize].ty;
                 let v = self.local(*var);
                 let s0 = self.expr(start)?;
@@ -85,14 +85,19 @@ impl Emitter<'_> {
                 self.block_of(body)?;
                 self.loops.pop();
                 self.place(&cont);
-                let left = self.temp(Class::B32);
-                self.ins(format!("sub.u32 {left}, {e}, {v}"));
+                let (lc, u) = if ty.bits() == 64 {
+                    (Class::B64, "u64")
+                } else {
+                    (Class::B32, "u32")
+                };
+                let left = self.temp(lc);
+                self.ins(format!("sub.{u} {left}, {e}, {v}"));
                 self.ins(format!("add.{} {v}, {v}, {st}", suffix(ty)));
                 // Exclusive: stop when the step reaches the bound; inclusive:
                 // when it passes it (the bound itself is a value of the loop).
                 let done = self.temp(Class::Pred);
                 let past = if *inclusive { "gt" } else { "ge" };
-                self.ins(format!("setp.{past}.u32 {done}, {st}, {left}"));
+                self.ins(format!("setp.{past}.{u} {done}, {st}, {left}"));
                 self.ins(format!("@{done} bra {exit}"));
                 self.ins(format!("bra {top}"));
                 self.place(&exit);
@@ -140,11 +145,12 @@ impl Emitter<'_> {
 
     /// `dst = v` for a value of type `ty`.
     pub(super) fn mov(&mut self, ty: Scalar, dst: &str, v: &str) {
-        let t = match ty {
-            Scalar::Bool => "pred",
-            Scalar::F32 => "f32",
-            Scalar::I32 | Scalar::U32 => "b32",
-            other => unreachable!("`ptx` refuses {other} before emitting"),
+        let t = match Class::of(ty) {
+            Class::Pred => "pred",
+            Class::F32 => "f32",
+            Class::F64 => "f64",
+            Class::B64 => "b64",
+            Class::B32 | Class::B16 => "b32",
         };
         self.ins(format!("mov.{t} {dst}, {v}"));
     }
