@@ -36,6 +36,12 @@
 //!   the bits, so they run on adapters without float atomics; CUDA's
 //!   `atomicCAS` is strong where WGSL's compare-exchange is weak, so it
 //!   retries a spurious failure.
+//! - **64-bit types where the target has them.** `f64`, `i64` and `u64`
+//!   are WGSL types only behind adapter features (wgpu's SHADER_F64 and
+//!   SHADER_INT64, naga's FLOAT64 and SHADER_INT64 capabilities), so they
+//!   are written only for a target whose dtypes hold them, and refused by
+//!   name elsewhere; the f64 transcendentals, which Vulkan's GLSL.std.450
+//!   lacks, are refused naming the builtin.
 //! - **Barriers order both memories.** CUDA's `__syncthreads()` makes the
 //!   block's global writes visible too, WGSL's `workgroupBarrier()` only
 //!   workgroup memory, so a kernel that writes a global buffer gets a
