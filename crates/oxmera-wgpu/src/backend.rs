@@ -15,6 +15,7 @@ use oxmera_tensor::{
 
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::halves::is_half;
+use crate::ints::native_int;
 use crate::native::{F32_ELEMENT_MOVERS, native_f32, unary_code_of};
 use crate::wide::native_f64;
 
@@ -155,6 +156,7 @@ impl Backend for WgpuBackend {
             || (matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge") && dtype == DType::I64)
             || (op == "sum" && matches!(dtype, DType::Bool | DType::U8))
             || (op.starts_with("logical_") && dtype == DType::Bool)
+            || native_int(op, dtype)
         {
             Support::Native
         } else {
@@ -173,6 +175,9 @@ impl Backend for WgpuBackend {
             && self.f64_native()
             && let Some(s) = self.unary_f64(op, x)?
         {
+            return Ok(s);
+        }
+        if let Some(s) = self.unary_int(op, x)? {
             return Ok(s);
         }
         let f32_op = |xs: &[&Tensor]| match unary_code_of(op) {
@@ -202,6 +207,9 @@ impl Backend for WgpuBackend {
             && self.f64_native()
             && let Some(s) = self.binary_f64(op, a, b)?
         {
+            return Ok(s);
+        }
+        if let Some(s) = self.binary_int(op, a, Some(b), 0.0, false)? {
             return Ok(s);
         }
         if let Some(s) = self.in_f32(&[a, b], true, |xs| self.binary_f32(op, xs[0], xs[1]))? {
@@ -241,6 +249,9 @@ impl Backend for WgpuBackend {
         value: f64,
         scalar_first: bool,
     ) -> Result<Storage> {
+        if let Some(s) = self.binary_int(op, x, None, value, scalar_first)? {
+            return Ok(s);
+        }
         let f32_op = |xs: &[&Tensor]| self.scalar_f32(op, xs[0], value, scalar_first);
         if let Some(s) = self.in_f32(&[x], true, f32_op)? {
             return Ok(s);
@@ -287,6 +298,9 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.reduce_walk(op, x, dims, out_dtype)? {
             return Ok(s);
         }
+        if let Some(s) = self.reduce_int(op, x, dims, out_dtype)? {
+            return Ok(s);
+        }
         on_host(self).reduce(op, x, dims, out_dtype)
     }
 
@@ -331,6 +345,7 @@ impl Backend for WgpuBackend {
         let native = match a.dtype() {
             DType::I64 => self.compare_i64(op, a, b)?,
             DType::F64 if self.f64_native() => self.compare_f64(op, a, Some(b), 0.0)?,
+            DType::I32 | DType::U8 | DType::Bool => self.compare_int(op, a, Some(b), 0.0)?,
             _ => self.in_f32(&[a, b], false, |xs| {
                 self.compare_f32(op, xs[0], Some(xs[1]), 0.0)
             })?,
@@ -345,6 +360,11 @@ impl Backend for WgpuBackend {
         if x.dtype() == DType::F64
             && self.f64_native()
             && let Some(s) = self.compare_f64(op, x, None, value)?
+        {
+            return Ok(s);
+        }
+        if matches!(x.dtype(), DType::I32 | DType::U8 | DType::Bool)
+            && let Some(s) = self.compare_int(op, x, None, value)?
         {
             return Ok(s);
         }
@@ -525,6 +545,9 @@ impl Backend for WgpuBackend {
             && self.f64_native()
             && let Some(s) = self.matmul_f64(a, b)?
         {
+            return Ok(s);
+        }
+        if let Some(s) = self.matmul_int(a, b)? {
             return Ok(s);
         }
         if let Some(s) = self.in_f32(&[a, b], true, |xs| self.matmul_f32(xs[0], xs[1]))? {

@@ -50,6 +50,8 @@ mod copy;
 mod gpu;
 #[cfg(feature = "wgpu")]
 mod halves;
+#[cfg(feature = "wgpu")]
+mod ints;
 mod launch;
 #[cfg(feature = "wgpu")]
 mod native;

@@ -9,6 +9,8 @@ mod demos;
 mod flip;
 mod generic;
 mod halves;
+mod ints;
+mod ints_demos;
 mod kernels;
 mod norm;
 mod ops;
@@ -28,6 +30,10 @@ pub(crate) use demos::{matmul_strided_workload, reduce_strided_workload};
 pub use flip::{flip, flip_fixed};
 pub use generic::{axpy, axpy_instance, axpy_instances, iota, iota_instance, iota_instances};
 pub use halves::{f32_to_halves, half_mode, halves_to_f32};
+pub use ints::{
+    int_code, int_elementwise, int_kind, int_matmul_strided, int_out, int_reduce_code,
+    int_reduce_strided,
+};
 pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
     transpose_tiled,
@@ -274,6 +280,21 @@ pub fn entries() -> Vec<Entry> {
             "matmul_strided_f64",
             "matmul_strided in f64: batched tiled matmul over strided operands",
             matmul_strided_f64,
+        ),
+        e(
+            "int_elementwise",
+            "i32, u8 and bool arithmetic and comparisons over strided operands, bytes four to a word",
+            int_elementwise,
+        ),
+        e(
+            "int_reduce_strided",
+            "sum and product (as i64), max, min, argmax, argmin, all, any of integers and bools",
+            int_reduce_strided,
+        ),
+        e(
+            "int_matmul_strided",
+            "batched i32 or u8 matmul over strided operands, wrapping, a thread per output",
+            int_matmul_strided,
         ),
     ];
     // A generic kernel is listed once per instance, under the instance's
