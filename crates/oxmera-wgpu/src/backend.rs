@@ -10,7 +10,7 @@ use oxmera_kernel::library::logical_code;
 use oxmera_tensor::fallback::on_host;
 use oxmera_tensor::{
     Backend, BinaryOp, CmpOp, Conv2dParams, DeviceBuffer, Distribution, Generator, HostBuffer,
-    Pool2dParams, ReduceOp, ScatterMode, Storage, Support, Tensor, UnaryOp,
+    Pool2dParams, ReduceOp, ScanOp, ScatterMode, Storage, Support, Tensor, UnaryOp,
 };
 
 use crate::gpu::{Gpu, GpuBuffer};
@@ -147,12 +147,16 @@ impl Backend for WgpuBackend {
             || (dtype == DType::F32 && native_f32(op))
             || (dtype == DType::F64 && self.f64_native() && native_f64(op))
             || (is_half(dtype) && native_f32(op) && !F32_ELEMENT_MOVERS.contains(&op))
-            || (op == "cast" && is_half(dtype))
+            || (op == "cast" && crate::structural::cast_code_of(dtype).is_some())
+            || (matches!(op, "gather" | "scatter" | "index_select" | "cumsum")
+                && crate::structural::cast_code_of(dtype).is_some())
+            || (op == "cumprod"
+                && matches!(dtype, DType::I32 | DType::I64 | DType::U8 | DType::Bool))
+            || (op == "scatter_add" && crate::structural::cast_code_of(dtype).is_some())
             || (matches!(
                 op,
                 "contiguous" | "pad" | "cat" | "flip" | "where" | "triu" | "tril" | "index_select"
             ) && (matches!(dtype.size_in_bytes(), 4 | 8) || is_half(dtype)))
-            || (op == "cast" && matches!(dtype, DType::Bool | DType::U8 | DType::I64))
             || (matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge") && dtype == DType::I64)
             || (op == "sum" && matches!(dtype, DType::Bool | DType::U8))
             || (op.starts_with("logical_") && dtype == DType::Bool)
@@ -304,6 +308,16 @@ impl Backend for WgpuBackend {
         on_host(self).reduce(op, x, dims, out_dtype)
     }
 
+    /// `cumsum` natively (f32 and halves through f32; the integers and
+    /// bool into wrapping i64) and the integers' `cumprod`, a row a thread
+    /// in order; `logcumsumexp`, a float `cumprod` and f64 on the host.
+    fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
+        if let Some(s) = self.scan_any(op, x, dim, out_dtype)? {
+            return Ok(s);
+        }
+        on_host(self).scan(op, x, dim, out_dtype)
+    }
+
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
         if let Some(s) = self.in_f32(&[x], true, |xs| self.softmax_f32(xs[0], dim, log))? {
             return Ok(s);
@@ -318,11 +332,16 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
+        if index.dtype() == DType::I32
+            && let Some(s) = self.gather_any(x, dim, index)?
+        {
+            return Ok(s);
+        }
         on_host(self).gather(x, dim, index)
     }
 
-    /// `scatter_add` natively, deterministic (no atomics); `scatter`
-    /// (replace) on the host.
+    /// `scatter` and `scatter_add` natively for every dtype but f64,
+    /// deterministic (a thread per output, no atomics).
     fn scatter(
         &self,
         x: &Tensor,
@@ -336,6 +355,10 @@ impl Backend for WgpuBackend {
             && index.dtype() == DType::I32
             && let Some(s) = self.scatter_add_f32(x, dim, index, src)?
         {
+            return Ok(s);
+        }
+        let add = mode == ScatterMode::Add;
+        if let Some(s) = self.scatter_any(x, dim, index, src, add)? {
             return Ok(s);
         }
         on_host(self).scatter(x, dim, index, src, mode)
@@ -375,9 +398,13 @@ impl Backend for WgpuBackend {
         on_host(self).compare_scalar(op, x, value)
     }
 
-    /// Bool and u8 to f32 natively (their bytes, read four to a word),
-    /// i64 to i32 (the low words), and f16/bf16 to and from f32.
+    /// Between any two of f32, f16, bf16, i32, i64, u8 and bool natively
+    /// (`cast_strided`, on the bits); the older paths (bytes to f32, i64
+    /// to i32, halves to and from f32) where that declines a size.
     fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
+        if let Some(s) = self.cast_words(x, dtype)? {
+            return Ok(s);
+        }
         if let Some(s) = self.cast_halves(x, dtype)? {
             return Ok(s);
         }
@@ -527,6 +554,11 @@ impl Backend for WgpuBackend {
         }
         if indices.dtype() == DType::I32
             && let Some(s) = self.in_words(&[x], |xs| self.select_words(xs[0], dim, indices))?
+        {
+            return Ok(s);
+        }
+        if indices.dtype() == DType::I32
+            && let Some(s) = self.select_bytes(x, dim, indices)?
         {
             return Ok(s);
         }

@@ -59,6 +59,8 @@ mod probe;
 #[cfg(feature = "wgpu")]
 mod reduce;
 #[cfg(feature = "wgpu")]
+mod structural;
+#[cfg(feature = "wgpu")]
 mod tuned;
 #[cfg(feature = "wgpu")]
 mod wide;

@@ -87,6 +87,9 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
             return super::wide::demo(name, block, seed);
         }
         "stencil3_tiled" => return Some(super::stencil::demo(block, seed)),
+        "cast_strided" => return Some(super::cast::demo(block)),
+        "scan_strided" => return Some(super::scan::demo(block)),
+        "gather_words" | "scatter_words" => return super::moves::demo(name, block),
         "matmul_register_tiled" => return Some(super::register_tiled::demo(block, seed)),
         "add" => {
             let n = 1000u32;

@@ -3,6 +3,7 @@
 //! with a straightforward f64 host computation.
 
 mod bools;
+mod cast;
 mod conv;
 mod copy;
 mod demos;
@@ -12,15 +13,18 @@ mod halves;
 mod ints;
 mod ints_demos;
 mod kernels;
+mod moves;
 mod norm;
 mod ops;
 mod random;
 mod register_tiled;
+mod scan;
 mod stencil;
 mod unary;
 mod wide;
 
 pub use bools::{logical_code, logical_packed};
+pub use cast::{cast_code, cast_strided};
 pub use conv::{
     conv2d_direct, conv2d_grad_input, conv2d_grad_weight, pool2d_backward, pool2d_forward,
 };
@@ -38,6 +42,7 @@ pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
     transpose_tiled,
 };
+pub use moves::{gather_words, scatter_code, scatter_words};
 pub use norm::{layer_norm_rows, moment_code, moments_strided};
 pub use ops::{
     REDUCE_CHUNK, REDUCE_LEAF, argbest_strided, bytes_to_f32, compare_code, compare_i64_packed,
@@ -46,6 +51,7 @@ pub use ops::{
 };
 pub use random::philox_uniform;
 pub use register_tiled::matmul_register_tiled;
+pub use scan::{scan_code, scan_strided};
 pub use stencil::stencil3_tiled;
 pub(crate) use stencil::workload as stencil_workload;
 pub use unary::{unary_code, unary_strided};
@@ -250,6 +256,26 @@ pub fn entries() -> Vec<Entry> {
             "f32_to_halves",
             "f32 through a strided view to f16 or bf16, nearest even, two to a word",
             f32_to_halves,
+        ),
+        e(
+            "cast_strided",
+            "dtype cast between f32, f16, bf16, i32, i64, u8 and bool over a strided input, on the bits",
+            cast_strided,
+        ),
+        e(
+            "gather_words",
+            "gather along a dim on words (one or two an element): every dtype's bits",
+            gather_words,
+        ),
+        e(
+            "scatter_words",
+            "deterministic scatter (replace, last wins) or wrapping scatter-add on words",
+            scatter_words,
+        ),
+        e(
+            "scan_strided",
+            "cumsum or cumprod along a dim, a row a thread in order: f32, or integers as wrapping i64",
+            scan_strided,
         ),
         e(
             "moments_strided",

@@ -1,0 +1,445 @@
+//! Dtype casts between every pair of the dtypes a GPU stores as 32-bit
+//! words: `f32`, `i32` (a word each), `i64` (two words, low first), `f16`
+//! and `bf16` (16-bit halves, two to a word, element `e` in the low half
+//! when `e` is even) and `u8` and `bool` (bytes, four to a word).
+//!
+//! The rules are the reference backend's (`oxmera_tensor::Element`): a
+//! float source converts through its exact value, an integer or bool
+//! source through `i64`; into a float, round to nearest even (an `i64`
+//! first to `f64`, then to the float type: two roundings, as the
+//! reference's `v as f64`); a float into an integer truncates toward zero
+//! and saturates at the integer's range, NaN giving 0; an integer into a
+//! narrower integer wraps; anything into `bool` is `v != 0` (NaN is true,
+//! `-0.0` false); `bool` into anything is 0 or 1.
+//!
+//! Every conversion is done on the bits with 32-bit integer arithmetic:
+//! the emitters have no 64-bit type, and a GPU's `u32 → f32` conversion
+//! need not round to nearest even, so integers become floats by counting
+//! leading zeros and rounding the dropped bits by hand.
+
+use crate::ir::{Dim3, Value};
+use crate::kernels;
+use crate::launch::LaunchConfig;
+use crate::sim::{Arg, Buffer};
+
+use super::demos::Demo;
+
+/// The dtype codes of [`cast_strided`]'s `from` and `to`.
+pub mod cast_code {
+    /// `f32`, a word each.
+    pub const F32: u32 = 0;
+    /// IEEE binary16, two to a word.
+    pub const F16: u32 = 1;
+    /// bfloat16, two to a word.
+    pub const BF16: u32 = 2;
+    /// `i32`, a word each.
+    pub const I32: u32 = 3;
+    /// `i64`, two words each (low, high).
+    pub const I64: u32 = 4;
+    /// `u8`, four to a word.
+    pub const U8: u32 = 5;
+    /// `bool` (any nonzero byte is true), four to a word.
+    pub const BOOL: u32 = 6;
+}
+
+pub use casts::cast_strided;
+
+#[kernels]
+mod casts {
+    /// `(lo, hi)` shifted left by `s` (0 to 63) as one 64-bit value.
+    #[helper]
+    fn shl64(lo: u32, hi: u32, s: u32) -> (u32, u32) {
+        let mut a = lo;
+        let mut b = hi;
+        if s >= 32 {
+            b = lo << (s - 32);
+            a = 0u32;
+        } else if s > 0 {
+            b = (hi << s) | (lo >> (32 - s));
+            a = lo << s;
+        }
+        (a, b)
+    }
+
+    /// `(lo, hi)` shifted right by `s` (0 to 63) as one 64-bit value.
+    #[helper]
+    fn shr64(lo: u32, hi: u32, s: u32) -> (u32, u32) {
+        let mut a = lo;
+        let mut b = hi;
+        if s >= 32 {
+            a = hi >> (s - 32);
+            b = 0u32;
+        } else if s > 0 {
+            a = (lo >> s) | (hi << (32 - s));
+            b = hi >> s;
+        }
+        (a, b)
+    }
+
+    /// The index of the highest set bit of `(lo, hi)` (64 when zero).
+    #[helper]
+    fn top_bit(lo: u32, hi: u32) -> u32 {
+        let mut t = 64u32;
+        if hi != 0 {
+            t = 63 - hi.leading_zeros();
+        } else if lo != 0 {
+            t = 31 - lo.leading_zeros();
+        }
+        t
+    }
+
+    /// The magnitude `(lo, hi)` rounded to `p` significant bits, ties to
+    /// even (unchanged when it has at most `p`).
+    #[helper]
+    fn round_bits(lo: u32, hi: u32, p: u32) -> (u32, u32) {
+        let t = top_bit(lo, hi);
+        let mut a = lo;
+        let mut b = hi;
+        if t < 64 && t >= p {
+            let s = t - p + 1;
+            let (kl, kh) = shr64(lo, hi, s);
+            let (bl, bh) = shl64(kl, kh, s);
+            // The dropped bits, and half of the kept bits' last place.
+            let rl = lo - bl;
+            let borrow = if lo < bl { 1u32 } else { 0u32 };
+            let rh = hi - bh - borrow;
+            let (hl, hh) = shl64(1u32, 0u32, s - 1);
+            let above = rh > hh || (rh == hh && rl > hl);
+            let tie = rh == hh && rl == hl;
+            let mut ml = kl;
+            let mut mh = kh;
+            if above || (tie && (kl & 1u32) == 1u32) {
+                ml = kl + 1u32;
+                if ml == 0u32 {
+                    mh = kh + 1u32;
+                }
+            }
+            let (rl2, rh2) = shl64(ml, mh, s);
+            a = rl2;
+            b = rh2;
+        }
+        (a, b)
+    }
+
+    /// The `f32` bits of the 64-bit two's-complement integer `(lo, hi)`
+    /// rounded to `p` significant bits (24 for `f32`, 11 for `f16`, 8 for
+    /// `bf16`) through `f64` (53 bits first, as `v as f64` does), so that
+    /// the result is exact in `f32` and narrows exactly to a half.
+    #[helper]
+    fn int_to_f32_bits(lo: u32, hi: u32, p: u32) -> u32 {
+        let negative = (hi >> 31) == 1u32;
+        let mut ml = lo;
+        let mut mh = hi;
+        if negative {
+            ml = !lo + 1u32;
+            let carry = if ml == 0u32 { 1u32 } else { 0u32 };
+            mh = !hi + carry;
+        }
+        let (al, ah) = round_bits(ml, mh, 53u32);
+        let (bl, bh) = round_bits(al, ah, p);
+        let t = top_bit(bl, bh);
+        let mut bits = 0u32;
+        if t < 64 {
+            let mut frac = 0u32;
+            if t >= 23 {
+                let (fl, _) = shr64(bl, bh, t - 23);
+                frac = fl & 0x7f_ffffu32;
+            } else {
+                frac = (bl << (23 - t)) & 0x7f_ffffu32;
+            }
+            bits = ((t + 127) << 23) | frac;
+        }
+        if negative {
+            bits = bits | 0x8000_0000u32;
+        }
+        bits
+    }
+
+    /// The `f32` bits truncated toward zero to a 64-bit integer `(lo,
+    /// hi)`, saturating, NaN giving 0 (Rust's `as i64`).
+    #[helper]
+    fn f32_bits_to_i64(b: u32) -> (u32, u32) {
+        let a = b & 0x7fff_ffffu32;
+        let negative = (b >> 31) == 1u32;
+        let e = a >> 23;
+        let mut lo = 0u32;
+        let mut hi = 0u32;
+        if a > 0x7f80_0000u32 {
+            lo = 0u32;
+        } else if e >= 127 + 63 {
+            if negative {
+                hi = 0x8000_0000u32;
+            } else {
+                lo = 0xffff_ffffu32;
+                hi = 0x7fff_ffffu32;
+            }
+        } else if e >= 127 {
+            let m = (a & 0x7f_ffffu32) | 0x80_0000u32;
+            let k = e - 127;
+            if k >= 23 {
+                let (sl, sh) = shl64(m, 0u32, k - 23);
+                lo = sl;
+                hi = sh;
+            } else {
+                lo = m >> (23 - k);
+            }
+            if negative {
+                let nl = !lo + 1u32;
+                let carry = if nl == 0u32 { 1u32 } else { 0u32 };
+                hi = !hi + carry;
+                lo = nl;
+            }
+        }
+        (lo, hi)
+    }
+
+    /// A half's bits (`brain`: bfloat16, else IEEE binary16) widened
+    /// exactly to `f32` bits.
+    #[helper]
+    fn half_to_f32_bits(h: u32, brain: bool) -> u32 {
+        let mut bits = h << 16;
+        if !brain {
+            let sign = (h >> 15) << 31;
+            let e = (h >> 10) & 0x1fu32;
+            let m = h & 0x3ffu32;
+            if e == 0x1fu32 {
+                bits = sign | 0x7f80_0000u32 | (m << 13);
+            } else if e == 0 {
+                bits = sign | ((m as f32) * from_bits(0x3380_0000u32)).to_bits();
+            } else {
+                bits = sign | ((e + 112) << 23) | (m << 13);
+            }
+        }
+        bits
+    }
+
+    /// `f32` bits rounded to a half's bits, nearest even (the rules of
+    /// `f32_to_halves`).
+    #[helper]
+    fn f32_bits_to_half(b: u32, brain: bool) -> u32 {
+        let a = b & 0x7fff_ffffu32;
+        let mut h = 0u32;
+        if brain {
+            if a > 0x7f80_0000u32 {
+                h = (b >> 16) | 0x40u32;
+            } else {
+                h = (b + 0x7fffu32 + ((b >> 16) & 1u32)) >> 16;
+            }
+        } else {
+            let sign = (b >> 16) & 0x8000u32;
+            if a > 0x7f80_0000u32 {
+                h = sign | 0x7e00u32;
+            } else if a >= 0x477f_f000u32 {
+                h = sign | 0x7c00u32;
+            } else if a >= 0x3880_0000u32 {
+                h = sign | ((a - 0x3800_0000u32 + 0xfffu32 + ((a >> 13) & 1u32)) >> 13);
+            } else {
+                let v = from_bits(a) * 16_777_216.0;
+                let f = v.floor();
+                let r = v - f;
+                let mut m = f as u32;
+                if r > 0.5 || (r == 0.5 && (m & 1u32) == 1u32) {
+                    m += 1u32;
+                }
+                h = sign | m;
+            }
+        }
+        h & 0xffffu32
+    }
+
+    /// `x` (dtype `from`, read through a strided view) cast to `to`, both
+    /// [`cast_code`](super::cast_code)s, written contiguously: thread `w`
+    /// writes output word `w` — four bytes, two halves, one word, or one
+    /// of an `i64`'s two words — so no two threads share a word.
+    #[kernel(block = [64, 256])]
+    pub fn cast_strided(
+        x: &[u32],
+        out: &mut [u32],
+        shape: &[u32],
+        xstride: &[i32],
+        ndim: u32,
+        n: u32,
+        xoff: i32,
+        from: u32,
+        to: u32,
+    ) {
+        let w = block_idx_x() * block_dim_x() + thread_idx_x();
+        // Elements a word holds, and the words of the output.
+        let mut per = 1u32;
+        if to == 5 || to == 6 {
+            per = 4u32;
+        } else if to == 1 || to == 2 {
+            per = 2u32;
+        }
+        let mut words = (n + per - 1) / per;
+        if to == 4 {
+            words = 2 * n;
+        }
+        if w < words {
+            let mut word = 0u32;
+            for e in 0..per {
+                let mut i = w * per + e;
+                if to == 4 {
+                    i = w / 2;
+                }
+                if i < n {
+                    let mut rem = i;
+                    let mut xi = xoff;
+                    for k in 0..ndim {
+                        let d = ndim - 1 - k;
+                        let c = rem % shape[d];
+                        rem = rem / shape[d];
+                        xi += c as i32 * xstride[d];
+                    }
+                    let at = xi as u32;
+                    // The source: f32 bits for a float, (lo, hi) for an
+                    // integer or a bool.
+                    let float = from <= 2;
+                    let mut fb = 0u32;
+                    let mut lo = 0u32;
+                    let mut hi = 0u32;
+                    if from == 0 {
+                        fb = x[at];
+                    } else if from == 1 || from == 2 {
+                        let h = (x[at / 2] >> (16 * (at % 2))) & 0xffffu32;
+                        fb = half_to_f32_bits(h, from == 2);
+                    } else if from == 3 {
+                        lo = x[at];
+                        hi = if (lo >> 31) == 1u32 {
+                            0xffff_ffffu32
+                        } else {
+                            0u32
+                        };
+                    } else if from == 4 {
+                        lo = x[2 * at];
+                        hi = x[2 * at + 1];
+                    } else {
+                        lo = (x[at / 4] >> (8 * (at % 4))) & 0xffu32;
+                        if from == 6 && lo != 0u32 {
+                            lo = 1u32;
+                        }
+                    }
+                    // The destination's bits (`v`), or its word pair for
+                    // an i64.
+                    let mut v = 0u32;
+                    let mut v_hi = 0u32;
+                    if to <= 2 {
+                        let mut bits = fb;
+                        if !float {
+                            let mut p = 24u32;
+                            if to == 1 {
+                                p = 11u32;
+                            } else if to == 2 {
+                                p = 8u32;
+                            }
+                            bits = int_to_f32_bits(lo, hi, p);
+                        }
+                        v = bits;
+                        if to != 0 {
+                            v = f32_bits_to_half(bits, to == 2);
+                        }
+                    } else if to == 6 {
+                        if float {
+                            v = if (fb & 0x7fff_ffffu32) != 0u32 {
+                                1u32
+                            } else {
+                                0u32
+                            };
+                        } else {
+                            v = if (lo | hi) != 0u32 { 1u32 } else { 0u32 };
+                        }
+                    } else if float {
+                        let f = from_bits(fb);
+                        if to == 3 {
+                            v = (f as i32) as u32;
+                        } else if to == 5 {
+                            let t = f as u32;
+                            v = if t > 255u32 { 255u32 } else { t };
+                        } else {
+                            let (l, h) = f32_bits_to_i64(fb);
+                            v = l;
+                            v_hi = h;
+                        }
+                    } else {
+                        v = lo;
+                        v_hi = hi;
+                        if to == 5 {
+                            v = lo & 0xffu32;
+                        }
+                    }
+                    if to == 4 {
+                        word = if w % 2 == 0 { v } else { v_hi };
+                    } else if per == 4 {
+                        word = word | ((v & 0xffu32) << (8 * e));
+                    } else if per == 2 {
+                        word = word | ((v & 0xffffu32) << (16 * e));
+                    } else {
+                        word = v;
+                    }
+                }
+            }
+            out[w] = word;
+        }
+    }
+}
+
+/// Values of every kind a cast meets: signs, fractions, halfway cases,
+/// saturation edges, NaN and infinities, as `f64` (each source dtype
+/// stores what it can of them).
+pub(super) const CAST_VALUES: [f64; 12] = [
+    0.0,
+    -0.0,
+    1.5,
+    -2.5,
+    255.9,
+    256.0,
+    -129.75,
+    65520.0,
+    3.0e9,
+    -1.0e20,
+    f64::NAN,
+    f64::INFINITY,
+];
+
+fn u(v: u32) -> Arg {
+    Arg::Scalar(Value::U32(v))
+}
+
+/// The demo: twelve `f32` values, read through a transposed `[3, 4]` view
+/// of a `[4, 3]` tensor, cast to `i64` (two words each) and compared with
+/// Rust's `as i64` (the reference's rule).
+pub(super) fn demo(block: Dim3) -> Demo {
+    let values: Vec<f32> = CAST_VALUES.iter().map(|&v| v as f32).collect();
+    let transposed: Vec<usize> = (0..3)
+        .flat_map(|r| (0..4).map(move |c| c * 3 + r))
+        .collect();
+    let expected: Vec<f64> = transposed
+        .iter()
+        .flat_map(|&s| {
+            let v = values[s] as i64;
+            [f64::from(v as u32), f64::from((v >> 32) as u32)]
+        })
+        .collect();
+    let bits: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::x(24u32.div_ceil(block.count() as u32)),
+            block,
+        },
+        args: vec![
+            Arg::Buffer(Buffer::from_u32(&bits)),
+            Arg::Buffer(Buffer::from_u32(&[0; 24])),
+            Arg::Buffer(Buffer::from_u32(&[3, 4])),
+            Arg::Buffer(Buffer::from_i32(&[1, 3])),
+            u(2),
+            u(12),
+            Arg::Scalar(Value::I32(0)),
+            u(cast_code::F32),
+            u(cast_code::I64),
+        ],
+        output: 1,
+        expected,
+        tolerance: vec![0.0; 24],
+        summary: "12 f32 through a transposed view to i64 (truncated, saturated, NaN 0)".into(),
+    }
+}

@@ -1,0 +1,198 @@
+//! Inclusive scans (`cumsum`, `cumprod`) along a dim, a thread per row.
+//!
+//! A row is walked in order by one thread, so every run adds (or
+//! multiplies) in the reference's order and gives the same bits. `f32`
+//! accumulates in `f32` (the reference in `f64`, rounding once); integer
+//! and bool inputs (`i32`, `i64`, `u8` bytes, `bool` bytes) accumulate as
+//! wrapping 64-bit integers in word pairs and are written as `i64` (low
+//! word first), as the front end's integer scans are.
+
+use crate::ir::{Dim3, Value};
+use crate::kernels;
+use crate::launch::LaunchConfig;
+use crate::sim::{Arg, Buffer};
+
+use super::demos::Demo;
+
+/// The `op` values of [`scan_strided`].
+pub mod scan_code {
+    /// Running sum.
+    pub const SUM: u32 = 0;
+    /// Running product.
+    pub const PROD: u32 = 1;
+}
+
+pub use scans::scan_strided;
+
+#[kernels]
+mod scans {
+    /// The full 64-bit product of two `u32`s, as `(lo, hi)`: four 16-bit
+    /// partial products (the language has no 64-bit type on the GPUs).
+    #[helper]
+    fn mul_wide(a: u32, b: u32) -> (u32, u32) {
+        let a0 = a & 0xffffu32;
+        let a1 = a >> 16;
+        let b0 = b & 0xffffu32;
+        let b1 = b >> 16;
+        let p00 = a0 * b0;
+        let p01 = a0 * b1;
+        let p10 = a1 * b0;
+        let p11 = a1 * b1;
+        let mid = (p00 >> 16) + (p01 & 0xffffu32) + (p10 & 0xffffu32);
+        let lo = (p00 & 0xffffu32) | (mid << 16);
+        let hi = p11 + (p01 >> 16) + (p10 >> 16) + (mid >> 16);
+        (lo, hi)
+    }
+
+    /// The inclusive scan `op` ([`scan_code`](super::scan_code)) of `x`
+    /// along `dim`, written contiguously: thread `r` walks row `r` (the
+    /// elements sharing every coordinate but `dim`). `kind` is the
+    /// input's [`cast_code`](super::super::cast_code): 0 (`f32`, an `f32`
+    /// output), or 3, 4, 5, 6 (`i32`, `i64`, `u8`, `bool`; an `i64`
+    /// output, two words an element). `n` counts the rows.
+    #[kernel(block = [64, 256])]
+    pub fn scan_strided(
+        x: &[u32],
+        out: &mut [u32],
+        shape: &[u32],
+        xstride: &[i32],
+        ndim: u32,
+        n: u32,
+        xoff: i32,
+        dim: u32,
+        op: u32,
+        kind: u32,
+    ) {
+        let r = block_idx_x() * block_dim_x() + thread_idx_x();
+        if r < n {
+            // The row's start in the input and in the dense output, and
+            // the output's stride along `dim`.
+            let mut rem = r;
+            let mut xi = xoff;
+            let mut oi = 0u32;
+            let mut step = 1u32;
+            let mut ostep = 1u32;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if d == dim {
+                    ostep = step;
+                } else {
+                    let c = rem % shape[d];
+                    rem = rem / shape[d];
+                    xi += c as i32 * xstride[d];
+                    oi += c * step;
+                }
+                step = step * shape[d];
+            }
+            let len = shape[dim];
+            let mut acc = 0.0f32;
+            if op == 1 {
+                acc = 1.0f32;
+            }
+            let mut lo = 0u32;
+            let mut hi = 0u32;
+            if op == 1 {
+                lo = 1u32;
+            }
+            for j in 0..len {
+                let at = (xi + j as i32 * xstride[dim]) as u32;
+                let o = oi + j * ostep;
+                if kind == 0 {
+                    let v = from_bits(x[at]);
+                    if op == 1 {
+                        acc = acc * v;
+                    } else {
+                        acc = acc + v;
+                    }
+                    out[o] = acc.to_bits();
+                } else {
+                    let mut vl = 0u32;
+                    let mut vh = 0u32;
+                    if kind == 3 {
+                        vl = x[at];
+                        vh = if (vl >> 31) == 1u32 {
+                            0xffff_ffffu32
+                        } else {
+                            0u32
+                        };
+                    } else if kind == 4 {
+                        vl = x[2 * at];
+                        vh = x[2 * at + 1];
+                    } else {
+                        vl = (x[at / 4] >> (8 * (at % 4))) & 0xffu32;
+                        if kind == 6 && vl != 0u32 {
+                            vl = 1u32;
+                        }
+                    }
+                    if op == 1 {
+                        let (pl, ph) = mul_wide(lo, vl);
+                        hi = ph + lo * vh + hi * vl;
+                        lo = pl;
+                    } else {
+                        let sum = lo + vl;
+                        let carry = if sum < lo { 1u32 } else { 0u32 };
+                        hi = hi + vh + carry;
+                        lo = sum;
+                    }
+                    out[2 * o] = lo;
+                    out[2 * o + 1] = hi;
+                }
+            }
+        }
+    }
+}
+
+fn u(v: u32) -> Arg {
+    Arg::Scalar(Value::U32(v))
+}
+
+/// The demo: the running product of a transposed `[3, 4]` view of `i32`
+/// values along dim 1, as `i64`, wrapping past 2^64 in one row.
+pub(super) fn demo(block: Dim3) -> Demo {
+    // Stored [4, 3]; row r of the view is column r of the storage.
+    let stored: [i32; 12] = [
+        3,
+        -7,
+        65_537,
+        -100_000,
+        2,
+        1_000_003,
+        5,
+        -1,
+        -65_535,
+        i32::MAX,
+        9,
+        i32::MIN,
+    ];
+    let mut expected = Vec::new();
+    for r in 0..3 {
+        let mut acc = 1i64;
+        for c in 0..4 {
+            acc = acc.wrapping_mul(i64::from(stored[c * 3 + r]));
+            expected.push(f64::from(acc as u32));
+            expected.push(f64::from((acc >> 32) as u32));
+        }
+    }
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::x(3u32.div_ceil(block.count() as u32)),
+            block,
+        },
+        args: vec![
+            Arg::Buffer(Buffer::from_u32(&stored.map(|v| v as u32))),
+            Arg::Buffer(Buffer::from_u32(&[0; 24])),
+            Arg::Buffer(Buffer::from_u32(&[3, 4])),
+            Arg::Buffer(Buffer::from_i32(&[1, 3])),
+            u(2),
+            u(3),
+            Arg::Scalar(Value::I32(0)),
+            u(1),
+            u(scan_code::PROD),
+            u(3),
+        ],
+        output: 1,
+        expected,
+        tolerance: vec![0.0; 24],
+        summary: "running i64 product of a transposed i32 view along dim 1, wrapping".into(),
+    }
+}

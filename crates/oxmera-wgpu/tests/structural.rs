@@ -1,0 +1,200 @@
+//! Casts, gather, scatter, `index_select` and the scans on the device for
+//! every dtype it stores as words (f64 aside): equal to the reference
+//! (bit for bit where the op is exact), with no host fallback.
+#![cfg(feature = "wgpu")]
+
+use oxmera_core::{DType, Device};
+use oxmera_tensor::{HostBuffer, Tensor, fallback};
+// Links the backend that provides `wgpu:N` devices.
+use oxmera_wgpu as _;
+
+mod common;
+use common::gpu;
+
+const DTYPES: [DType; 7] = [
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::Bool,
+];
+
+/// Twelve values of `dtype` as a `[4, 3]` reference tensor: fractions,
+/// signs, saturation and wrapping edges, NaN and infinity for floats.
+fn sample(dtype: DType) -> Tensor {
+    let buf = if dtype.is_float() {
+        HostBuffer::from_f64s(
+            dtype,
+            [
+                0.0,
+                -0.0,
+                1.5,
+                -2.5,
+                255.9,
+                300.0,
+                -129.75,
+                65520.0,
+                3.0e9,
+                -1.0e20,
+                f64::NAN,
+                f64::INFINITY,
+            ],
+        )
+    } else {
+        HostBuffer::from_i64s(
+            dtype,
+            [
+                0,
+                1,
+                -1,
+                255,
+                256,
+                -129,
+                2049,
+                65519,
+                16_777_217,
+                (1 << 25) + (1 << 17),
+                (1i64 << 54) + 3,
+                i64::MIN,
+            ],
+        )
+    };
+    Tensor::from_host(buf, [4, 3], Device::Reference, "test").unwrap()
+}
+
+/// The same bits (a NaN for a NaN), element by element.
+fn assert_same(got: &Tensor, want: &Tensor, what: &str) {
+    let (g, w) = (got.to_host().unwrap(), want.to_host().unwrap());
+    assert_eq!(g.dtype(), w.dtype(), "{what}: dtype");
+    assert_eq!(g.len(), w.len(), "{what}: length");
+    for i in 0..g.len() {
+        let (a, b) = (g.get_f64(i), w.get_f64(i));
+        let same = (a.is_nan() && b.is_nan())
+            || (a.to_bits() == b.to_bits() && g.get_i64(i) == w.get_i64(i));
+        assert!(same, "{what}: element {i}: {a} vs {b}");
+    }
+}
+
+#[test]
+fn every_cast_pair_runs_on_the_device_as_the_reference_casts() {
+    let Some(d) = gpu() else { return };
+    for from in DTYPES {
+        let host = sample(from).t().unwrap();
+        let x = host.to_device(d).unwrap();
+        for to in DTYPES {
+            let before = fallback::count(d, "cast");
+            let got = x.to_dtype(to).unwrap();
+            assert_eq!(
+                fallback::count(d, "cast"),
+                before,
+                "{from:?} -> {to:?} fell back"
+            );
+            let want = host.to_dtype(to).unwrap();
+            assert_same(&got, &want, &format!("{from:?} -> {to:?}"));
+        }
+    }
+}
+
+#[test]
+fn gather_scatter_and_index_select_move_every_dtype_on_the_device() {
+    let Some(d) = gpu() else { return };
+    let index = Tensor::from_vec(vec![2i64, 0, 3, 3, 1, 0], [2, 3], Device::Reference).unwrap();
+    let picks = Tensor::from_vec(vec![2i64, 0, 2], [3], Device::Reference).unwrap();
+    for dtype in DTYPES {
+        let host = sample(dtype);
+        let src_host = host.flip(&[0]).unwrap().narrow(0, 0, 2).unwrap();
+        let x = host.to_device(d).unwrap();
+        let src = src_host.to_device(d).unwrap();
+        let (i, p) = (index.to_device(d).unwrap(), picks.to_device(d).unwrap());
+        let mut cases: Vec<(&str, Tensor, Tensor)> = vec![
+            (
+                "gather",
+                x.gather(0, &i).unwrap(),
+                host.gather(0, &index).unwrap(),
+            ),
+            (
+                "scatter",
+                x.scatter(0, &i, &src).unwrap(),
+                host.scatter(0, &index, &src_host).unwrap(),
+            ),
+            (
+                "index_select",
+                x.t().unwrap().index_select(1, &p).unwrap(),
+                host.t().unwrap().index_select(1, &picks).unwrap(),
+            ),
+        ];
+        // The front end refuses scatter-add of bool.
+        if dtype != DType::Bool {
+            cases.push((
+                "scatter_add",
+                x.scatter_add(0, &i, &src).unwrap(),
+                host.scatter_add(0, &index, &src_host).unwrap(),
+            ));
+        }
+        for (name, got, want) in cases {
+            // Halves are added in f32 and rounded once: compare those by
+            // value within one half-ulp of the reference's single rounding.
+            if name == "scatter_add" && dtype.is_float() && dtype != DType::F32 {
+                let (g, w) = (got.to_f64_vec().unwrap(), want.to_f64_vec().unwrap());
+                let eps = dtype.machine_epsilon().unwrap();
+                for (a, b) in g.iter().zip(&w) {
+                    assert!(
+                        (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= eps * b.abs(),
+                        "{name} {dtype:?}: {a} vs {b}"
+                    );
+                }
+            } else {
+                assert_same(&got, &want, &format!("{name} {dtype:?}"));
+            }
+        }
+        for name in ["gather", "scatter", "scatter_add", "index_select"] {
+            assert_eq!(
+                fallback::count(d, name),
+                0,
+                "{name} {dtype:?} fell back: {:?}",
+                fallback::report().for_device(d)
+            );
+        }
+    }
+}
+
+#[test]
+fn cumsum_and_cumprod_run_on_the_device() {
+    let Some(d) = gpu() else { return };
+    for dtype in [DType::I32, DType::I64, DType::U8, DType::Bool] {
+        let host = sample(dtype).t().unwrap();
+        let x = host.to_device(d).unwrap();
+        for dim in [0, 1] {
+            assert_same(
+                &x.cumsum(dim).unwrap(),
+                &host.cumsum(dim).unwrap(),
+                &format!("cumsum {dtype:?} dim {dim}"),
+            );
+            assert_same(
+                &x.cumprod(dim).unwrap(),
+                &host.cumprod(dim).unwrap(),
+                &format!("cumprod {dtype:?} dim {dim}"),
+            );
+        }
+    }
+    // f32 in order: within the running sum's n·ε·Σ|x| of the reference.
+    let v: Vec<f32> = (0..60)
+        .map(|k| ((k * 37 % 11) as f32 - 5.0) * 0.37)
+        .collect();
+    let host = Tensor::from_vec(v, [5, 12], Device::Reference).unwrap();
+    let x = host.to_device(d).unwrap();
+    let got = x.cumsum(1).unwrap().to_f64_vec().unwrap();
+    let want = host.cumsum(1).unwrap().to_f64_vec().unwrap();
+    let scale = host.abs().unwrap().cumsum(1).unwrap().to_f64_vec().unwrap();
+    for ((g, w), s) in got.iter().zip(&want).zip(&scale) {
+        assert!(
+            (g - w).abs() <= 13.0 * f64::from(f32::EPSILON) * s,
+            "{g} vs {w}"
+        );
+    }
+    for name in ["cumsum", "cumprod"] {
+        assert_eq!(fallback::count(d, name), 0, "{name} fell back");
+    }
+}
