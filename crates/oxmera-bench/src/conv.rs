@@ -44,6 +44,9 @@ pub(crate) struct ConvShape {
     /// Square kernel.
     pub k: usize,
     pub stride: usize,
+    /// Zero padding on each side (the model's own for its layers; `k / 2`,
+    /// "same" at stride 1, for the image shapes).
+    pub pad: usize,
     /// Where it comes from, for the table (`cnn layer 1`), if anywhere.
     pub label: Option<&'static str>,
 }
@@ -55,6 +58,7 @@ impl ConvShape {
             c_out: l.out_channels,
             k: l.kernel.0,
             stride: l.stride.0,
+            pad: l.padding.0,
             label: Some(label),
         }
     }
@@ -62,7 +66,7 @@ impl ConvShape {
     fn params(&self) -> Conv2dParams {
         Conv2dParams {
             stride: (self.stride, self.stride),
-            padding: (self.k / 2, self.k / 2),
+            padding: (self.pad, self.pad),
             ..Conv2dParams::default()
         }
     }
@@ -70,7 +74,7 @@ impl ConvShape {
     /// Output height and width.
     fn out_hw(&self) -> (usize, usize) {
         let [_, _, h, w] = self.input;
-        let o = |d: usize| (d + 2 * (self.k / 2) - self.k) / self.stride + 1;
+        let o = |d: usize| (d + 2 * self.pad - self.k) / self.stride + 1;
         (o(h), o(w))
     }
 
@@ -96,7 +100,7 @@ impl ConvShape {
     /// The peer's arguments: n, c_in, h, w, c_out, k, stride, padding.
     fn args(&self) -> Vec<usize> {
         let [n, ci, h, w] = self.input;
-        vec![n, ci, h, w, self.c_out, self.k, self.stride, self.k / 2]
+        vec![n, ci, h, w, self.c_out, self.k, self.stride, self.pad]
     }
 }
 
@@ -116,6 +120,7 @@ pub(crate) fn shapes(quick: bool) -> Vec<ConvShape> {
         c_out,
         k,
         stride,
+        pad: k / 2,
         label: None,
     };
     if quick {

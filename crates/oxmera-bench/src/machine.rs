@@ -112,7 +112,9 @@ pub fn parse_cpuinfo(text: &str) -> Cpu {
 /// (`/proc/stat`'s `cpu` line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuTimes {
-    /// Every column summed: the elapsed vCPU time.
+    /// The first eight columns summed (user through steal; `guest` and
+    /// `guest_nice` are already counted inside `user` and `nice`): the
+    /// elapsed vCPU time.
     pub total: u64,
     /// The `steal` column (the eighth): time a vCPU was ready to run but
     /// the hypervisor ran something else.

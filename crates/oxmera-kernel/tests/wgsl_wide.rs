@@ -93,6 +93,12 @@ fn i64_ops(a: &[i64], b: &[u64], out: &mut [i64], outu: &mut [u64], low: &mut [i
 }
 
 #[kernel]
+fn f32_to_i64(x: &[f32], out: &mut [i64]) {
+    let t = thread_idx_x();
+    out[t] = x[t] as i64;
+}
+
+#[kernel]
 fn f64_exp(x: &[f64], out: &mut [f64]) {
     let t = thread_idx_x();
     out[t] = x[t].exp();
@@ -175,4 +181,18 @@ fn literals_are_written_losslessly() {
         "{}",
         w.source
     );
+}
+
+#[test]
+fn f32_to_a_64_bit_integer_needs_f64_and_says_so_where_the_target_lacks_it() {
+    // Written through the saturating f64 helper where the target has f64
+    // (and naga accepts it)...
+    let k = emit(f32_to_i64(), Target::lavapipe()).unwrap();
+    compile(&k, WIDE).unwrap();
+    // ...and refused by name on one with i64 but no f64 (Metal's can be
+    // one), instead of an f64 shader the device would reject.
+    let e = emit(f32_to_i64(), with_only(&[Scalar::I64, Scalar::U64])).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("`f32 as i64`"), "{text}");
+    assert!(text.contains("SHADER_F64"), "{text}");
 }

@@ -150,6 +150,9 @@ impl Backend for WgpuBackend {
             || (op == "cast" && crate::structural::cast_code_of(dtype).is_some())
             || (matches!(op, "gather" | "scatter" | "index_select" | "cumsum")
                 && crate::structural::cast_code_of(dtype).is_some())
+            // f64 moves as word pairs: gather and replacing scatter need
+            // no f64 arithmetic (scatter-add does, and stays on the host).
+            || (matches!(op, "gather" | "scatter") && dtype == DType::F64)
             || (op == "cumprod"
                 && matches!(dtype, DType::I32 | DType::I64 | DType::U8 | DType::Bool))
             || (op == "scatter_add" && crate::structural::cast_code_of(dtype).is_some())
@@ -340,8 +343,9 @@ impl Backend for WgpuBackend {
         on_host(self).gather(x, dim, index)
     }
 
-    /// `scatter` and `scatter_add` natively for every dtype but f64,
-    /// deterministic (a thread per output, no atomics).
+    /// `scatter` natively for every dtype, `scatter_add` for every dtype
+    /// but f64 (whose sums would need f64 arithmetic), deterministic (a
+    /// thread per output, no atomics).
     fn scatter(
         &self,
         x: &Tensor,

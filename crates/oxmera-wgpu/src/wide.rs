@@ -52,8 +52,9 @@ pub(crate) fn native_f64(op: &str) -> bool {
 }
 
 impl WgpuBackend {
-    /// Whether f64 ops run on the device: the adapter (unmasked) has f64
-    /// and i64 shader types (the kernels read an f64's bits as a u64).
+    /// Whether f64 ops run on the device: the adapter's features (after
+    /// `OXMERA_WGPU_MASK`) have f64 and i64 shader types (the kernels read
+    /// an f64's bits as a u64).
     pub(crate) fn f64_native(&self) -> bool {
         let f = &self.gpu().report.features;
         f.contains(&"f64") && f.contains(&"i64")

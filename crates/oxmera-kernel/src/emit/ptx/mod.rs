@@ -180,7 +180,7 @@ pub fn ptx(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel, EmitError
         let needs = if t == Scalar::BF16 {
             "`cvt.rn.bf16.f32`, which rounds every bf16 result, needs sm_80"
         } else {
-            "`cvt.rn.f16.f32`, which rounds every f16 result, needs sm_53"
+            "`Target::cuda` admits f16 from sm_53, the first part with f16 arithmetic"
         };
         return Err(e.unsupported(
             &format!("a value of type `{t}`"),

@@ -67,6 +67,16 @@ impl Emitter<'_> {
             (I32 | U32 | I64 | U64, F32 | F64) => format!("{to}({a})"),
             // Floats to integers through f64, which holds every f32 exactly.
             (F32 | F64, I32 | U32 | I64 | U64) => {
+                if from == F32 && !self.target.dtypes().contains(F64) {
+                    // The saturating helpers work in f64 (which holds every
+                    // f32 exactly); a target with i64 but no f64 (Metal's
+                    // can be one) would get an f64 shader it rejects.
+                    return Err(self.unsupported(
+                        &format!("`{from} as {to}`"),
+                        "it is computed through f64, and the target has no f64 \
+                         (the adapter lacks SHADER_F64)",
+                    ));
+                }
                 let x = if from == F32 {
                     format!("f64({a})")
                 } else {
@@ -240,12 +250,15 @@ impl Emitter<'_> {
     /// calls) defines the transcendentals (`exp`, `log`, `sin`, `cos`,
     /// `exp2`, `log2`, `pow`, `tanh`) for 16- and 32-bit floats only, and
     /// Metal has no f64 at all: those are refused by name, the rest are
-    /// exact (sqrt is correctly rounded in Vulkan's f64 precision rules, the
-    /// others exact).
+    /// written with the driver's f64 instructions: `abs`, `floor`, `ceil`,
+    /// `min`/`max` are exact, `sqrt` and `fma` are correctly rounded on
+    /// lavapipe though Vulkan does not promise it, and `rsqrt` is written as
+    /// `1 / sqrt` (two roundings, as the language defines it) rather than
+    /// `inverseSqrt`, which Vulkan allows 2 ulp.
     fn math_f64(&mut self, f: MathFn, a: &[String]) -> Result<String, WgslError> {
         Ok(match f {
             MathFn::Sqrt => format!("sqrt({})", a[0]),
-            MathFn::Rsqrt => format!("inverseSqrt({})", a[0]),
+            MathFn::Rsqrt => format!("(1.0lf / sqrt({}))", a[0]),
             MathFn::Fma => format!("fma({}, {}, {})", a[0], a[1], a[2]),
             MathFn::Abs => format!("abs({})", a[0]),
             MathFn::Floor => format!("floor({})", a[0]),
