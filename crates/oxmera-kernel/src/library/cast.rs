@@ -101,7 +101,7 @@ mod casts {
             let (bl, bh) = shl64(kl, kh, s);
             // The dropped bits, and half of the kept bits' last place.
             let rl = lo - bl;
-            let borrow = if lo < bl { 1u32 } else { 0u32 };
+            let borrow = (lo < bl) as u32;
             let rh = hi - bh - borrow;
             let (hl, hh) = shl64(1u32, 0u32, s - 1);
             let above = rh > hh || (rh == hh && rl > hl);
@@ -132,7 +132,7 @@ mod casts {
         let mut mh = hi;
         if negative {
             ml = !lo + 1u32;
-            let carry = if ml == 0u32 { 1u32 } else { 0u32 };
+            let carry = (ml == 0u32) as u32;
             mh = !hi + carry;
         }
         let (al, ah) = round_bits(ml, mh, 53u32);
@@ -185,7 +185,7 @@ mod casts {
             }
             if negative {
                 let nl = !lo + 1u32;
-                let carry = if nl == 0u32 { 1u32 } else { 0u32 };
+                let carry = (nl == 0u32) as u32;
                 hi = !hi + carry;
                 lo = nl;
             }
@@ -305,11 +305,10 @@ mod casts {
                         fb = half_to_f32_bits(h, from == 2);
                     } else if from == 3 {
                         lo = x[at];
-                        hi = if (lo >> 31) == 1u32 {
-                            0xffff_ffffu32
-                        } else {
-                            0u32
-                        };
+                        // Sign-extended (`hi` starts at 0).
+                        if (lo >> 31) == 1u32 {
+                            hi = 0xffff_ffffu32;
+                        }
                     } else if from == 4 {
                         lo = x[2 * at];
                         hi = x[2 * at + 1];
@@ -340,13 +339,13 @@ mod casts {
                         }
                     } else if to == 6 {
                         if float {
-                            v = if (fb & 0x7fff_ffffu32) != 0u32 {
-                                1u32
-                            } else {
-                                0u32
-                            };
+                            if (fb & 0x7fff_ffffu32) != 0u32 {
+                                v = 1u32;
+                            }
                         } else {
-                            v = if (lo | hi) != 0u32 { 1u32 } else { 0u32 };
+                            if (lo | hi) != 0u32 {
+                                v = 1u32;
+                            }
                         }
                     } else if float {
                         let f = from_bits(fb);
@@ -354,7 +353,10 @@ mod casts {
                             v = (f as i32) as u32;
                         } else if to == 5 {
                             let t = f as u32;
-                            v = if t > 255u32 { 255u32 } else { t };
+                            v = t;
+                            if t > 255u32 {
+                                v = 255u32;
+                            }
                         } else {
                             let (l, h) = f32_bits_to_i64(fb);
                             v = l;
@@ -368,7 +370,11 @@ mod casts {
                         }
                     }
                     if to == 4 {
-                        word = if w % 2 == 0 { v } else { v_hi };
+                        if w % 2 == 0 {
+                            word = v;
+                        } else {
+                            word = v_hi;
+                        }
                     } else if per == 4 {
                         word = word | ((v & 0xffu32) << (8 * e));
                     } else if per == 2 {

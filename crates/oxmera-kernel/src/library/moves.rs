@@ -141,7 +141,7 @@ pub fn scatter_words(
                     }
                     if mode == 1 {
                         let sum = lo + slo;
-                        let carry = if sum < lo { 1u32 } else { 0u32 };
+                        let carry = (sum < lo) as u32;
                         hi = hi + shi + carry;
                         lo = sum;
                     } else {

@@ -110,11 +110,10 @@ mod scans {
                     let mut vh = 0u32;
                     if kind == 3 {
                         vl = x[at];
-                        vh = if (vl >> 31) == 1u32 {
-                            0xffff_ffffu32
-                        } else {
-                            0u32
-                        };
+                        // Sign-extended (`vh` starts at 0).
+                        if (vl >> 31) == 1u32 {
+                            vh = 0xffff_ffffu32;
+                        }
                     } else if kind == 4 {
                         vl = x[2 * at];
                         vh = x[2 * at + 1];
@@ -130,7 +129,7 @@ mod scans {
                         lo = pl;
                     } else {
                         let sum = lo + vl;
-                        let carry = if sum < lo { 1u32 } else { 0u32 };
+                        let carry = (sum < lo) as u32;
                         hi = hi + vh + carry;
                         lo = sum;
                     }
