@@ -146,7 +146,8 @@ pub(crate) fn row(
     // reported as oxmera's failure, not timed.
     let mut cs = vec![Contender::reporting("oxmera", move || {
         let start = Instant::now();
-        let loss = keep(trainer.epoch())?;
+        // On the backend's worker, as `oxmera train` runs its epochs.
+        let loss = keep(oxmera_cpu::on_pool(|| trainer.epoch()))?;
         let seconds = start.elapsed().as_secs_f64();
         if loss.is_finite() {
             Ok(seconds)

@@ -17,14 +17,17 @@
 //!   `f32`/`f64`. Where that is not enough — the exponential inside
 //!   softmax — the loop is compiled a second time for AVX2+FMA and for
 //!   AVX-512 and picked at run time (see `simd`).
-//! - **Its own GEMM** ([`gemm`]), from first principles: packed panels, a
+//! - **Its own GEMM** ([`gemm`]), from first principles: packed panels
+//!   (or operands read in place, for narrow products), a
 //!   register-blocked micro-kernel per instruction set (AVX-512, AVX2+FMA,
 //!   NEON, portable), cache blocking, and threads over row blocks. It
 //!   serves matmul, linear layers (which are matmuls) and conv2d
 //!   (im2col, then GEMM), forward and backward.
 //! - **Threads** from rayon, over output chunks large enough to amortize
 //!   the hand-off. The count follows `RAYON_NUM_THREADS`, or
-//!   [`set_num_threads`].
+//!   [`set_num_threads`]. A loop of many small ops runs fastest on one of
+//!   the pool's own threads ([`on_pool`]): each op then splits its work
+//!   in place instead of waking the pool and sleeping until it is done.
 //! - **Fewer page faults.** A large output is fresh memory the operating
 //!   system maps in page by page on first write, which costs more than
 //!   the writing; large outputs are hinted onto 2 MiB huge pages on Linux
@@ -117,7 +120,7 @@ mod update;
 mod vmath;
 
 pub use isa::{Isa, isa};
-pub use threads::{num_threads, set_num_threads};
+pub use threads::{num_threads, on_pool, set_num_threads};
 
 /// The optimized CPU backend (a unit value; its settings are global).
 #[derive(Debug, Clone, Copy, Default)]

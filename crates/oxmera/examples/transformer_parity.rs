@@ -174,20 +174,27 @@ fn main() -> AnyResult<()> {
 
     let mut evals = vec![(0, validate(&mut model, &data.valid, &valid_starts)?)];
     let mut step_seconds = Vec::with_capacity(steps);
-    for (step, starts) in train_starts.chunks(batch).enumerate() {
-        let started = Instant::now();
-        let (x, y) = windows(&data.train, starts, config.context)?;
-        next_char_loss(&model.forward(&x)?, &y)?.backward()?;
-        clip_grad_norm(&handles, 1.0)?;
-        opt.step()?;
-        opt.zero_grad();
-        step_seconds.push(started.elapsed().as_secs_f64());
+    // The loop runs on one of the CPU backend's worker threads, so each
+    // op splits its work in place instead of waking the pool and sleeping
+    // until it is done (`oxmera::cpu::on_pool`): PyTorch's OpenMP threads
+    // work the same way, its calling thread taking a share.
+    oxmera::cpu::on_pool(|| -> Result<()> {
+        for (step, starts) in train_starts.chunks(batch).enumerate() {
+            let started = Instant::now();
+            let (x, y) = windows(&data.train, starts, config.context)?;
+            next_char_loss(&model.forward(&x)?, &y)?.backward()?;
+            clip_grad_norm(&handles, 1.0)?;
+            opt.step()?;
+            opt.zero_grad();
+            step_seconds.push(started.elapsed().as_secs_f64());
 
-        let done = step + 1;
-        if done % eval_every == 0 || done == steps {
-            evals.push((done, validate(&mut model, &data.valid, &valid_starts)?));
+            let done = step + 1;
+            if done % eval_every == 0 || done == steps {
+                evals.push((done, validate(&mut model, &data.valid, &valid_starts)?));
+            }
         }
-    }
+        Ok(())
+    })?;
 
     let evals: Vec<String> = evals
         .iter()

@@ -44,6 +44,19 @@
 //! loop. Packing is also how strided, transposed and broadcast operands
 //! are handled at no extra cost: only the packing routines know strides.
 //!
+//! Packing is not free, though: a panel of A is copied once and then
+//! read once per B panel, `n / NR` times, so for a narrow `C` the copy is
+//! a large share of the work (a transformer's `[2048, 128] · [128, 128]`:
+//! the copy of A is 1/4 of the kernel's four reads of each panel). The
+//! `f32` x86 kernels therefore also read an operand *in place* where its
+//! layout allows — A with unit column stride (the kernel walks `MR` rows
+//! side by side) or unit row stride (each step's `MR` values adjacent), B
+//! with unit column stride (each step's `NR` values adjacent) — when the
+//! other dimension of `C` is small (`IN_PLACE_A_MAX_N`,
+//! `IN_PLACE_B_MAX_M`). Only an edge panel, fewer rows or columns than a
+//! tile, is still packed (zero-padded). The kernel calls and their order
+//! are the same, so the bits are too.
+//!
 //! # Level 3 — cache blocking (L1, L2, L3)
 //!
 //! The loops around the kernel choose what stays in which cache:
@@ -159,6 +172,35 @@ impl<'a, T> MatRef<'a, T> {
 /// otherwise. `c` must hold at least `(mr - 1) * ldc + nr` elements.
 pub(crate) type KernelFn<T> = fn(kc: usize, a: &[T], b: &[T], c: &mut [T], ldc: usize, add: bool);
 
+/// An A panel as a micro-kernel reads it: element `(p, i)` — step `p`
+/// of the inner product, row `i` of the tile — is
+/// `data[p * step + i * line]`. The kernels take two layouts: unit
+/// `line` (a packed panel, `step = MR`; or a column-major A read in
+/// place) and unit `step` (the rows of a row-major A read in place).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Panel<'a, T> {
+    pub(crate) data: &'a [T],
+    pub(crate) step: usize,
+    pub(crate) line: usize,
+}
+
+impl<'a, T> Panel<'a, T> {
+    /// A packed panel of `mr` rows.
+    pub(crate) fn packed(data: &'a [T], mr: usize) -> Self {
+        Panel {
+            data,
+            step: mr,
+            line: 1,
+        }
+    }
+}
+
+/// A micro-kernel that reads A where it lies: as [`KernelFn`], with
+/// `a[p * mr + i]` replaced by the [`Panel`]'s element `(p, i)` and
+/// `b[p * nr + j]` by `b.0[p * b.1 + j]`.
+pub(crate) type DirectFn<T> =
+    fn(kc: usize, a: Panel<'_, T>, b: (&[T], usize), c: &mut [T], ldc: usize, add: bool);
+
 /// A micro-kernel with its tile shape (built only by this crate; see
 /// [`Scalar`]).
 #[derive(Clone, Copy)]
@@ -166,6 +208,34 @@ pub struct Kernel<T> {
     pub(crate) mr: usize,
     pub(crate) nr: usize,
     pub(crate) run: KernelFn<T>,
+    /// The same kernel reading A in place, where it has such a form.
+    pub(crate) direct: Option<DirectFn<T>>,
+}
+
+impl<T> Kernel<T> {
+    /// One tile: the direct form where the kernel has one (packed panels
+    /// are one of its layouts), else the packed kernel on packed panels.
+    /// `b` is a B panel and the distance between its rows.
+    fn tile(
+        &self,
+        kc: usize,
+        a: Panel<'_, T>,
+        b: (&[T], usize),
+        c: &mut [T],
+        ldc: usize,
+        add: bool,
+    ) {
+        match self.direct {
+            Some(direct) => direct(kc, a, b, c, ldc, add),
+            None => {
+                debug_assert!(
+                    a.step == self.mr && a.line == 1 && b.1 == self.nr,
+                    "packed panels"
+                );
+                (self.run)(kc, a.data, b.0, c, ldc, add)
+            }
+        }
+    }
 }
 
 /// Element types the GEMM multiplies.
@@ -254,6 +324,17 @@ const MC_PANELS_MAX: usize = 16;
 /// than they save (a 128³ product ran at 92 GFLOP/s on one thread and 69
 /// on two; 256³ at 71 and 131).
 pub(crate) const PARALLEL_MIN_FLOPS: usize = 1 << 22;
+/// The widest `C` for which A is read in place rather than packed.
+/// Packing A costs about as much as `n / NR` of the sweeps that then use
+/// each panel once per B panel, so it weighs most on narrow products —
+/// a transformer's `[2048, 128] · [128, 128]` layers, whose A panels were
+/// 12–15% of a training step's time on a Zen 4 — and little on wide ones,
+/// where the packed panel's single stream is the better read.
+const IN_PLACE_A_MAX_N: usize = 256;
+/// The tallest `C` for which B is read in place rather than packed: the
+/// same trade with the roles swapped (a weight gradient `[128, 2048] ·
+/// [2048, 128]` packs as much B as it multiplies A panels by).
+const IN_PLACE_B_MAX_M: usize = 512;
 
 /// `C = A · B` for an `m × k` matrix `A` and a `k × n` matrix `B`, into
 /// the row-major `m × n` slice `c` (whose previous values are ignored),
@@ -343,18 +424,35 @@ fn blocked<T: Scalar>(
         // sweep it, so it is still in L2 when they do (packing all of B
         // first, as the threads must share it, would leave most of it in
         // L3 by then).
-        let mut apack = pack::Buffer::new(m.next_multiple_of(kernel.mr) * kc_max);
-        let mut bpack = pack::Buffer::new(kc_max * nc_max.min(n.next_multiple_of(nr)));
-        let mut edge = vec![T::default(); kernel.mr * nr];
+        let in_place = reads_a_in_place(kernel, a, n);
+        let b_in_place = reads_b_in_place(kernel, b, m);
+        let a_rows = if in_place {
+            0
+        } else {
+            m.next_multiple_of(kernel.mr)
+        };
+        let b_cols = if b_in_place {
+            0
+        } else {
+            nc_max.min(n.next_multiple_of(nr))
+        };
+        let mut apack = pack::Buffer::new(a_rows * kc_max);
+        let mut bpack = pack::Buffer::new(kc_max * b_cols);
+        let mut scratch = Scratch::new(kernel, kc_max);
         for pc in (0..k).step_by(kc_max) {
             let kc = kc_max.min(k - pc);
-            let ap = pack_a_block(kernel, a, 0, m, pc, kc, &mut apack);
+            let ap = a_source(kernel, a, in_place, (0, m), (pc, kc), &mut apack);
             for jc in (0..n).step_by(nc_max) {
                 let nc = nc_max.min(n - jc);
-                let bp = bpack.slice(kc * nc.next_multiple_of(nr));
-                pack::b_block(b, pc, kc, jc, nc, nr, bp, false);
+                let bs = if b_in_place {
+                    BSource::InPlace { b, pc }
+                } else {
+                    let bp = bpack.slice(kc * nc.next_multiple_of(nr));
+                    pack::b_block(b, pc, kc, jc, nc, nr, bp, false);
+                    BSource::Packed(bp)
+                };
                 let sweep = Sweep { kc, add: pc > 0 };
-                sweep.run(kernel, ap, bp, (jc, nc), (c, n), &mut edge);
+                sweep.run(kernel, ap, bs, (jc, nc), (c, n), &mut scratch);
             }
         }
         return;
@@ -377,11 +475,14 @@ fn blocked<T: Scalar>(
     let tasks = (threads * per_thread)
         .max(panels_m.div_ceil(MC_PANELS_MAX).next_multiple_of(threads))
         .min(panels_m);
-    let mut bpack = pack::Buffer::new(k * slab_max);
+    let b_in_place = reads_b_in_place(kernel, b, m);
+    // B read in place is one slab of every column.
+    let slab_max = if b_in_place { n } else { slab_max };
+    let mut bpack = pack::Buffer::new(if b_in_place { 0 } else { k * slab_max });
     for j0 in (0..n).step_by(slab_max) {
         let w = slab_max.min(n - j0);
         let wpad = w.next_multiple_of(nr);
-        let bp = bpack.slice(k * wpad);
+        let bp = bpack.slice(if b_in_place { 0 } else { k * wpad });
         // Depth block `pc` of the slab is `bp[pc * wpad..]`: `kc × nr`
         // panels side by side.
         let pack_block = |(i, out): (usize, &mut [T])| {
@@ -389,30 +490,35 @@ fn blocked<T: Scalar>(
             let kc = kc_max.min(k - pc);
             pack::b_block(b, pc, kc, j0, w, nr, out, true);
         };
-        threads::for_each_chunk(bp, kc_max * wpad, true, pack_block);
+        if !b_in_place {
+            threads::for_each_chunk(bp, kc_max * wpad, true, pack_block);
+        }
         let bp: &[T] = bp;
         // One task per block of rows of C: it owns those rows, packs its
         // own A panels and reads the shared packed B, so tasks never wait
         // for one another.
+        let in_place = reads_a_in_place(kernel, a, n);
         let task = |(row0, c_rows): (usize, &mut [T])| {
             let rows = c_rows.len() / n;
-            let mut apack = pack::Buffer::new(rows.next_multiple_of(mr) * kc_max);
-            let mut edge = vec![T::default(); mr * nr];
+            let a_rows = if in_place {
+                0
+            } else {
+                rows.next_multiple_of(mr)
+            };
+            let mut apack = pack::Buffer::new(a_rows * kc_max);
+            let mut scratch = Scratch::new(kernel, kc_max);
             for pc in (0..k).step_by(kc_max) {
                 let kc = kc_max.min(k - pc);
-                let ap = pack_a_block(kernel, a, row0, rows, pc, kc, &mut apack);
-                let block = &bp[pc * wpad..pc * wpad + kc * wpad];
+                let ap = a_source(kernel, a, in_place, (row0, rows), (pc, kc), &mut apack);
                 for jc in (0..w).step_by(nc_max) {
                     let nc = nc_max.min(w - jc);
+                    let bs = if b_in_place {
+                        BSource::InPlace { b, pc }
+                    } else {
+                        BSource::Packed(&bp[pc * wpad + jc * kc..pc * wpad + kc * wpad])
+                    };
                     let sweep = Sweep { kc, add: pc > 0 };
-                    sweep.run(
-                        kernel,
-                        ap,
-                        &block[jc * kc..],
-                        (j0 + jc, nc),
-                        (c_rows, n),
-                        &mut edge,
-                    );
+                    sweep.run(kernel, ap, bs, (j0 + jc, nc), (c_rows, n), &mut scratch);
                 }
             }
         };
@@ -421,24 +527,91 @@ fn blocked<T: Scalar>(
     }
 }
 
-/// Packs the A panels of rows `row0..row0 + rows`, depth `pc..pc + kc`,
-/// into `buf`, one `mr × kc` panel after another.
-fn pack_a_block<'b, T: Scalar>(
+/// Whether the kernel reads A's panels where they lie instead of from a
+/// packed copy: when it has a direct form, A's layout is one it reads
+/// (unit column or unit row stride), `C` is narrow (see
+/// [`IN_PLACE_A_MAX_N`]) and the lines are not a multiple of 4 KiB apart
+/// (the panel's twelve lines would then share one set of an 8-way L1 and
+/// evict each other).
+fn reads_a_in_place<T>(kernel: &Kernel<T>, a: MatRef<'_, T>, n: usize) -> bool {
+    let apart = |stride: usize| (stride * size_of::<T>()) % 4096 != 0;
+    kernel.direct.is_some()
+        && n <= IN_PLACE_A_MAX_N
+        && ((a.col_stride == 1 && apart(a.row_stride))
+            || (a.row_stride == 1 && apart(a.col_stride)))
+}
+
+/// Whether the kernel reads B's panels where they lie: when it has a
+/// direct form, B's rows are contiguous (unit column stride) and not a
+/// multiple of 4 KiB apart, and `C` is short (see [`IN_PLACE_B_MAX_M`]).
+fn reads_b_in_place<T>(kernel: &Kernel<T>, b: MatRef<'_, T>, m: usize) -> bool {
+    kernel.direct.is_some()
+        && m <= IN_PLACE_B_MAX_M
+        && b.col_stride == 1
+        && (b.row_stride * size_of::<T>()) % 4096 != 0
+}
+
+/// Where a sweep reads B, depth `pc..pc + kc`.
+#[derive(Clone, Copy)]
+enum BSource<'a, T> {
+    /// Packed `kc × nr` panels side by side, from the sweep's first column.
+    Packed(&'a [T]),
+    /// B itself, read in place (an edge panel is packed when reached).
+    InPlace { b: MatRef<'a, T>, pc: usize },
+}
+
+/// Where the sweeps of one depth block read A: rows `row0..row0 + rows`,
+/// depth `pc..pc + kc`.
+#[derive(Clone, Copy)]
+enum ASource<'a, T> {
+    /// Packed panels, one `mr × kc` after another.
+    Packed(&'a [T]),
+    /// A itself, read in place (an edge panel is packed when reached).
+    InPlace {
+        a: MatRef<'a, T>,
+        row0: usize,
+        pc: usize,
+    },
+}
+
+/// The block's A: in place, or packed into `buf` (one `mr × kc` panel
+/// after another).
+fn a_source<'b, T: Scalar>(
     kernel: &Kernel<T>,
-    a: MatRef<'_, T>,
-    row0: usize,
-    rows: usize,
-    pc: usize,
-    kc: usize,
+    a: MatRef<'b, T>,
+    in_place: bool,
+    (row0, rows): (usize, usize),
+    (pc, kc): (usize, usize),
     buf: &'b mut pack::Buffer<T>,
-) -> &'b [T] {
+) -> ASource<'b, T> {
+    if in_place {
+        return ASource::InPlace { a, row0, pc };
+    }
     let mr = kernel.mr;
     let ap = buf.slice(rows.div_ceil(mr) * mr * kc);
     for (ip, panel) in ap.chunks_mut(mr * kc).enumerate() {
         let ir = ip * mr;
         pack::a_panel(a, row0 + ir, mr.min(rows - ir), pc, kc, mr, panel);
     }
-    ap
+    ASource::Packed(ap)
+}
+
+/// A task's scratch space for the edges: a tile of `C`, an A panel and a
+/// B panel.
+struct Scratch<T> {
+    tile: Vec<T>,
+    panel: Vec<T>,
+    b_panel: Vec<T>,
+}
+
+impl<T: Scalar> Scratch<T> {
+    fn new(kernel: &Kernel<T>, kc_max: usize) -> Self {
+        Scratch {
+            tile: vec![T::default(); kernel.mr * kernel.nr],
+            panel: vec![T::default(); kernel.mr * kc_max],
+            b_panel: vec![T::default(); kernel.nr * kc_max],
+        }
+    }
 }
 
 /// One depth block's pass of the micro-kernel.
@@ -450,33 +623,81 @@ struct Sweep {
 }
 
 impl Sweep {
-    /// Every A panel of `ap` against every B panel of `bp` (`kc × nr`
-    /// panels side by side, covering columns `j0..j0 + nc` of `C`), into
-    /// `c_rows` (rows of `C`, each `n` long; as many as `ap` has valid
-    /// rows). `edge` is a scratch tile.
+    /// Every A panel of `a` against every B panel of `b` covering columns
+    /// `j0..j0 + nc` of `C`, into `c_rows` (rows of `C`, each `n` long; as
+    /// many as `a` has rows).
     fn run<T: Scalar>(
         &self,
         kernel: &Kernel<T>,
-        ap: &[T],
-        bp: &[T],
+        a: ASource<'_, T>,
+        b: BSource<'_, T>,
         (j0, nc): (usize, usize),
         (c_rows, n): (&mut [T], usize),
-        edge: &mut [T],
+        scratch: &mut Scratch<T>,
     ) {
         let (mr, nr, kc, add) = (kernel.mr, kernel.nr, self.kc, self.add);
         let rows = c_rows.len() / n;
-        for (ip, a_panel) in ap.chunks(mr * kc).enumerate() {
+        let b_panels = nc.div_ceil(nr);
+        // A B edge panel read in place is packed (zero-padded) once here.
+        if let BSource::InPlace { b, pc } = b
+            && nc % nr != 0
+        {
+            let c0 = j0 + (b_panels - 1) * nr;
+            pack::b_block(
+                b,
+                pc,
+                kc,
+                c0,
+                nc % nr,
+                nr,
+                &mut scratch.b_panel[..kc * nr],
+                false,
+            );
+        }
+        for ip in 0..rows.div_ceil(mr) {
             let ir = ip * mr;
             let mr_eff = mr.min(rows - ir);
-            for (jp, b_panel) in bp.chunks(kc * nr).take(nc.div_ceil(nr)).enumerate() {
+            let a_panel = match a {
+                ASource::Packed(ap) => Panel::packed(&ap[ip * mr * kc..(ip + 1) * mr * kc], mr),
+                ASource::InPlace { a, row0, pc } if mr_eff == mr => {
+                    let first = a.offset + (row0 + ir) * a.row_stride + pc * a.col_stride;
+                    let (step, line) = if a.col_stride == 1 {
+                        (1, a.row_stride)
+                    } else {
+                        (a.col_stride, 1)
+                    };
+                    Panel {
+                        data: &a.data[first..],
+                        step,
+                        line,
+                    }
+                }
+                ASource::InPlace { a, row0, pc } => {
+                    // The last rows, fewer than a tile: packed, zero-padded.
+                    let panel = &mut scratch.panel[..mr * kc];
+                    pack::a_panel(a, row0 + ir, mr_eff, pc, kc, mr, panel);
+                    Panel::packed(&*panel, mr)
+                }
+            };
+            for jp in 0..b_panels {
                 let nr_eff = nr.min(nc - jp * nr);
+                let b_panel = match b {
+                    BSource::Packed(bp) => (&bp[jp * kc * nr..(jp + 1) * kc * nr], nr),
+                    BSource::InPlace { b, pc } if nr_eff == nr => {
+                        let first = b.offset + pc * b.row_stride + j0 + jp * nr;
+                        (&b.data[first..], b.row_stride)
+                    }
+                    BSource::InPlace { .. } => (&scratch.b_panel[..kc * nr], nr),
+                };
                 let at = ir * n + j0 + jp * nr;
                 if mr_eff == mr && nr_eff == nr {
-                    (kernel.run)(kc, a_panel, b_panel, &mut c_rows[at..], n, add);
+                    kernel.tile(kc, a_panel, b_panel, &mut c_rows[at..], n, add);
                 } else {
-                    // An edge tile: compute the full tile aside (the packed
-                    // panels are zero-padded) and move its valid part.
-                    (kernel.run)(kc, a_panel, b_panel, edge, nr, false);
+                    // An edge tile: compute the full tile aside (a packed
+                    // panel is zero-padded; an in-place one is whole here)
+                    // and move its valid part.
+                    let edge = &mut scratch.tile;
+                    kernel.tile(kc, a_panel, b_panel, edge, nr, false);
                     for i in 0..mr_eff {
                         let dst = &mut c_rows[at + i * n..at + i * n + nr_eff];
                         for (d, &e) in dst.iter_mut().zip(&edge[i * nr..]) {

@@ -16,6 +16,7 @@ pub(super) const NEON_F32: Kernel<f32> = Kernel {
     mr: 8,
     nr: 8,
     run: neon_f32,
+    direct: None,
 };
 
 fn neon_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize, add: bool) {

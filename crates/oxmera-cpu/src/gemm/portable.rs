@@ -10,6 +10,7 @@ pub(super) const F32: Kernel<f32> = Kernel {
     mr: 4,
     nr: 8,
     run: kernel::<f32, 4, 8>,
+    direct: None,
 };
 
 /// `f64`: 4 × 4.
@@ -17,6 +18,7 @@ pub(super) const F64: Kernel<f64> = Kernel {
     mr: 4,
     nr: 4,
     run: kernel::<f64, 4, 4>,
+    direct: None,
 };
 
 /// `c[i * ldc + j] (+)= Σ_p a[p * MR + i] * b[p * NR + j]`.

@@ -260,3 +260,95 @@ fn serial_and_threaded_blocking_agree_bit_for_bit() {
         }
     }
 }
+
+/// Operands read in place and operands packed are the same kernel calls
+/// on the same values, so they give the same bits: row-major A (the
+/// kernel walks its rows) and column-major A (its steps), row-major B,
+/// edge rows and edge columns included, on one thread and on several,
+/// across depth blocks.
+#[test]
+fn operands_read_in_place_give_the_packed_bits() {
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for isa in Isa::available() {
+        let kernel = f32::kernel(isa);
+        let packed_only = Kernel {
+            direct: None,
+            ..kernel
+        };
+        for (m, n, k) in [
+            (2044, 128, 128),
+            (37, 100, 600),
+            (13, 33, 7),
+            (300, 256, 257),
+        ] {
+            let a: Vec<f32> = fill(m * k, 5).iter().map(|&v| v as f32).collect();
+            let b: Vec<f32> = fill(k * n, 6).iter().map(|&v| v as f32).collect();
+            let bv = MatRef::row_major(&b, n);
+            for av in [MatRef::row_major(&a, k), MatRef::row_major(&a, m).t()] {
+                assert_eq!(
+                    reads_a_in_place(&kernel, av, n),
+                    kernel.direct.is_some(),
+                    "{isa}: this A is read in place"
+                );
+                assert_eq!(
+                    reads_b_in_place(&kernel, bv, m),
+                    kernel.direct.is_some() && m <= IN_PLACE_B_MAX_M,
+                    "{isa}: B is read in place where C is short"
+                );
+                for parallel in [false, true] {
+                    let mut want = vec![f32::NAN; m * n];
+                    blocked(&packed_only, m, n, k, av, bv, &mut want, parallel);
+                    let mut got = vec![f32::NAN; m * n];
+                    blocked(&kernel, m, n, k, av, bv, &mut got, parallel);
+                    assert_eq!(bits(&got), bits(&want), "{isa} {m}x{k}@{k}x{n} {av:?}");
+                }
+            }
+        }
+    }
+}
+
+/// Lines a multiple of 4 KiB apart, a wide `C` (for A) or a tall one (for
+/// B), or an operand without the unit stride the kernel needs are packed.
+#[test]
+fn operands_are_packed_where_reading_in_place_would_not_pay() {
+    let a = vec![0.0f32; 2048 * 1030];
+    let kernel = f32::kernel(crate::isa());
+    if kernel.direct.is_none() {
+        return;
+    }
+    assert!(!reads_a_in_place(&kernel, MatRef::row_major(&a, 1024), 128));
+    assert!(!reads_a_in_place(
+        &kernel,
+        MatRef::row_major(&a, 1030),
+        IN_PLACE_A_MAX_N + 1
+    ));
+    let strided = MatRef {
+        data: &a[..],
+        offset: 0,
+        row_stride: 2060,
+        col_stride: 2,
+    };
+    assert!(!reads_a_in_place(&kernel, strided, 128));
+    assert!(reads_a_in_place(
+        &kernel,
+        MatRef::row_major(&a, 1030),
+        IN_PLACE_A_MAX_N
+    ));
+    assert!(!reads_b_in_place(&kernel, strided, 128));
+    assert!(!reads_b_in_place(&kernel, MatRef::row_major(&a, 1024), 128));
+    assert!(!reads_b_in_place(
+        &kernel,
+        MatRef::row_major(&a, 1030),
+        IN_PLACE_B_MAX_M + 1
+    ));
+    assert!(!reads_b_in_place(
+        &kernel,
+        MatRef::row_major(&a, 1030).t(),
+        128
+    ));
+    assert!(reads_b_in_place(
+        &kernel,
+        MatRef::row_major(&a, 1030),
+        IN_PLACE_B_MAX_M
+    ));
+}

@@ -1,5 +1,6 @@
 //! x86-64 micro-kernels: AVX2+FMA (`f32` 6 × 16, `f64` 6 × 8) and AVX-512
-//! (`f32` 12 × 32).
+//! (`f32` 12 × 32). The `f32` kernels also read A in place (see
+//! [`Panel`]); the packed layout is one case of theirs.
 //!
 //! Each kernel keeps its `MR × NR` tile of `C` in vector registers —
 //! `MR` rows of `NR / width` vectors — and per step of the inner product
@@ -18,7 +19,7 @@
 
 use std::arch::x86_64::*;
 
-use super::Kernel;
+use super::{Kernel, Panel};
 
 /// Checks a kernel call's slice lengths: every offset the kernel touches
 /// is then in bounds.
@@ -27,6 +28,34 @@ fn check(kc: usize, mr: usize, nr: usize, a: usize, b: usize, c: usize, ldc: usi
     assert!(
         a >= kc * mr && b >= kc * nr && c >= (mr - 1) * ldc + nr,
         "micro-kernel: panels of {a} and {b} or tile of {c} too short for kc = {kc}, {mr} × {nr}, ldc = {ldc}"
+    );
+}
+
+/// Checks a direct kernel call: every A element `(p, i)`, B row `p` and
+/// row `i` of the tile (`p < kc`, `i < mr`) lies in its slice. A's layout
+/// must be one the kernels read: unit `step` or unit `line`.
+#[inline(always)]
+fn check_direct<T>(
+    kc: usize,
+    mr: usize,
+    nr: usize,
+    a: Panel<'_, T>,
+    (b, b_step): (&[T], usize),
+    c: usize,
+    ldc: usize,
+) {
+    assert!(
+        a.step == 1 || a.line == 1,
+        "micro-kernel: an A panel needs unit step or unit line"
+    );
+    let last = |steps: usize, step: usize| (steps.max(1) - 1) * step;
+    assert!(
+        (kc == 0 || a.data.len() > last(kc, a.step) + last(mr, a.line))
+            && b.len() >= last(kc, b_step) + nr
+            && c >= (mr - 1) * ldc + nr,
+        "micro-kernel: panels of {} and {} or tile of {c} too short for kc = {kc}, {mr} × {nr}, ldc = {ldc}",
+        a.data.len(),
+        b.len()
     );
 }
 
@@ -39,22 +68,51 @@ pub(super) const AVX2_F32: Kernel<f32> = Kernel {
     mr: 6,
     nr: 16,
     run: avx2_f32,
+    direct: Some(avx2_f32_direct),
 };
 
+/// The AVX2 kernel on packed panels: the direct kernel with the packed
+/// layout's strides.
 fn avx2_f32(kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize, add: bool) {
-    assert!(has_avx2_fma(), "the AVX2 kernel needs AVX2 and FMA");
-    check(kc, 6, 16, a.len(), b.len(), c.len(), ldc);
-    // SAFETY: AVX2 and FMA are present (asserted above), and `check`
-    // proved that a[..kc*6], b[..kc*16] and c[i*ldc..i*ldc+16] for i < 6
-    // are in bounds — exactly the elements the kernel reads and writes.
-    unsafe { avx2_f32_inner(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
+    avx2_f32_direct(kc, Panel::packed(a, 6), (b, 16), c, ldc, add);
 }
 
+/// The AVX2 kernel on an A panel with either layout [`Panel`] allows and
+/// B rows `b_step` apart.
+fn avx2_f32_direct(
+    kc: usize,
+    a: Panel<'_, f32>,
+    (b, b_step): (&[f32], usize),
+    c: &mut [f32],
+    ldc: usize,
+    add: bool,
+) {
+    assert!(has_avx2_fma(), "the AVX2 kernel needs AVX2 and FMA");
+    check_direct(kc, 6, 16, a, (b, b_step), c.len(), ldc);
+    let (ap, bp, cp) = (a.data.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    // SAFETY: AVX2 and FMA are present (asserted above), and
+    // `check_direct` proved that every a[p*step + i*line],
+    // b[p*b_step..+16] and c[i*ldc..+16] for p < kc, i < 6 is in bounds —
+    // exactly the elements the kernel reads and writes.
+    unsafe {
+        if a.line == 1 {
+            avx2_f32_inner::<false>(kc, ap, a.step, bp, b_step, cp, ldc, add)
+        } else {
+            avx2_f32_inner::<true>(kc, ap, a.line, bp, b_step, cp, ldc, add)
+        }
+    }
+}
+
+/// `ROWS`: A's element `(p, i)` is `a[i * lda + p]`; otherwise
+/// `a[p * lda + i]` (a packed panel has `lda = 6`).
 #[target_feature(enable = "avx2,fma")]
-unsafe fn avx2_f32_inner(
+#[allow(clippy::too_many_arguments)]
+unsafe fn avx2_f32_inner<const ROWS: bool>(
     kc: usize,
     a: *const f32,
+    lda: usize,
     b: *const f32,
+    b_step: usize,
     c: *mut f32,
     ldc: usize,
     add: bool,
@@ -67,14 +125,14 @@ unsafe fn avx2_f32_inner(
         const MR: usize = 6;
         let mut acc = [[_mm256_setzero_ps(); 2]; MR];
         for p in 0..kc {
-            // p < kc, so these read a[p*6..p*6+6] and b[p*16..p*16+16],
-            // within the lengths the caller checked.
+            // p < kc, so these read b[p*b_step..+16] and A's element
+            // (p, i) for i < 6, within the bounds the caller checked.
             {
-                let bp = b.add(p * 16);
+                let bp = b.add(p * b_step);
                 let (b0, b1) = (_mm256_loadu_ps(bp), _mm256_loadu_ps(bp.add(8)));
-                let ap = a.add(p * MR);
                 for (i, row) in acc.iter_mut().enumerate() {
-                    let ai = _mm256_broadcast_ss(&*ap.add(i));
+                    let at = if ROWS { i * lda + p } else { p * lda + i };
+                    let ai = _mm256_broadcast_ss(&*a.add(at));
                     row[0] = _mm256_fmadd_ps(ai, b0, row[0]);
                     row[1] = _mm256_fmadd_ps(ai, b1, row[1]);
                 }
@@ -101,6 +159,7 @@ pub(super) const AVX2_F64: Kernel<f64> = Kernel {
     mr: 6,
     nr: 8,
     run: avx2_f64,
+    direct: None,
 };
 
 fn avx2_f64(kc: usize, a: &[f64], b: &[f64], c: &mut [f64], ldc: usize, add: bool) {
@@ -166,16 +225,18 @@ pub(super) use avx512::AVX512_F32;
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{Kernel, check};
+    use super::{Kernel, Panel, check_direct};
 
     /// AVX-512F, `f32`, 12 × 32.
     pub(in crate::gemm) const AVX512_F32: Kernel<f32> = Kernel {
         mr: 12,
         nr: 32,
         run: avx512_f32::<12, 2>,
+        direct: Some(avx512_direct::<12, 2>),
     };
 
-    /// AVX-512F, `f32`, `MR` rows of `V` vectors (`NR = 16·V`).
+    /// AVX-512F, `f32`, `MR` rows of `V` vectors (`NR = 16·V`), on packed
+    /// panels: the direct kernel with the packed layout's strides.
     fn avx512_f32<const MR: usize, const V: usize>(
         kc: usize,
         a: &[f32],
@@ -184,22 +245,50 @@ mod avx512 {
         ldc: usize,
         add: bool,
     ) {
+        let a = Panel::packed(a, MR);
+        avx512_direct::<MR, V>(kc, a, (b, 16 * V), c, ldc, add);
+    }
+
+    /// The kernel on an A panel with any of the two layouts [`Panel`]
+    /// allows and B rows `b_step` apart.
+    fn avx512_direct<const MR: usize, const V: usize>(
+        kc: usize,
+        a: Panel<'_, f32>,
+        (b, b_step): (&[f32], usize),
+        c: &mut [f32],
+        ldc: usize,
+        add: bool,
+    ) {
         assert!(
             is_x86_feature_detected!("avx512f"),
             "the AVX-512 kernel needs AVX-512F"
         );
-        check(kc, MR, 16 * V, a.len(), b.len(), c.len(), ldc);
-        // SAFETY: AVX-512F is present (asserted above), and `check` proved
-        // a[..kc*MR], b[..kc*16V] and c[i*ldc..i*ldc+16V] for i < MR are in
-        // bounds — exactly what the kernel reads and writes.
-        unsafe { inner::<MR, V>(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, add) }
+        check_direct(kc, MR, 16 * V, a, (b, b_step), c.len(), ldc);
+        let (ap, bp, cp) = (a.data.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+        // SAFETY: AVX-512F is present (asserted above), and `check_direct`
+        // proved that every a[p*step + i*line], b[p*b_step..+16V] and
+        // c[i*ldc..+16V] for p < kc, i < MR is in bounds — exactly what the
+        // kernel reads and writes.
+        unsafe {
+            if a.line == 1 {
+                inner::<MR, V, false>(kc, ap, a.step, bp, b_step, cp, ldc, add)
+            } else {
+                inner::<MR, V, true>(kc, ap, a.line, bp, b_step, cp, ldc, add)
+            }
+        }
     }
 
+    /// `ROWS`: A's element `(p, i)` is `a[i * lda + p]` (rows of a
+    /// row-major A); otherwise `a[p * lda + i]` (a packed panel, `lda =
+    /// MR`, or a column-major A).
     #[target_feature(enable = "avx512f")]
-    unsafe fn inner<const MR: usize, const V: usize>(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn inner<const MR: usize, const V: usize, const ROWS: bool>(
         kc: usize,
         a: *const f32,
+        lda: usize,
         b: *const f32,
+        b_step: usize,
         c: *mut f32,
         ldc: usize,
         add: bool,
@@ -211,15 +300,16 @@ mod avx512 {
         unsafe {
             let mut acc = [[_mm512_setzero_ps(); V]; MR];
             for p in 0..kc {
-                // p < kc: reads a[p*MR..p*MR+MR] and b[p*16V..p*16V+16V].
-                let bp = b.add(p * 16 * V);
+                // p < kc: reads b[p*b_step..+16V] and A's element (p, i)
+                // for i < MR, within the bounds the caller checked.
+                let bp = b.add(p * b_step);
                 let mut bv = [_mm512_setzero_ps(); V];
                 for (v, slot) in bv.iter_mut().enumerate() {
                     *slot = _mm512_loadu_ps(bp.add(16 * v));
                 }
-                let ap = a.add(p * MR);
                 for (i, row) in acc.iter_mut().enumerate() {
-                    let ai = _mm512_set1_ps(*ap.add(i));
+                    let at = if ROWS { i * lda + p } else { p * lda + i };
+                    let ai = _mm512_set1_ps(*a.add(at));
                     for (r, &bj) in row.iter_mut().zip(&bv) {
                         *r = _mm512_fmadd_ps(ai, bj, *r);
                     }
