@@ -53,7 +53,8 @@
 //! side by side) or unit row stride (each step's `MR` values adjacent), B
 //! with unit column stride (each step's `NR` values adjacent) — when the
 //! other dimension of `C` is small (`IN_PLACE_A_MAX_N`,
-//! `IN_PLACE_B_MAX_M`). Only an edge panel, fewer rows or columns than a
+//! `IN_PLACE_B_MAX_M`) and the lines it reads spread over the L1's sets
+//! (`spreads_over_l1`). Only an edge panel, fewer rows or columns than a
 //! tile, is still packed (zero-padded). The kernel calls and their order
 //! are the same, so the bits are too.
 //!
@@ -527,28 +528,44 @@ fn blocked<T: Scalar>(
     }
 }
 
+/// Whether lines `stride` elements apart spread over enough sets of an
+/// L1 data cache (64 sets of 64-byte lines, 8 ways: the x86 parts this
+/// crate tunes for) to stay there: at least 8 sets. Lines 4 KiB apart all
+/// fall in one set, 2 KiB apart in two; a panel read in place along such
+/// lines evicts itself while it is being reused (the MLP's `[784, 512]`
+/// weight, rows 2 KiB apart, read in place made its step 3–5% slower).
+fn spreads_over_l1<T>(stride: usize) -> bool {
+    const SETS_SPAN: usize = 4096;
+    let bytes = stride * size_of::<T>();
+    bytes != 0 && SETS_SPAN / gcd(bytes, SETS_SPAN) >= 8
+}
+
+/// The greatest common divisor.
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// Whether the kernel reads A's panels where they lie instead of from a
 /// packed copy: when it has a direct form, A's layout is one it reads
 /// (unit column or unit row stride), `C` is narrow (see
-/// [`IN_PLACE_A_MAX_N`]) and the lines are not a multiple of 4 KiB apart
-/// (the panel's twelve lines would then share one set of an 8-way L1 and
-/// evict each other).
+/// [`IN_PLACE_A_MAX_N`]) and the lines spread over the L1's sets (see
+/// [`spreads_over_l1`]).
 fn reads_a_in_place<T>(kernel: &Kernel<T>, a: MatRef<'_, T>, n: usize) -> bool {
-    let apart = |stride: usize| (stride * size_of::<T>()) % 4096 != 0;
     kernel.direct.is_some()
         && n <= IN_PLACE_A_MAX_N
-        && ((a.col_stride == 1 && apart(a.row_stride))
-            || (a.row_stride == 1 && apart(a.col_stride)))
+        && ((a.col_stride == 1 && spreads_over_l1::<T>(a.row_stride))
+            || (a.row_stride == 1 && spreads_over_l1::<T>(a.col_stride)))
 }
 
 /// Whether the kernel reads B's panels where they lie: when it has a
-/// direct form, B's rows are contiguous (unit column stride) and not a
-/// multiple of 4 KiB apart, and `C` is short (see [`IN_PLACE_B_MAX_M`]).
+/// direct form, B's rows are contiguous (unit column stride) and spread
+/// over the L1's sets (see [`spreads_over_l1`]), and `C` is short (see
+/// [`IN_PLACE_B_MAX_M`]).
 fn reads_b_in_place<T>(kernel: &Kernel<T>, b: MatRef<'_, T>, m: usize) -> bool {
     kernel.direct.is_some()
         && m <= IN_PLACE_B_MAX_M
         && b.col_stride == 1
-        && (b.row_stride * size_of::<T>()) % 4096 != 0
+        && spreads_over_l1::<T>(b.row_stride)
 }
 
 /// Where a sweep reads B, depth `pc..pc + kc`.

@@ -279,7 +279,7 @@ fn operands_read_in_place_give_the_packed_bits() {
             (2044, 128, 128),
             (37, 100, 600),
             (13, 33, 7),
-            (300, 256, 257),
+            (300, 200, 257),
         ] {
             let a: Vec<f32> = fill(m * k, 5).iter().map(|&v| v as f32).collect();
             let b: Vec<f32> = fill(k * n, 6).iter().map(|&v| v as f32).collect();
