@@ -68,9 +68,11 @@ pub(crate) fn batched<T: Scalar + Element>(
         let (va, vb) = (view(a, la, bi), view(b, lb, bi));
         gemm(isa, m, n, k, va, vb, c, parallel);
     };
-    // Products the GEMM would run on one thread anyway go to threads
-    // whole, one per batch element.
-    let small = m * n * k < PARALLEL_MIN_FLOPS;
+    // Small products go to threads whole, one per batch element: no
+    // fork-join per product. Twice the GEMM's own threshold, which it
+    // was before operands read in place made threads pay from 128³ (a
+    // batch of such products still splits better by entries).
+    let small = m * n * k < 2 * PARALLEL_MIN_FLOPS;
     if batch > 1 && small && threads::worth_splitting(batch * m * n * k / 8) {
         threads::run(|| {
             out.par_chunks_mut(m * n)

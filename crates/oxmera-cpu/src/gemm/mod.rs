@@ -320,11 +320,16 @@ const TASKS_PER_THREAD: usize = 4;
 const MIN_TASK_PANELS: usize = 8;
 /// The most `MR`-row panels in one task's row block.
 const MC_PANELS_MAX: usize = 16;
-/// Below this many multiply-adds (about 160³), one thread does the whole
-/// product: waking a second thread and splitting the packing cost more
-/// than they save (a 128³ product ran at 92 GFLOP/s on one thread and 69
-/// on two; 256³ at 71 and 131).
-pub(crate) const PARALLEL_MIN_FLOPS: usize = 1 << 22;
+/// Below this many multiply-adds (128³; twice as many where B is packed),
+/// one thread does the whole product: waking a second thread costs more
+/// than it saves. It was
+/// 2^22 (about 160³) while small products packed B in a fork-join of its
+/// own before the one that computes (a 128³ product ran at 92 GFLOP/s on
+/// one thread and 69 on two); reading both operands in place, a 128³
+/// product takes 38.9 µs on one thread of a Zen 4 and 28.9–29.8 µs on
+/// two (medians of 2000), 112³ 32.3 against 24.8–29.1 µs, but 96³ 17–18
+/// against 34–35 µs.
+pub(crate) const PARALLEL_MIN_FLOPS: usize = 1 << 21;
 /// The widest `C` for which A is read in place rather than packed.
 /// Packing A costs about as much as `n / NR` of the sweeps that then use
 /// each panel once per B panel, so it weighs most on narrow products —
@@ -373,7 +378,14 @@ pub fn gemm<T: Scalar>(
         return;
     }
     let kernel = T::kernel(isa);
-    let parallel = parallel && m * n * k >= PARALLEL_MIN_FLOPS;
+    // A packed B is one more fork-join before the product's own: the
+    // threads pay from twice the size.
+    let min_flops = if reads_b_in_place(&kernel, b, m) {
+        PARALLEL_MIN_FLOPS
+    } else {
+        2 * PARALLEL_MIN_FLOPS
+    };
+    let parallel = parallel && m * n * k >= min_flops;
     if transposed_pads_less(&kernel, m, n) {
         // Cᵀ = Bᵀ·Aᵀ, into a buffer, then transposed into place. Each
         // element is the same sum in the same order, so the bits agree.
