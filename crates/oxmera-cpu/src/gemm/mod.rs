@@ -451,7 +451,7 @@ fn blocked<T: Scalar>(
         };
         let mut apack = pack::Buffer::new(a_rows * kc_max);
         let mut bpack = pack::Buffer::new(kc_max * b_cols);
-        let mut scratch = Scratch::new(kernel, kc_max);
+        let mut scratch = Scratch::new(kernel);
         for pc in (0..k).step_by(kc_max) {
             let kc = kc_max.min(k - pc);
             let ap = a_source(kernel, a, in_place, (0, m), (pc, kc), &mut apack);
@@ -519,7 +519,7 @@ fn blocked<T: Scalar>(
                 rows.next_multiple_of(mr)
             };
             let mut apack = pack::Buffer::new(a_rows * kc_max);
-            let mut scratch = Scratch::new(kernel, kc_max);
+            let mut scratch = Scratch::new(kernel);
             for pc in (0..k).step_by(kc_max) {
                 let kc = kc_max.min(k - pc);
                 let ap = a_source(kernel, a, in_place, (row0, rows), (pc, kc), &mut apack);
@@ -625,8 +625,9 @@ fn a_source<'b, T: Scalar>(
     ASource::Packed(ap)
 }
 
-/// A task's scratch space for the edges: a tile of `C`, an A panel and a
-/// B panel.
+/// A task's scratch space for the edges: a tile of `C`, and an A panel
+/// and a B panel for edges of operands read in place (allocated when
+/// first needed: most products have no such edge).
 struct Scratch<T> {
     tile: Vec<T>,
     panel: Vec<T>,
@@ -634,13 +635,21 @@ struct Scratch<T> {
 }
 
 impl<T: Scalar> Scratch<T> {
-    fn new(kernel: &Kernel<T>, kc_max: usize) -> Self {
+    fn new(kernel: &Kernel<T>) -> Self {
         Scratch {
             tile: vec![T::default(); kernel.mr * kernel.nr],
-            panel: vec![T::default(); kernel.mr * kc_max],
-            b_panel: vec![T::default(); kernel.nr * kc_max],
+            panel: Vec::new(),
+            b_panel: Vec::new(),
         }
     }
+}
+
+/// The first `len` elements of `v`, grown to that length if shorter.
+fn at_least<T: Scalar>(v: &mut Vec<T>, len: usize) -> &mut [T] {
+    if v.len() < len {
+        v.resize(len, T::default());
+    }
+    &mut v[..len]
 }
 
 /// One depth block's pass of the micro-kernel.
@@ -679,7 +688,7 @@ impl Sweep {
                 c0,
                 nc % nr,
                 nr,
-                &mut scratch.b_panel[..kc * nr],
+                at_least(&mut scratch.b_panel, kc * nr),
                 false,
             );
         }
@@ -703,7 +712,7 @@ impl Sweep {
                 }
                 ASource::InPlace { a, row0, pc } => {
                     // The last rows, fewer than a tile: packed, zero-padded.
-                    let panel = &mut scratch.panel[..mr * kc];
+                    let panel = at_least(&mut scratch.panel, mr * kc);
                     pack::a_panel(a, row0 + ir, mr_eff, pc, kc, mr, panel);
                     Panel::packed(&*panel, mr)
                 }
