@@ -488,6 +488,7 @@ fn blocked<T: Scalar>(
     let tasks = (threads * per_thread)
         .max(panels_m.div_ceil(MC_PANELS_MAX).next_multiple_of(threads))
         .min(panels_m);
+    let in_place = reads_a_in_place(kernel, a, n);
     let b_in_place = reads_b_in_place(kernel, b, m);
     // B read in place is one slab of every column.
     let slab_max = if b_in_place { n } else { slab_max };
@@ -510,7 +511,6 @@ fn blocked<T: Scalar>(
         // One task per block of rows of C: it owns those rows, packs its
         // own A panels and reads the shared packed B, so tasks never wait
         // for one another.
-        let in_place = reads_a_in_place(kernel, a, n);
         let task = |(row0, c_rows): (usize, &mut [T])| {
             let rows = c_rows.len() / n;
             let a_rows = if in_place {
