@@ -214,9 +214,41 @@ fn expr(e: &Expr) -> TokenStream {
     quote!(#ir::Expr { kind: #kind, ty: #ty, span: #span })
 }
 
+/// A block as a vector filled one statement at a time, and every compound
+/// statement built by a function of its own. The IR of a large kernel is
+/// thousands of nodes; written as one nested expression it became one
+/// function in which every partly built node was a live temporary with its
+/// own unwinding path, and LLVM's time grew much faster than the kernel
+/// (minutes at `opt-level = 1` for a kernel of 18 inlined math functions).
+/// Pushed statement by statement, only the vector is live between them;
+/// split at the compound statements, no function is larger than one
+/// statement's own expressions.
 fn block(b: &[Stmt]) -> TokenStream {
-    let items = b.iter().map(stmt);
-    quote!(::std::vec![#(#items),*])
+    if b.is_empty() {
+        return quote!(::std::vec::Vec::new());
+    }
+    let n = b.len();
+    let items = b.iter().map(|st| {
+        let built = stmt(st);
+        match st.kind {
+            StmtKind::If { .. } | StmtKind::For { .. } | StmtKind::While { .. } => {
+                let ir = ir();
+                quote!({
+                    #[inline(never)]
+                    fn part() -> #ir::Stmt {
+                        #built
+                    }
+                    part()
+                })
+            }
+            _ => built,
+        }
+    });
+    quote!({
+        let mut stmts = ::std::vec::Vec::with_capacity(#n);
+        #(stmts.push(#items);)*
+        stmts
+    })
 }
 
 fn stmt(st: &Stmt) -> TokenStream {
@@ -419,9 +451,19 @@ pub fn kernel_once(
         let (n, t, d) = (s(&c.name), scalar(c.ty), Literal::i64_suffixed(c.default));
         quote!(#ir::SpecConst { name: #n, ty: #t, default: #d })
     });
+    // The long lists (a kernel with inlined helpers has thousands of
+    // locals and snippets) are tables of literals turned into owned values
+    // by one loop: written as one `vec!` of `String::from` calls, each
+    // string was a live temporary until the vector was whole (see
+    // [`block`]).
     let locals = k.locals.iter().map(|l| {
-        let (n, t, m, sp) = (s(&l.name), scalar(l.ty), l.mutable, u32l(l.span));
-        quote!(#ir::Local { name: #n, ty: #t, mutable: #m, span: #sp })
+        let (n, t, m, sp) = (
+            Literal::string(&l.name),
+            scalar(l.ty),
+            l.mutable,
+            u32l(l.span),
+        );
+        quote!((#n, #t, #m, #sp))
     });
     let row_len = |r: &Option<ConstExpr>| match r {
         Some(c) => {
@@ -457,11 +499,11 @@ pub fn kernel_once(
     let search = search_spaces(&k.launch.search);
     let body = block(&k.body);
     let span_items = spans.iter().map(span_info);
-    let snippets = k.snippets.iter().map(|x| s(x));
+    let snippets = k.snippets.iter().map(|x| Literal::string(x));
     let inlined = k.inlined.iter().map(|c| {
-        let (h, call) = (s(&c.helper), u32l(c.call));
+        let (h, call) = (Literal::string(&c.helper), u32l(c.call));
         let (a, b) = (u32l(c.spans.start), u32l(c.spans.end));
-        quote!(#ir::InlinedCall { helper: #h, call: #call, spans: #a..#b })
+        quote!((#h, #call, #a, #b))
     });
     let type_args = k.type_args.iter().map(|(n, t)| {
         let (n, t) = (s(n), scalar(*t));
@@ -477,7 +519,15 @@ pub fn kernel_once(
                 name: #kname,
                 params: ::std::vec![#(#params),*],
                 specs: ::std::vec![#(#specs),*],
-                locals: ::std::vec![#(#locals),*],
+                locals: [#(#locals),*]
+                    .into_iter()
+                    .map(|(name, ty, mutable, span): (&str, #ir::Scalar, bool, u32)| #ir::Local {
+                        name: ::std::string::String::from(name),
+                        ty,
+                        mutable,
+                        span,
+                    })
+                    .collect(),
                 shared: ::std::vec![#(#shared),*],
                 arrays: ::std::vec![#(#arrays),*],
                 body: #body,
@@ -488,14 +538,24 @@ pub fn kernel_once(
                     search: #search,
                 },
                 spans: ::std::vec![#(#span_items),*],
-                snippets: ::std::vec![#(#snippets),*],
+                snippets: [#(#snippets),*]
+                    .into_iter()
+                    .map(|x: &str| ::std::string::String::from(x))
+                    .collect(),
                 source: #ir::SourceText {
                     file: ::std::string::String::from(file!()),
                     first_line: #bline,
                     first_column: #bcol,
                     text: #text,
                 },
-                inlined: ::std::vec![#(#inlined),*],
+                inlined: [#(#inlined),*]
+                    .into_iter()
+                    .map(|(helper, call, start, end): (&str, u32, u32, u32)| #ir::InlinedCall {
+                        helper: ::std::string::String::from(helper),
+                        call,
+                        spans: start..end,
+                    })
+                    .collect(),
                 type_args: ::std::vec![#(#type_args),*],
             };
             k.refresh_snippets();
