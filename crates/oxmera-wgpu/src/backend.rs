@@ -16,7 +16,7 @@ use oxmera_tensor::{
 use crate::gpu::{Gpu, GpuBuffer};
 use crate::halves::is_half;
 use crate::ints::native_int;
-use crate::native::{F32_ELEMENT_MOVERS, native_f32, unary_code_of};
+use crate::native::{F32_ELEMENT_MOVERS, math_unary_of, native_f32, unary_code_of};
 use crate::wide::native_f64;
 
 /// The wgpu backend for one adapter.
@@ -187,9 +187,10 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.unary_int(op, x)? {
             return Ok(s);
         }
-        let f32_op = |xs: &[&Tensor]| match unary_code_of(op) {
-            Some(code) => self.unary_f32(code, xs[0], op.name()),
-            None => self.clamp_or_leaky_f32(op, xs[0]),
+        let f32_op = |xs: &[&Tensor]| match (unary_code_of(op), math_unary_of(op)) {
+            (Some(code), _) => self.unary_f32(code, xs[0], op.name()),
+            (None, Some(math)) => self.unary_math_f32(math, xs[0], op.name()),
+            (None, None) => self.clamp_or_leaky_f32(op, xs[0]),
         };
         if let Some(s) = self.in_f32(&[x], true, f32_op)? {
             return Ok(s);

@@ -14,9 +14,14 @@
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::{Dim3, Kernel, Value};
 use oxmera_kernel::launch::LaunchConfig;
-use oxmera_kernel::library::{self, binary_code, compare_code, scalar_code, unary_code};
+use oxmera_kernel::library::{
+    self, binary_code, binary_math_code, compare_code, math_code, scalar_code, unary_code,
+};
 use oxmera_tensor::fallback::on_host;
-use oxmera_tensor::{Backend, BinaryOp, CmpOp, Generator, HostBuffer, Storage, Tensor, UnaryOp};
+use oxmera_tensor::{
+    Backend, BinaryOp, CmpOp, Generator, HostBuffer, SELU_ALPHA, SELU_SCALE, Storage, Tensor,
+    UnaryOp,
+};
 
 use crate::backend::WgpuBackend;
 use crate::copy::Place;
@@ -197,18 +202,40 @@ impl WgpuBackend {
         })
     }
 
-    /// `a op b` for f32, where the GPU has `op`.
+    /// `f x` for f32 by `unary_math_strided`, with the op's code and its
+    /// two scalars (see [`math_unary_of`]).
+    pub(crate) fn unary_math_f32(
+        &self,
+        (code, p0, p1): (u32, f32, f32),
+        x: &Tensor,
+        name: &'static str,
+    ) -> Result<Option<Storage>> {
+        self.strided(Strided {
+            kernel: library::unary_math_strided(),
+            name,
+            inputs: &[x],
+            shape: x.dims(),
+            out: DType::F32,
+            per_thread: 1,
+            extra: vec![Value::U32(code), Value::F32(p0), Value::F32(p1)],
+        })
+    }
+
+    /// `a op b` for f32, where the GPU has `op` (`binary_strided`'s
+    /// arithmetic, or `binary_math_strided`'s functions).
     pub(crate) fn binary_f32(
         &self,
         op: BinaryOp,
         a: &Tensor,
         b: &Tensor,
     ) -> Result<Option<Storage>> {
-        let Some(code) = binary_code_of(op) else {
-            return Ok(None);
+        let (kernel, code) = match (binary_code_of(op), binary_math_code_of(op)) {
+            (Some(code), _) => (library::binary_strided(), code),
+            (None, Some(code)) => (library::binary_math_strided(), code),
+            (None, None) => return Ok(None),
         };
         self.strided(Strided {
-            kernel: library::binary_strided(),
+            kernel,
             name: op.name(),
             inputs: &[a, b],
             shape: a.dims(),
@@ -264,10 +291,16 @@ impl WgpuBackend {
         })
     }
 
-    /// `clamp` (one launch per bound, in the reference's order) and leaky
-    /// ReLU for f32, by `scalar_strided`'s bound and slope codes.
+    /// `clamp` and `hardtanh` (one launch per bound, in the reference's
+    /// order) and leaky ReLU for f32, by `scalar_strided`'s bound and
+    /// slope codes. A bound rounded to f32 selects exactly as the f64 one:
+    /// an f32 `x` below the f64 bound is below its nearest f32 or equal
+    /// to it, and either way the result is that f32.
     pub(crate) fn clamp_or_leaky_f32(&self, op: UnaryOp, x: &Tensor) -> Result<Option<Storage>> {
         let steps: Vec<(u32, f64)> = match op {
+            UnaryOp::Hardtanh { min, max } => {
+                vec![(scalar_code::AT_LEAST, min), (scalar_code::AT_MOST, max)]
+            }
             UnaryOp::Clamp { min, max } => min
                 .map(|lo| (scalar_code::AT_LEAST, lo))
                 .into_iter()
@@ -592,6 +625,79 @@ const NATIVE_UNARY: [(UnaryOp, u32); 19] = [
     (UnaryOp::Ceil, unary_code::CEIL),
 ];
 
+/// The unary ops `unary_math_strided` computes (see its module for each
+/// function's error analysis against the conformance bound), with their
+/// codes and the kernel's two scalars. `powf` only where the exponent's
+/// f32 keeps the f64's special-case class (an integer stays the same
+/// integer, a non-integer stays one): otherwise the host.
+pub(crate) fn math_unary_of(op: UnaryOp) -> Option<(u32, f32, f32)> {
+    use math_code as c;
+    let plain = |code| Some((code, 0.0, 0.0));
+    match op {
+        UnaryOp::Exp2 => plain(c::EXP2),
+        UnaryOp::Expm1 => plain(c::EXPM1),
+        UnaryOp::Sinh => plain(c::SINH),
+        UnaryOp::Cosh => plain(c::COSH),
+        UnaryOp::Log2 => plain(c::LOG2),
+        UnaryOp::Log10 => plain(c::LOG10),
+        UnaryOp::Trunc => plain(c::TRUNC),
+        UnaryOp::Hardsigmoid => plain(c::HARDSIGMOID),
+        UnaryOp::Hardswish => plain(c::HARDSWISH),
+        UnaryOp::Logsigmoid => plain(c::LOGSIGMOID),
+        UnaryOp::Mish => plain(c::MISH),
+        UnaryOp::Erf => plain(c::ERF),
+        UnaryOp::GeluErf => plain(c::GELU),
+        UnaryOp::Atan => plain(c::ATAN),
+        UnaryOp::Asin => plain(c::ASIN),
+        UnaryOp::Acos => plain(c::ACOS),
+        UnaryOp::Elu(alpha) => Some((c::ELU, alpha as f32, 1.0)),
+        // scale·alpha rounded once: one constant's rounding, not two.
+        UnaryOp::Selu => Some((c::ELU, (SELU_SCALE * SELU_ALPHA) as f32, SELU_SCALE as f32)),
+        UnaryOp::Powf(p) => {
+            let p32 = p as f32;
+            let same_class = f64::from(p32) == p || p32.fract() != 0.0;
+            same_class.then_some((c::POWF, p32, 0.0))
+        }
+        _ => None,
+    }
+}
+
+/// The binary ops `binary_math_strided` computes, with their codes:
+/// fmod and rem exactly (a long division), atan2, hypot and pow within
+/// their conformance bounds.
+const NATIVE_BINARY_MATH: [(BinaryOp, u32); 5] = [
+    (BinaryOp::Atan2, binary_math_code::ATAN2),
+    (BinaryOp::Hypot, binary_math_code::HYPOT),
+    (BinaryOp::Pow, binary_math_code::POW),
+    (BinaryOp::Fmod, binary_math_code::FMOD),
+    (BinaryOp::Rem, binary_math_code::REM),
+];
+
+/// The unary ops of [`math_unary_of`] by name, plus `hardtanh` (two
+/// clamps), for [`native_f32`].
+const NATIVE_MATH_NAMES: [&str; 20] = [
+    "exp2",
+    "expm1",
+    "sinh",
+    "cosh",
+    "log2",
+    "log10",
+    "trunc",
+    "hardsigmoid",
+    "hardswish",
+    "logsigmoid",
+    "mish",
+    "erf",
+    "gelu",
+    "atan",
+    "asin",
+    "acos",
+    "elu",
+    "selu",
+    "powf",
+    "hardtanh",
+];
+
 /// The ops with a scalar operand the GPU computes, with their
 /// `scalar_strided` codes.
 const NATIVE_SCALAR: [(BinaryOp, u32); 4] = [
@@ -626,6 +732,13 @@ pub(crate) fn compare_code_of(op: CmpOp) -> u32 {
 
 pub(crate) fn unary_code_of(op: UnaryOp) -> Option<u32> {
     NATIVE_UNARY.iter().find(|(u, _)| *u == op).map(|(_, c)| *c)
+}
+
+fn binary_math_code_of(op: BinaryOp) -> Option<u32> {
+    NATIVE_BINARY_MATH
+        .iter()
+        .find(|(b, _)| *b == op)
+        .map(|(_, c)| *c)
 }
 
 pub(crate) fn binary_code_of(op: BinaryOp) -> Option<u32> {
@@ -680,4 +793,6 @@ pub(crate) fn native_f32(op: &str) -> bool {
         )
         || NATIVE_UNARY.iter().any(|(u, _)| u.name() == op)
         || NATIVE_BINARY.iter().any(|(b, _)| b.name() == op)
+        || NATIVE_BINARY_MATH.iter().any(|(b, _)| b.name() == op)
+        || NATIVE_MATH_NAMES.contains(&op)
 }

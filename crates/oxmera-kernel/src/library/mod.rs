@@ -13,6 +13,8 @@ mod halves;
 mod ints;
 mod ints_demos;
 mod kernels;
+mod math;
+mod math_demo;
 mod moves;
 mod norm;
 mod ops;
@@ -42,6 +44,7 @@ pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
     transpose_tiled,
 };
+pub use math::{binary_math_code, binary_math_strided, math_code, unary_math_strided};
 pub use moves::{gather_words, scatter_code, scatter_words};
 pub use norm::{layer_norm_rows, moment_code, moments_strided};
 pub use ops::{
@@ -86,6 +89,16 @@ pub fn entries() -> Vec<Entry> {
             "unary_strided",
             "elementwise unary op over a strided / broadcast input",
             unary_strided,
+        ),
+        e(
+            "unary_math_strided",
+            "the library functions beyond unary_strided's (exp2, expm1, sinh, atan, erf, GELU, ...) over a strided input",
+            unary_math_strided,
+        ),
+        e(
+            "binary_math_strided",
+            "atan2, hypot, pow, fmod and the floored remainder over two strided / broadcast inputs",
+            binary_math_strided,
         ),
         e(
             "binary_strided",

@@ -1,0 +1,149 @@
+//! The library functions of `unary_math_strided` and `binary_math_strided`
+//! on the driver (which may reassociate and contract floats): swept over
+//! their domains, computed on the device (no host fallback), and within
+//! the ulp bounds their kernels derive — the same bounds
+//! `oxmera-kernel`'s `tests/math.rs` holds the simulator to.
+#![cfg(feature = "wgpu")]
+
+use oxmera_core::Device;
+use oxmera_tensor::{Tensor, fallback};
+// The backend registers itself at link time: name it so it links.
+use oxmera_wgpu as _;
+
+mod common;
+use common::gpu;
+
+fn ulp_key(v: f32) -> i64 {
+    let b = v.to_bits() as i64;
+    if b >> 31 == 1 { -(b & 0x7fff_ffff) } else { b }
+}
+
+/// `n` evenly spaced values from `lo` to `hi`.
+fn sweep(lo: f32, hi: f32, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| lo + (hi - lo) * i as f32 / (n - 1) as f32)
+        .collect()
+}
+
+/// The worst distance in f32 steps from `got` to `want` over normal
+/// results, and where.
+fn worst(x: &[f32], got: &[f32], want: impl Fn(f64) -> f64) -> (i64, f32) {
+    let mut worst = (0i64, 0f32);
+    for (&v, &g) in x.iter().zip(got) {
+        let w = want(f64::from(v)) as f32;
+        if !w.is_normal() {
+            continue;
+        }
+        let u = (ulp_key(g) - ulp_key(w)).abs();
+        if u > worst.0 {
+            worst = (u, v);
+        }
+    }
+    worst
+}
+
+type Case = (
+    &'static str,
+    Vec<f32>,
+    fn(&Tensor) -> oxmera_core::Result<Tensor>,
+    fn(f64) -> f64,
+    i64,
+);
+
+#[test]
+fn unary_library_functions_on_the_device_are_within_their_bounds() {
+    let Some(d) = gpu() else { return };
+    let positive: Vec<f32> = (0..8_000)
+        .map(|i| 2f32.powf(-149.0 + i as f32 * (277.0 / 8_000.0)))
+        .chain(sweep(0.9, 1.1, 2_000))
+        .collect();
+    let cases: [Case; 10] = [
+        (
+            "exp2",
+            sweep(-149.0, 127.0, 10_000),
+            Tensor::exp2,
+            f64::exp2,
+            2,
+        ),
+        (
+            "expm1",
+            sweep(-20.0, 88.0, 10_000),
+            Tensor::expm1,
+            f64::exp_m1,
+            3,
+        ),
+        (
+            "sinh",
+            sweep(-89.0, 89.0, 10_000),
+            Tensor::sinh,
+            f64::sinh,
+            4,
+        ),
+        (
+            "cosh",
+            sweep(-89.0, 89.0, 10_000),
+            Tensor::cosh,
+            f64::cosh,
+            4,
+        ),
+        ("log2", positive.clone(), Tensor::log2, f64::log2, 4),
+        ("log10", positive, Tensor::log10, f64::log10, 4),
+        (
+            "atan",
+            sweep(-40.0, 40.0, 10_000),
+            Tensor::atan,
+            f64::atan,
+            2,
+        ),
+        ("asin", sweep(-1.0, 1.0, 10_000), Tensor::asin, f64::asin, 4),
+        ("acos", sweep(-1.0, 1.0, 10_000), Tensor::acos, f64::acos, 4),
+        (
+            "erf",
+            sweep(-5.0, 5.0, 10_000),
+            Tensor::erf,
+            oxmera_reference::scalar::erf,
+            2,
+        ),
+    ];
+    for (name, x, op, want, bound) in cases {
+        let t = Tensor::from_vec(x.clone(), [x.len()], d).unwrap();
+        let before = fallback::count(d, name);
+        let got = op(&t).unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(fallback::count(d, name), before, "{name} ran on the host");
+        let (u, at) = worst(&x, &got, want);
+        assert!(u <= bound, "{name}: {u} ulp at {at:e} on the device");
+    }
+}
+
+#[test]
+fn binary_library_functions_on_the_device_match_the_reference() {
+    let Some(d) = gpu() else { return };
+    let a: Vec<f32> = sweep(-9.0, 9.0, 4_000);
+    let b: Vec<f32> = sweep(-4.0, 4.0, 4_000).iter().rev().copied().collect();
+    let (ta, tb) = (
+        Tensor::from_vec(a.clone(), [a.len()], d).unwrap(),
+        Tensor::from_vec(b.clone(), [b.len()], d).unwrap(),
+    );
+    let host = |v: &[f32]| Tensor::from_vec(v.to_vec(), [v.len()], Device::Reference).unwrap();
+    let (ha, hb) = (host(&a), host(&b));
+    type Binary = fn(&Tensor, &Tensor) -> oxmera_core::Result<Tensor>;
+    // fmod and rem exactly; atan2 within 3 ulp.
+    let cases: [(&str, Binary, i64); 3] = [
+        ("fmod", Tensor::fmod, 0),
+        ("rem", Tensor::rem, 0),
+        ("atan2", Tensor::atan2, 3),
+    ];
+    for (name, op, bound) in cases {
+        let before = fallback::count(d, name);
+        let got = op(&ta, &tb).unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(fallback::count(d, name), before, "{name} ran on the host");
+        let want = op(&ha, &hb).unwrap().to_vec::<f32>().unwrap();
+        for ((g, w), (x, y)) in got.iter().zip(&want).zip(a.iter().zip(&b)) {
+            let u = (ulp_key(*g) - ulp_key(*w)).abs();
+            assert!(
+                u <= bound || (g.is_nan() && w.is_nan()),
+                "{name}({x:e}, {y:e}) = {g:e} on the device, want {w:e}"
+            );
+        }
+    }
+}
