@@ -110,14 +110,21 @@ impl Backend for WgpuBackend {
         self.gpu.wait("synchronize")
     }
 
-    /// Four- and eight-byte dtypes by the word-copy kernel; the others
-    /// through the host (a copy, not a computation: not counted as a
-    /// fallback).
+    /// Four- and eight-byte dtypes by the word-copy kernel, halves through
+    /// words, bytes by `cast_strided` to their own dtype (a strided read,
+    /// four bytes a word written); what none takes (a size past one
+    /// launch) through the host (a copy, not a computation: not counted
+    /// as a fallback).
     fn contiguous(&self, x: &Tensor) -> Result<Storage> {
         if let Some(s) = self.contiguous_words(x)? {
             return Ok(s);
         }
         if let Some(s) = self.in_words(&[x], |xs| self.contiguous_words(xs[0]))? {
+            return Ok(s);
+        }
+        if matches!(x.dtype(), DType::U8 | DType::Bool)
+            && let Some(s) = self.cast_words(x, x.dtype())?
+        {
             return Ok(s);
         }
         self.from_host(self.to_host(x)?)
@@ -499,12 +506,21 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.pad_words(x, pads, value)? {
             return Ok(s);
         }
-        // A half tensor pads its words with the value's half bits.
+        // A half or byte tensor pads its words with the value as its own
+        // dtype stores it (a half's bits; a byte's value, saturated as the
+        // host fills it), zero-extended into the word.
         let bits = match x.dtype() {
             DType::F16 => half::f16::from_f64(value).to_bits(),
-            _ => half::bf16::from_f64(value).to_bits(),
+            DType::BF16 => half::bf16::from_f64(value).to_bits(),
+            DType::U8 | DType::Bool => {
+                u16::from(HostBuffer::filled(x.dtype(), 1, value).to_le_bytes()[0])
+            }
+            // The word dtypes were declined above (a size past one launch).
+            _ => return on_host(self).pad(x, pads, value),
         };
-        let padded = self.in_words(&[x], |xs| self.pad_words(xs[0], pads, f64::from(bits)))?;
+        let padded = self.as_words(&[x], |xs, _, _| {
+            self.pad_words(xs[0], pads, f64::from(bits))
+        })?;
         match padded {
             Some(s) => Ok(s),
             None => on_host(self).pad(x, pads, value),
@@ -515,7 +531,7 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.cat_words(xs, dim)? {
             return Ok(s);
         }
-        match self.in_words(xs, |ws| self.cat_words(ws, dim))? {
+        match self.as_words(xs, |ws, _, _| self.cat_words(ws, dim))? {
             Some(s) => Ok(s),
             None => on_host(self).cat(xs, dim),
         }
@@ -525,7 +541,7 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.flip_words(x, dims)? {
             return Ok(s);
         }
-        match self.in_words(&[x], |xs| self.flip_words(xs[0], dims))? {
+        match self.as_words(&[x], |xs, _, _| self.flip_words(xs[0], dims))? {
             Some(s) => Ok(s),
             None => on_host(self).flip(x, dims),
         }
@@ -535,7 +551,7 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.where_words(cond, a, b)? {
             return Ok(s);
         }
-        match self.in_words(&[a, b], |xs| self.where_words(cond, xs[0], xs[1]))? {
+        match self.as_words(&[a, b], |xs, _, _| self.where_words(cond, xs[0], xs[1]))? {
             Some(s) => Ok(s),
             None => on_host(self).where_cond(cond, a, b),
         }
@@ -545,7 +561,7 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.triangle_words(x, diagonal, upper)? {
             return Ok(s);
         }
-        match self.in_words(&[x], |xs| self.triangle_words(xs[0], diagonal, upper))? {
+        match self.as_words(&[x], |xs, _, _| self.triangle_words(xs[0], diagonal, upper))? {
             Some(s) => Ok(s),
             None => on_host(self).triangle(x, diagonal, upper),
         }

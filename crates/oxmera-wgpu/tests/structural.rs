@@ -198,3 +198,65 @@ fn cumsum_and_cumprod_run_on_the_device() {
         assert_eq!(fallback::count(d, name), 0, "{name} fell back");
     }
 }
+
+#[test]
+fn byte_tensors_move_on_the_device() {
+    let Some(d) = gpu() else { return };
+    for dtype in [DType::U8, DType::Bool] {
+        // [3, 4] through a transpose, so every op reads a strided view
+        // whose rows are no multiple of four bytes.
+        let host = sample(dtype).t().unwrap();
+        let x = host.to_device(d).unwrap();
+        let cond_host = Tensor::from_vec(
+            vec![
+                true, false, false, true, true, true, false, false, true, false, true, false,
+            ],
+            [3, 4],
+            Device::Reference,
+        )
+        .unwrap();
+        let cond = cond_host.to_device(d).unwrap();
+        let other_host = host.flip(&[1]).unwrap();
+        let other = other_host.to_device(d).unwrap();
+        let cases: Vec<(&str, Tensor, Tensor)> = vec![
+            (
+                "contiguous",
+                x.contiguous().unwrap(),
+                host.contiguous().unwrap(),
+            ),
+            (
+                "cat",
+                Tensor::cat(&[&x, &other], 1).unwrap(),
+                Tensor::cat(&[&host, &other_host], 1).unwrap(),
+            ),
+            (
+                "flip",
+                x.flip(&[0, 1]).unwrap(),
+                host.flip(&[0, 1]).unwrap(),
+            ),
+            (
+                // 300 saturates to a u8's 255 and is true for a bool, as
+                // the host fills it.
+                "pad",
+                x.pad(&[(1, 0), (2, 1)], 300.0).unwrap(),
+                host.pad(&[(1, 0), (2, 1)], 300.0).unwrap(),
+            ),
+            ("tril", x.tril(1).unwrap(), host.tril(1).unwrap()),
+            ("triu", x.triu(-1).unwrap(), host.triu(-1).unwrap()),
+            (
+                "where",
+                Tensor::where_(&cond, &x, &other).unwrap(),
+                Tensor::where_(&cond_host, &host, &other_host).unwrap(),
+            ),
+        ];
+        for (name, got, want) in cases {
+            assert_same(&got, &want, &format!("{name} {dtype:?}"));
+            assert_eq!(
+                fallback::count(d, name),
+                0,
+                "{name} {dtype:?} fell back: {:?}",
+                fallback::report().for_device(d)
+            );
+        }
+    }
+}
