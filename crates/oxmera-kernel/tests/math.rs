@@ -501,3 +501,46 @@ fn fmod_and_rem_are_exact() {
         }
     }
 }
+
+/// The conformance scale of sin and cos: `|want| + 1` (an absolute part
+/// near their zeros).
+fn want_plus_one(_: f64, w: f64) -> f64 {
+    w.abs() + 1.0
+}
+
+#[test]
+fn sin_cos_tan_are_within_their_bounds_for_every_argument() {
+    // Small, medium and every binade up to f32::MAX (Payne–Hanek's whole
+    // range), a dense sweep near the first few quadrant boundaries, and
+    // the corpus's specials (sin(f32::MAX) among them).
+    let mut x = sweep(-10.0, 10.0, 20_001);
+    x.extend(geometric(-20.0, 127.99, 20_000));
+    x.extend(sweep(1.5, 1.65, 2_001));
+    x.extend(sweep(3.1, 3.2, 2_001));
+    x.extend(sweep(1e4, 1e4 + 10.0, 1_001));
+    x.extend(specials());
+    check_unary(
+        ("sin", mc::SIN, (0.0, 0.0)),
+        &x,
+        f64::sin,
+        4.0,
+        want_plus_one,
+        Some(2),
+    );
+    check_unary(
+        ("cos", mc::COS, (0.0, 0.0)),
+        &x,
+        f64::cos,
+        4.0,
+        want_plus_one,
+        Some(2),
+    );
+    check_unary(
+        ("tan", mc::TAN, (0.0, 0.0)),
+        &x,
+        f64::tan,
+        4.0,
+        want_abs,
+        Some(3),
+    );
+}

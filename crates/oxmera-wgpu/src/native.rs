@@ -650,6 +650,9 @@ pub(crate) fn math_unary_of(op: UnaryOp) -> Option<(u32, f32, f32)> {
         UnaryOp::Atan => plain(c::ATAN),
         UnaryOp::Asin => plain(c::ASIN),
         UnaryOp::Acos => plain(c::ACOS),
+        UnaryOp::Sin => plain(c::SIN),
+        UnaryOp::Cos => plain(c::COS),
+        UnaryOp::Tan => plain(c::TAN),
         UnaryOp::Elu(alpha) => Some((c::ELU, alpha as f32, 1.0)),
         // scale·alpha rounded once: one constant's rounding, not two.
         UnaryOp::Selu => Some((c::ELU, (SELU_SCALE * SELU_ALPHA) as f32, SELU_SCALE as f32)),
@@ -675,7 +678,7 @@ const NATIVE_BINARY_MATH: [(BinaryOp, u32); 5] = [
 
 /// The unary ops of [`math_unary_of`] by name, plus `hardtanh` (two
 /// clamps), for [`native_f32`].
-const NATIVE_MATH_NAMES: [&str; 20] = [
+const NATIVE_MATH_NAMES: [&str; 23] = [
     "exp2",
     "expm1",
     "sinh",
@@ -696,6 +699,9 @@ const NATIVE_MATH_NAMES: [&str; 20] = [
     "selu",
     "powf",
     "hardtanh",
+    "sin",
+    "cos",
+    "tan",
 ];
 
 /// The ops with a scalar operand the GPU computes, with their

@@ -1,5 +1,5 @@
-//! The library functions beyond `unary_strided`'s: exp2, expm1, sinh,
-//! cosh, log2, log10, the inverse trigonometric functions, erf and GELU,
+//! The library functions beyond `unary_strided`'s: sin, cos and tan,
+//! exp2, expm1, sinh, cosh, log2, log10, the inverse trigonometric functions, erf and GELU,
 //! ELU/SELU, mish, logsigmoid, the hard activations, trunc and `powf`
 //! (one kernel, [`unary_math_strided`]), and atan2, hypot, pow, fmod and
 //! the floored remainder ([`binary_math_strided`]).
@@ -11,12 +11,16 @@
 //! polynomial, within 2 ulp: `unary_strided`'s, whose test measures it),
 //! `ln v` (fdlibm's `logf`, within 1 ulp) and `atan` (fdlibm's `atanf`
 //! reduction with its polynomial, within 1 ulp), and every function is
-//! built from them with its error bound derived beside it.
+//! built from them with its error bound derived beside it. sin, cos and
+//! tan reduce their argument exactly by Payne and Hanek's method in
+//! 32-bit integers (`quarter_turns`), so no argument, `f32::MAX`
+//! included, loses accuracy to the reduction.
 //!
 //! The conformance bound these are held to (`oxmera-conformance`'s
 //! tolerance table) is, for `f32`, `ε·|want| + acc·ε·S` with `ε = 2^-23`:
 //! `acc = 4, S = |want|` for the library functions (at least 5 ulp of
-//! the result), 6 for ELU/SELU, 10 for mish, `S = |want| + |x|` for GELU,
+//! the result), 6 for ELU/SELU, 10 for mish, `S = |want| + 1` for sin
+//! and cos, `S = |want| + |x|` for GELU,
 //! `|want|·(1 + |b·ln a|)` for pow, and exact for trunc, fmod and rem.
 //!
 //! `z` in the helpers is a zero the compiler cannot know is zero (`ndim
@@ -68,6 +72,12 @@ pub mod math_code {
     pub const ACOS: u32 = 16;
     /// `x^p0` with C's special cases
     pub const POWF: u32 = 17;
+    /// `sin x`, every argument reduced exactly (Payne–Hanek)
+    pub const SIN: u32 = 18;
+    /// `cos x`, likewise
+    pub const COS: u32 = 19;
+    /// `tan x`, likewise
+    pub const TAN: u32 = 20;
 }
 
 /// The `op` values of [`binary_math_strided`].
@@ -515,6 +525,249 @@ pub mod math_kernels {
         r
     }
 
+    /// Word `k` of 2/π's binary fraction with 64 zero bits in front:
+    /// words 2 to 9 are 2/π's first 256 bits (`0.a2f9836e…`), and the
+    /// zeros let an argument below 2 take the same window arithmetic as
+    /// a large one. Bits from a 700-bit Machin evaluation of π.
+    #[helper]
+    fn two_over_pi_word(k: u32) -> u32 {
+        let mut w = 0u32;
+        if k == 2u32 {
+            w = 0xa2f9_836eu32;
+        } else if k == 3u32 {
+            w = 0x4e44_1529u32;
+        } else if k == 4u32 {
+            w = 0xfc27_57d1u32;
+        } else if k == 5u32 {
+            w = 0xf534_ddc0u32;
+        } else if k == 6u32 {
+            w = 0xdb62_9599u32;
+        } else if k == 7u32 {
+            w = 0x3c43_9041u32;
+        } else if k == 8u32 {
+            w = 0xfe51_63abu32;
+        } else if k == 9u32 {
+            w = 0xdebb_c561u32;
+        }
+        w
+    }
+
+    /// The 96 bits of `two_over_pi_word`'s string from bit `p` on
+    /// (1-based), as three words.
+    #[helper]
+    fn pi_window(p: u32) -> (u32, u32, u32) {
+        let q = (p - 1u32) / 32u32;
+        let r = (p - 1u32) % 32u32;
+        let w0 = two_over_pi_word(q);
+        let w1 = two_over_pi_word(q + 1u32);
+        let w2 = two_over_pi_word(q + 2u32);
+        let w3 = two_over_pi_word(q + 3u32);
+        let mut a = w0;
+        let mut b = w1;
+        let mut c = w2;
+        if r > 0u32 {
+            a = (w0 << r) | (w1 >> (32u32 - r));
+            b = (w1 << r) | (w2 >> (32u32 - r));
+            c = (w2 << r) | (w3 >> (32u32 - r));
+        }
+        (a, b, c)
+    }
+
+    /// The 56-bit product of a 24-bit `m` and a word, as (high word, low
+    /// word): in 16-bit limbs, so that no partial product leaves 32 bits.
+    #[helper]
+    fn mul_24_32(m: u32, w: u32) -> (u32, u32) {
+        let m0 = m & 0xffffu32;
+        let m1 = m >> 16u32;
+        let w0 = w & 0xffffu32;
+        let w1 = w >> 16u32;
+        let p00 = m0 * w0;
+        let p01 = m0 * w1;
+        let p10 = m1 * w0;
+        let p11 = m1 * w1;
+        let mid = (p01 & 0xffffu32) + (p10 & 0xffffu32) + (p00 >> 16u32);
+        let hi = p11 + (p01 >> 16u32) + (p10 >> 16u32) + (mid >> 16u32);
+        let lo = (mid << 16u32) | (p00 & 0xffffu32);
+        (hi, lo)
+    }
+
+    /// `|x| = (n + r)·π/2` for a finite `|x| >= 2^-12`, with `n` mod 4 and
+    /// `r` in `[-1/2, 1/2]` as `r_hi + r_lo` (about 56 bits), by Payne and
+    /// Hanek's reduction: `|x| = m·2^s` (`m` the 24-bit significand), and
+    /// of `|x|·2/π = m·2^s·Σ bit_i·2^-i` only the bits of 2/π from `i = s -
+    /// 1` on matter (those before give multiples of 4 quarter turns); 96
+    /// of them times `m` leave the fraction to 2^-72 of a turn, exactly in
+    /// integers. The nearest quarter turn is split off, and the rest,
+    /// normalized, becomes two floats. No rounding happens before that,
+    /// so `sin(f32::MAX)` is as accurate as `sin(1)`.
+    #[helper]
+    fn quarter_turns(ax: f32) -> (u32, f32, f32) {
+        let b = ax.to_bits();
+        let e = b >> 23u32;
+        let m = (b & 0x007f_ffffu32) | 0x0080_0000u32;
+        // s = e - 150; the window starts at 2/π's bit s - 1, which is bit
+        // s + 63 = e - 87 of the zero-prefixed string (e >= 126 here).
+        let (wa, wb, wc) = pi_window(e - 87u32);
+        let (_, al) = mul_24_32(m, wa);
+        let (bh, bl) = mul_24_32(m, wb);
+        let (ch, cl) = mul_24_32(m, wc);
+        // The fraction of a turn, 0.f1 f2 f3 (what is above is whole
+        // turns): integer words wrap.
+        let f2 = bl + ch;
+        let mut f1 = al + bh;
+        if f2 < bl {
+            f1 += 1u32;
+        }
+        let f3 = cl;
+        let mut n = f1 >> 30u32;
+        // The quarter turn's fraction, 64 bits in g1.g2.
+        let mut g1 = (f1 << 2u32) | (f2 >> 30u32);
+        let mut g2 = (f2 << 2u32) | (f3 >> 30u32);
+        let mut neg = false;
+        if (g1 >> 31u32) == 1u32 {
+            // Past half a quarter: to the next one, r = -(1 - fraction).
+            n += 1u32;
+            neg = true;
+            g2 = !g2 + 1u32;
+            g1 = !g1;
+            if g2 == 0u32 {
+                g1 += 1u32;
+            }
+        }
+        let mut shift = 32i32;
+        if g1 == 0u32 {
+            g1 = g2;
+            g2 = 0u32;
+            shift += 32;
+        }
+        let mut r_hi = 0.0;
+        let mut r_lo = 0.0;
+        if g1 != 0u32 {
+            let lz = g1.leading_zeros();
+            if lz > 0u32 {
+                g1 = (g1 << lz) | (g2 >> (32u32 - lz));
+                g2 = g2 << lz;
+            }
+            shift += lz as i32;
+            // value = (g1 + g2/2^32)·2^-shift, g1's top bit set: its top 24
+            // bits exactly, the next 32 rounded once into the low part.
+            let scale = f32::from_bits(((127 - shift) as u32) << 23u32);
+            let low = ((g1 & 0xffu32) as f32) + ((g2 >> 8u32) as f32) * 5.960_464_5e-8;
+            r_hi = ((g1 >> 8u32) as f32) * 256.0 * scale;
+            r_lo = low * scale;
+        }
+        if neg {
+            r_hi = -r_hi;
+            r_lo = -r_lo;
+        }
+        (n & 3u32, r_hi, r_lo)
+    }
+
+    /// `sin(x + y)` for `|x| <= π/4` (and a little) and `|y|` a few ulp of
+    /// `x`: `x + (x·z·S(z) + y·(1 - z/2))`, `S` Taylor's to `x^9` (the
+    /// next term is 3e-9 of the result): `x·z·S` is at most a tenth of
+    /// the result, so its roundings cost a tenth of an ulp each; within 1
+    /// ulp.
+    #[helper]
+    fn sin_kernel(x: f32, y: f32) -> f32 {
+        let zz = x * x;
+        let mut p = 2.755_731_9e-6;
+        p = p.mul_add(zz, -1.984_127e-4);
+        p = p.mul_add(zz, 8.333_334e-3);
+        p = p.mul_add(zz, -0.166_666_67);
+        x + (x * zz).mul_add(p, y * (1.0 - 0.5 * zz))
+    }
+
+    /// `cos(x + y)` likewise: `1 - z/2 + z²·C(z) - x·y`, `C` Taylor's to
+    /// `x^10` (next term 1e-10), with `w = 1 - z/2` rounded once and its
+    /// rounding error `(1 - w) - z/2` (exact: Sterbenz) added back, fdlibm's
+    /// way; `w` passes through its bits so a reassociating driver cannot
+    /// fold that error to 0. Within 1 ulp.
+    #[helper]
+    fn cos_kernel(x: f32, y: f32, z: u32) -> f32 {
+        let zz = x * x;
+        let mut c = -2.755_732e-7;
+        c = c.mul_add(zz, 2.480_158_8e-5);
+        c = c.mul_add(zz, -1.388_888_9e-3);
+        c = c.mul_add(zz, 4.166_666_8e-2);
+        let hz = 0.5 * zz;
+        let w = f32::from_bits((1.0 - hz).to_bits() ^ z);
+        w + (((1.0 - w) - hz) + (zz * zz).mul_add(c, -(x * y)))
+    }
+
+    /// `num / den` to about half an ulp: WGSL's `/` promises only 2.5
+    /// ulp, so the quotient's remainder (exact by fma) corrects it once.
+    #[helper]
+    fn divide(num: f32, den: f32) -> f32 {
+        let q = num / den;
+        let rem = (-q).mul_add(den, num);
+        q + rem / den
+    }
+
+    /// `sin` (`which` 0), `cos` (1) or `tan` (2) of `v`: NaN for NaN and
+    /// ±∞; below 2^-12 in magnitude `v`, 1 and `v` (each exact to the
+    /// rounding); else `|v| = (n + r)·π/2` by `quarter_turns` (or `n =
+    /// 0, r = |v|` up to π/4), `θ = r·π/2` as `θ_hi + θ_lo` (π/2 in two
+    /// parts, the product's error by fma), and the kernels by quadrant;
+    /// tan as a corrected quotient of the two (within 3 ulp away from the
+    /// poles). sin and tan are odd: the sign of `v` is put back.
+    #[helper]
+    fn trig(which: u32, v: f32, z: u32) -> f32 {
+        let av = v.abs();
+        let nan = is_nan(v);
+        let mut r = f32::from_bits(0x7fc0_0000u32);
+        if av == f32::INFINITY || nan {
+            r = f32::from_bits(0x7fc0_0000u32);
+        } else if av < 0.000_244_140_625 {
+            r = v;
+            if which == 1u32 {
+                r = 1.0;
+            }
+        } else {
+            let mut n = 0u32;
+            let mut th = av;
+            let mut tl = 0.0;
+            if av > 0.785_398_1 {
+                let (q, r_hi, r_lo) = quarter_turns(av);
+                n = q;
+                th = f32::from_bits((r_hi * 1.570_796_4).to_bits() ^ z);
+                tl = r_hi.mul_add(1.570_796_4, -th)
+                    + r_hi.mul_add(-4.371_139e-8, r_lo * 1.570_796_4);
+            }
+            let s = sin_kernel(th, tl);
+            let c = cos_kernel(th, tl, z);
+            if which == 0u32 {
+                if n == 0u32 {
+                    r = s;
+                } else if n == 1u32 {
+                    r = c;
+                } else if n == 2u32 {
+                    r = -s;
+                } else {
+                    r = -c;
+                }
+            } else if which == 1u32 {
+                if n == 0u32 {
+                    r = c;
+                } else if n == 1u32 {
+                    r = -s;
+                } else if n == 2u32 {
+                    r = -c;
+                } else {
+                    r = s;
+                }
+            } else if (n & 1u32) == 0u32 {
+                r = divide(s, c);
+            } else {
+                r = -divide(c, s);
+            }
+            if which != 1u32 && (v.to_bits() >> 31u32) == 1u32 {
+                r = -r;
+            }
+        }
+        r
+    }
+
     /// Elementwise unary function over a strided (possibly broadcast)
     /// input, with `unary_strided`'s parameters and two scalars of the
     /// op's own (`p0`, `p1`; see [`super::math_code`]): `out[i] =
@@ -724,6 +977,8 @@ pub mod math_kernels {
                 }
             } else if op == 17 {
                 r = pow_f(v, p0, z);
+            } else if op >= 18 && op <= 20 {
+                r = trig(op - 18u32, v, z);
             }
             out[i] = r;
         }
