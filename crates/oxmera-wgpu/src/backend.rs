@@ -304,6 +304,9 @@ impl Backend for WgpuBackend {
             if values && let Some(s) = self.moments_f32(op, xs[0], dims)? {
                 return Ok(Some(s));
             }
+            if values && op == ReduceOp::LogSumExp {
+                return self.logsumexp_f32(xs[0], dims);
+            }
             let out = if values { DType::F32 } else { out_dtype };
             self.reduce_walk(op, xs[0], dims, out)
         };

@@ -322,3 +322,67 @@ impl WgpuBackend {
         }
     }
 }
+
+impl WgpuBackend {
+    /// `logsumexp` of f32 over `dims`, composed of device ops as the
+    /// reference defines it: `m + ln Σ exp(x − m)` with `m` the maximum
+    /// clamped into the finite range (so an all-`−∞` slice gives `−∞`, a
+    /// `+∞` gives `+∞`, and a NaN stays NaN, where `x − m` with an
+    /// infinite `m` would be NaN); over an empty dim, `−∞` (the log of an
+    /// empty sum). Each step is a native launch; `None` where one declines
+    /// (the caller hands the op to the host).
+    pub(crate) fn logsumexp_f32(&self, x: &Tensor, dims: &[usize]) -> Result<Option<Storage>> {
+        use oxmera_tensor::{Backend, BinaryOp, UnaryOp};
+        if x.dtype() != DType::F32 {
+            return Ok(None);
+        }
+        let kept: Vec<usize> = x
+            .dims()
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| if dims.contains(&d) { 1 } else { n })
+            .collect();
+        let out: Vec<usize> = x
+            .dims()
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| !dims.contains(d))
+            .map(|(_, &n)| n)
+            .collect();
+        if dims.iter().any(|&d| x.dims()[d] == 0) {
+            let len = out.iter().product();
+            return Ok(Some(self.fill_pattern(
+                DType::F32,
+                len,
+                f64::NEG_INFINITY,
+            )?));
+        }
+        let Some(max) = self.moments_f32(ReduceOp::Max, x, dims)? else {
+            return Ok(None);
+        };
+        let max = Tensor::from_storage(max, kept.clone());
+        let finite = f64::from(f32::MAX);
+        let shift = Tensor::from_storage(
+            self.unary(
+                UnaryOp::Clamp {
+                    min: Some(-finite),
+                    max: Some(finite),
+                },
+                &max,
+            )?,
+            kept,
+        );
+        let spread = shift.expand(x.dims())?;
+        let diff = Tensor::from_storage(self.binary(BinaryOp::Sub, x, &spread)?, x.dims());
+        let exps = Tensor::from_storage(self.unary(UnaryOp::Exp, &diff)?, x.dims());
+        let Some(sum) = self.reduce_f32(&exps, dims, false, "logsumexp")? else {
+            return Ok(None);
+        };
+        let logs = Tensor::from_storage(
+            self.unary(UnaryOp::Log, &Tensor::from_storage(sum, out.clone()))?,
+            out.clone(),
+        );
+        let shift = shift.reshape(out)?;
+        Ok(Some(self.binary(BinaryOp::Add, &shift, &logs)?))
+    }
+}

@@ -157,3 +157,61 @@ fn binary_library_functions_on_the_device_match_the_reference() {
         }
     }
 }
+
+#[test]
+fn logsumexp_runs_on_the_device_with_the_references_infinities() {
+    let Some(d) = gpu() else { return };
+    // Rows: ordinary values, one far above the rest (the shift matters),
+    // all −∞ (−∞), a +∞ among finite values (+∞), a NaN (NaN).
+    let inf = f32::INFINITY;
+    let rows: Vec<f32> = [
+        [0.5, -1.25, 3.0, 2.0],
+        [90.0, 1.0, -3.0, 89.5],
+        [-inf, -inf, -inf, -inf],
+        [1.0, inf, -2.0, 0.0],
+        [1.0, f32::NAN, -2.0, 0.0],
+    ]
+    .concat();
+    let host = Tensor::from_vec(rows, [5, 4], Device::Reference).unwrap();
+    let x = host.to_device(d).unwrap();
+    let before = fallback::count(d, "logsumexp");
+    let cases = [
+        (
+            x.logsumexp(&[1], false).unwrap(),
+            host.logsumexp(&[1], false).unwrap(),
+        ),
+        (
+            x.logsumexp(&[0], true).unwrap(),
+            host.logsumexp(&[0], true).unwrap(),
+        ),
+        (
+            x.t().unwrap().logsumexp(&[0], false).unwrap(),
+            host.t().unwrap().logsumexp(&[0], false).unwrap(),
+        ),
+    ];
+    // Over an empty dim: −∞, the log of an empty sum.
+    let empty = Tensor::zeros([3, 0], oxmera_core::DType::F32, d).unwrap();
+    let lse = empty
+        .logsumexp(&[1], false)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    assert_eq!(lse, vec![f32::NEG_INFINITY; 3]);
+    assert_eq!(
+        fallback::count(d, "logsumexp"),
+        before,
+        "logsumexp ran on the host"
+    );
+    for (got, want) in cases {
+        assert_eq!(got.dims(), want.dims());
+        let (g, w) = (got.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+        for (a, b) in g.iter().zip(&w) {
+            // m + ln Σ: the sum of 4 or 5 terms, exp and ln a few ulp
+            // each, the final addition relative to |m| + |want|.
+            let ok = (a.is_nan() && b.is_nan())
+                || a == b
+                || (a - b).abs() <= 8.0 * f32::EPSILON * b.abs().max(1.0);
+            assert!(ok, "logsumexp: {a} on the device, {b} on the host");
+        }
+    }
+}
