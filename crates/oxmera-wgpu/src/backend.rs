@@ -436,9 +436,11 @@ impl Backend for WgpuBackend {
         bias: Option<&Tensor>,
         params: Conv2dParams,
     ) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.conv2d_f32(x, weight, bias, params)?
-        {
+        // Halves widened exactly, convolved in f32, narrowed once.
+        let mut values = vec![x, weight];
+        values.extend(bias);
+        let f32_op = |xs: &[&Tensor]| self.conv2d_f32(xs[0], xs[1], xs.get(2).copied(), params);
+        if let Some(s) = self.in_f32(&values, true, f32_op)? {
             return Ok(s);
         }
         on_host(self).conv2d(x, weight, bias, params)
@@ -456,22 +458,21 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
+        if let Some(s) = self.conv2d_backward_halves(x, weight, grad, params)? {
+            return Ok(s);
+        }
         on_host(self).conv2d_backward(x, weight, grad, params)
     }
 
     fn max_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.pool_f32(x, params, true)?
-        {
+        if let Some(s) = self.in_f32(&[x], true, |xs| self.pool_f32(xs[0], params, true))? {
             return Ok(s);
         }
         on_host(self).max_pool2d(x, params)
     }
 
     fn avg_pool2d(&self, x: &Tensor, params: Pool2dParams) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.pool_f32(x, params, false)?
-        {
+        if let Some(s) = self.in_f32(&[x], true, |xs| self.pool_f32(xs[0], params, false))? {
             return Ok(s);
         }
         on_host(self).avg_pool2d(x, params)
@@ -483,9 +484,8 @@ impl Backend for WgpuBackend {
         grad: &Tensor,
         params: Pool2dParams,
     ) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.pool_backward_f32(x, grad, params, true)?
-        {
+        let f32_op = |xs: &[&Tensor]| self.pool_backward_f32(xs[0], xs[1], params, true);
+        if let Some(s) = self.in_f32(&[x, grad], true, f32_op)? {
             return Ok(s);
         }
         on_host(self).max_pool2d_backward(x, grad, params)
@@ -497,9 +497,8 @@ impl Backend for WgpuBackend {
         grad: &Tensor,
         params: Pool2dParams,
     ) -> Result<Storage> {
-        if x.dtype() == DType::F32
-            && let Some(s) = self.pool_backward_f32(x, grad, params, false)?
-        {
+        let f32_op = |xs: &[&Tensor]| self.pool_backward_f32(xs[0], xs[1], params, false);
+        if let Some(s) = self.in_f32(&[x, grad], true, f32_op)? {
             return Ok(s);
         }
         on_host(self).avg_pool2d_backward(x, grad, params)

@@ -21,7 +21,7 @@
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::Value as KValue;
 use oxmera_kernel::library::{self, half_mode};
-use oxmera_tensor::{Storage, Tensor};
+use oxmera_tensor::{Conv2dParams, Storage, Tensor};
 
 use crate::backend::WgpuBackend;
 use crate::native::Strided;
@@ -121,6 +121,38 @@ impl WgpuBackend {
         }
         let len = result.len();
         self.narrow(&Tensor::from_storage(result, [len]), dtype)
+    }
+
+    /// The convolution's two gradients for half tensors: the three
+    /// operands widened exactly, the f32 kernels run, both gradients
+    /// narrowed once. `None` for other dtypes or where a launch declines.
+    pub(crate) fn conv2d_backward_halves(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        grad: &Tensor,
+        params: Conv2dParams,
+    ) -> Result<Option<(Storage, Storage)>> {
+        let dtype = x.dtype();
+        if !is_half(dtype) || weight.dtype() != dtype || grad.dtype() != dtype {
+            return Ok(None);
+        }
+        let (Some(xw), Some(ww), Some(gw)) =
+            (self.widen(x)?, self.widen(weight)?, self.widen(grad)?)
+        else {
+            return Ok(None);
+        };
+        let Some((gx, gwt)) = self.conv2d_backward_f32(&xw, &ww, &gw, params)? else {
+            return Ok(None);
+        };
+        let narrow = |s: Storage| {
+            let len = s.len();
+            self.narrow(&Tensor::from_storage(s, [len]), dtype)
+        };
+        Ok(match (narrow(gx)?, narrow(gwt)?) {
+            (Some(a), Some(b)) => Some((a, b)),
+            _ => None,
+        })
     }
 
     /// A data-movement op on half tensors through the word kernels: each

@@ -7,7 +7,7 @@
 #![cfg(feature = "wgpu")]
 
 use oxmera_core::{DType, Device, Error};
-use oxmera_tensor::{Tensor, fallback};
+use oxmera_tensor::{Conv2dParams, Pool2dParams, Tensor, fallback};
 
 mod common;
 use common::gpu;
@@ -37,15 +37,14 @@ fn every_dtype_round_trips_through_device_memory() {
 #[test]
 fn an_op_without_a_kernel_falls_back_visibly() {
     let Some(d) = gpu() else { return };
-    // `sin` has no kernel on wgpu yet: it runs on the host, and is counted.
-    let a = Tensor::from_vec(vec![0.0f32, 0.5], [2], d).unwrap();
-    let before = fallback::count(d, "sin");
-    let y = a.sin().unwrap();
+    // An f32 `cumprod` has no kernel on wgpu (the reference carries the
+    // product in f64): it runs on the host, and is counted.
+    let a = Tensor::from_vec(vec![2.0f32, 0.5, 3.0], [3], d).unwrap();
+    let before = fallback::count(d, "cumprod");
+    let y = a.cumprod(0).unwrap();
     assert_eq!(y.device(), d);
-    let v = y.to_vec::<f32>().unwrap();
-    assert_eq!(v[0], 0.0);
-    assert!((v[1] - 0.5f32.sin()).abs() < 1e-7);
-    assert!(fallback::count(d, "sin") > before);
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![2.0, 1.0, 3.0]);
+    assert!(fallback::count(d, "cumprod") > before);
 }
 
 #[test]
@@ -387,8 +386,30 @@ fn half_precision_ops_compute_in_f32_on_the_device() {
             .unwrap()
             .to_dtype(dtype)
             .unwrap();
-        let ops: [(&str, UnaryTensorOp); 5] = [
+        let ops: [(&str, UnaryTensorOp); 8] = [
             ("matmul", |t| t.matmul(&t.transpose(0, 1).unwrap()).unwrap()),
+            // [2, 1, 4, 12] convolved with a 3×3 corner of itself; pooled.
+            ("conv2d", |t| {
+                let x = t.reshape([2, 1, 4, 12]).unwrap();
+                let w = x.narrow(2, 0, 3).unwrap().narrow(3, 0, 3).unwrap();
+                x.conv2d(&w, None, Conv2dParams::default()).unwrap()
+            }),
+            ("max_pool2d", |t| {
+                let p = Pool2dParams {
+                    kernel: (2, 3),
+                    stride: (2, 2),
+                    padding: (1, 1),
+                };
+                t.reshape([2, 1, 4, 12]).unwrap().max_pool2d(p).unwrap()
+            }),
+            ("avg_pool2d", |t| {
+                let p = Pool2dParams {
+                    kernel: (2, 2),
+                    stride: (2, 2),
+                    padding: (0, 0),
+                };
+                t.reshape([2, 1, 4, 12]).unwrap().avg_pool2d(p).unwrap()
+            }),
             ("softmax", |t| t.softmax(1).unwrap()),
             ("exp", |t| t.exp().unwrap()),
             ("sum", |t| t.sum(&[1], false).unwrap()),
