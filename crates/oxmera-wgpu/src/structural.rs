@@ -294,9 +294,11 @@ impl WgpuBackend {
 
     /// The inclusive scan `op` of `x` along `dim` by `scan_strided`, a row
     /// a thread: `cumsum` of f32 (halves through f32, rounded once) into
-    /// the input's dtype, and `cumsum` and `cumprod` of i32, i64, u8, bool
-    /// into i64 (wrapping). `None` for `logcumsumexp`, a float `cumprod`,
-    /// f64, a row past llvmpipe's loop limit or a size that does not fit.
+    /// the input's dtype, `cumprod` of f32 (and halves) with no
+    /// underflow or overflow on the way, and `cumsum` and `cumprod` of
+    /// i32, i64, u8, bool into i64 (wrapping). `None` for
+    /// `logcumsumexp`, f64, a row past llvmpipe's loop limit or a size
+    /// that does not fit.
     pub(crate) fn scan_any(
         &self,
         op: ScanOp,
@@ -324,13 +326,9 @@ impl WgpuBackend {
             return Ok(None);
         };
         if kind == cast_code::F32 {
-            // A float running product stays on the host: the reference's
-            // f64 carries a product through values far below f32's range
-            // (2e-37 after 1e-40 · 2e3 in the corpus), where an f32
-            // running value underflows to 0 for good.
-            if code == scan_code::PROD {
-                return Ok(None);
-            }
+            // A float running product is carried as m·2^e by the kernel,
+            // as the reference's f64 carries it through values far below
+            // f32's range (2e-37 after 1e-40 · 2e3 in the corpus).
             return self.in_f32(&[x], true, |xs| {
                 self.scan_rows(xs[0], dim, code, kind, rows, DType::F32, op.name())
             });

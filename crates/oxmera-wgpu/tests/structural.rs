@@ -194,6 +194,24 @@ fn cumsum_and_cumprod_run_on_the_device() {
             "{g} vs {w}"
         );
     }
+    // f32 cumprod through f32's underflow and back (the corpus's 1e-40 ·
+    // 2e3), within a rounding per step of the reference's f64 product.
+    let v: Vec<f32> = vec![1e-40, 2e3, 0.5, -3.0, 1e-30, 1e-30, 1e30, 1e30, 4.0, 0.0];
+    let host = Tensor::from_vec(v.clone(), [2, 5], Device::Reference).unwrap();
+    let x = host.to_device(d).unwrap();
+    let got = x.cumprod(1).unwrap().to_vec::<f32>().unwrap();
+    let want = host.cumprod(1).unwrap().to_vec::<f32>().unwrap();
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        let steps = (k % 5 + 2) as f32;
+        assert!(
+            g == w || (g - w).abs() <= steps * f32::EPSILON * w.abs(),
+            "cumprod element {k}: {g:e} vs {w:e}"
+        );
+    }
+    assert!(
+        want[1] != 0.0 && want[4] == 0.0,
+        "the case crosses f32's underflow"
+    );
     for name in ["cumsum", "cumprod"] {
         assert_eq!(fallback::count(d, name), 0, "{name} fell back");
     }

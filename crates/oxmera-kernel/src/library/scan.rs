@@ -94,16 +94,69 @@ mod scans {
             if op == 1 {
                 lo = 1u32;
             }
+            // A float running product as pm·2^pe, |pm| in [1, 2) while it
+            // is finite and nonzero: no step underflows or overflows, as
+            // the reference's f64 product does not within f32's inputs
+            // (1e-40 · 2e3 is 2e-37, not 0). Each step rounds once, as an
+            // f64 step rounds once; f64's own range is kept (below
+            // 2^-1075 the product is 0, from 2^1024 on ∞, for good).
+            let mut pm = 1.0f32;
+            let mut pe = 0i32;
             for j in 0..len {
                 let at = (xi + j as i32 * xstride[dim]) as u32;
                 let o = oi + j * ostep;
-                if kind == 0 {
+                if kind == 0 && op == 1 {
                     let v = from_bits(x[at]);
-                    if op == 1 {
-                        acc = acc * v;
+                    let va = x[at] & 0x7fff_ffffu32;
+                    let pa = pm.to_bits() & 0x7fff_ffffu32;
+                    let live = pa != 0u32 && pa < 0x7f80_0000u32;
+                    if live && va != 0u32 && va < 0x7f80_0000u32 {
+                        // v = mv·2^ev, a subnormal v normalized first.
+                        let mut vv = v;
+                        let mut ev = 0i32;
+                        if va < 0x0080_0000u32 {
+                            vv = v * 16_777_216.0;
+                            ev = -24;
+                        }
+                        let vb = vv.to_bits();
+                        ev += ((vb >> 23) & 0xffu32) as i32 - 127;
+                        let mv = from_bits((vb & 0x807f_ffffu32) | 0x3f80_0000u32);
+                        pm = pm * mv;
+                        pe += ev;
+                        if (pm.to_bits() & 0x7fff_ffffu32) >= 0x4000_0000u32 {
+                            pm = pm * 0.5;
+                            pe += 1;
+                        }
+                        if pe > 1023 {
+                            pm = pm * f32::INFINITY;
+                        } else if pe < -1075 {
+                            pm = pm * 0.0;
+                        }
                     } else {
-                        acc = acc + v;
+                        // A zero, an infinity or a NaN on either side:
+                        // f32's rules (|pm| >= 1 keeps the class).
+                        pm = pm * v;
                     }
+                    // pm·2^pe rounded once into f32.
+                    let mut res = pm;
+                    let pb = pm.to_bits() & 0x7fff_ffffu32;
+                    if pb != 0u32 && pb < 0x7f80_0000u32 {
+                        if pe > 127 {
+                            res = pm * f32::INFINITY;
+                        } else if pe >= -126 {
+                            res = pm * from_bits(((pe + 127) as u32) << 23);
+                        } else if pe < -152 {
+                            res = pm * 0.0;
+                        } else {
+                            // Exact to 2^-126, then one rounding.
+                            let normal = pm * from_bits(1u32 << 23);
+                            res = normal * from_bits(((pe + 253) as u32) << 23);
+                        }
+                    }
+                    out[o] = res.to_bits();
+                } else if kind == 0 {
+                    let v = from_bits(x[at]);
+                    acc = acc + v;
                     out[o] = acc.to_bits();
                 } else {
                     let mut vl = 0u32;
