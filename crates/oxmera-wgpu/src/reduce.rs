@@ -324,7 +324,8 @@ impl WgpuBackend {
 }
 
 impl WgpuBackend {
-    /// `logsumexp` of f32 over `dims`, composed of device ops as the
+    /// `logsumexp` of f32 (the caller's `in_f32` widens halves) over
+    /// `dims`, composed of device ops as the
     /// reference defines it: `m + ln Σ exp(x − m)` with `m` the maximum
     /// clamped into the finite range (so an all-`−∞` slice gives `−∞`, a
     /// `+∞` gives `+∞`, and a NaN stays NaN, where `x − m` with an
@@ -333,9 +334,6 @@ impl WgpuBackend {
     /// (the caller hands the op to the host).
     pub(crate) fn logsumexp_f32(&self, x: &Tensor, dims: &[usize]) -> Result<Option<Storage>> {
         use oxmera_tensor::{Backend, BinaryOp, UnaryOp};
-        if x.dtype() != DType::F32 {
-            return Ok(None);
-        }
         let kept: Vec<usize> = x
             .dims()
             .iter()

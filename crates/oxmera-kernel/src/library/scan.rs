@@ -85,10 +85,8 @@ mod scans {
                 step = step * shape[d];
             }
             let len = shape[dim];
+            // The f32 running sum (the product is carried below).
             let mut acc = 0.0f32;
-            if op == 1 {
-                acc = 1.0f32;
-            }
             let mut lo = 0u32;
             let mut hi = 0u32;
             if op == 1 {
