@@ -1,11 +1,12 @@
-//! Integer (`i32`, `u8`) and bool ops on the device, by the library's
-//! integer kernels (`oxmera_kernel::library::int_*`): elementwise
-//! arithmetic and comparisons (with a tensor or a scalar operand), the
-//! reductions, and matmul — each bit for bit the reference's, which
-//! computes in `i64` and wraps into the dtype (see the kernels' module for
-//! why `i32` arithmetic gives the same bits). `u8` and bool tensors are
-//! bytes four to a word; a kernel writing bytes computes four outputs a
-//! thread. Each returns `None` where a size does not fit the kernels'
+//! Integer (`i32`, `u8`, `i64`) and bool ops on the device, by the
+//! library's integer kernels (`oxmera_kernel::library::int_*`, and
+//! `i64_*` for `i64`): elementwise arithmetic and comparisons (with a
+//! tensor or a scalar operand), the reductions, and matmul — each bit for
+//! bit the reference's, which computes in `i64` and wraps into the dtype
+//! (see the kernels' modules for why `i32` arithmetic gives the same
+//! bits, and how the `i64` kernels compute in word pairs). `u8` and bool
+//! tensors are bytes four to a word; a kernel writing bytes computes four
+//! outputs a thread. Each returns `None` where a size does not fit the kernels'
 //! 32-bit arithmetic, one dispatch, or llvmpipe's loop limit (a walk of
 //! more than `SCATTER_MAX_ALONG` elements): the caller then hands the op
 //! to the host.
@@ -35,10 +36,11 @@ fn is_bytes(dtype: DType) -> bool {
     matches!(dtype, DType::U8 | DType::Bool)
 }
 
-/// The inclusive range of `i32` or `u8`.
+/// The inclusive range of `i32`, `u8` or `i64`.
 fn int_range(dtype: DType) -> (i64, i64) {
     match dtype {
         DType::U8 => (0, 255),
+        DType::I64 => (i64::MIN, i64::MAX),
         _ => (i32::MIN.into(), i32::MAX.into()),
     }
 }
@@ -46,7 +48,7 @@ fn int_range(dtype: DType) -> (i64, i64) {
 /// A clamp's bounds as the reference narrows them: to the integers they
 /// admit (`ceil` of the lower, `floor` of the upper), saturated to the
 /// dtype's range, so the clamp's result is always representable.
-fn int_bounds(dtype: DType, min: Option<f64>, max: Option<f64>) -> (i32, i32) {
+fn int_bounds(dtype: DType, min: Option<f64>, max: Option<f64>) -> (i64, i64) {
     let (lo, hi) = int_range(dtype);
     let saturate = |v: f64| {
         if v <= lo as f64 {
@@ -57,19 +59,20 @@ fn int_bounds(dtype: DType, min: Option<f64>, max: Option<f64>) -> (i32, i32) {
             v as i64
         }
     };
-    let lo_b = min.map_or(lo, |m| saturate(m.ceil()));
-    let hi_b = max.map_or(hi, |m| saturate(m.floor()));
-    // Both lie in the dtype's range, which `i32` holds.
-    (lo_b as i32, hi_b as i32)
+    (
+        min.map_or(lo, |m| saturate(m.ceil())),
+        max.map_or(hi, |m| saturate(m.floor())),
+    )
 }
 
-/// The `int_code` of a unary op on an `i32` or `u8` tensor, with a
-/// clamp's bounds; `None` where the op has no integer meaning (`neg` of
-/// an unsigned dtype is refused by the reference, so it goes there).
-fn unary_code(op: UnaryOp, dtype: DType) -> Option<(u32, i32, i32)> {
+/// The `int_code` of a unary op on an `i32`, `u8` or `i64` tensor, with
+/// a clamp's bounds (in the dtype's range); `None` where the op has no
+/// integer meaning (`neg` of an unsigned dtype is refused by the
+/// reference, so it goes there).
+fn unary_code(op: UnaryOp, dtype: DType) -> Option<(u32, i64, i64)> {
     use UnaryOp::*;
     let code = match op {
-        Neg if dtype == DType::I32 => int_code::NEG,
+        Neg if dtype != DType::U8 => int_code::NEG,
         Abs => int_code::ABS,
         Sign => int_code::SIGN,
         Square => int_code::SQUARE,
@@ -129,6 +132,9 @@ pub(crate) fn native_int(op: &str, dtype: DType) -> bool {
         DType::I32 => {
             op == "neg" || COMPARE.contains(&op) || REDUCE.contains(&op) || ARITH.contains(&op)
         }
+        // Comparisons of i64 have their own kernel (`compare_i64`); all
+        // and any are not walked in pairs.
+        DType::I64 => op == "neg" || REDUCE[..6].contains(&op) || ARITH.contains(&op),
         DType::U8 => COMPARE.contains(&op) || REDUCE.contains(&op) || ARITH.contains(&op),
         DType::Bool => COMPARE.contains(&op) || REDUCE.contains(&op),
         DType::F32 => matches!(op, "all" | "any"),
@@ -177,19 +183,55 @@ impl WgpuBackend {
         })
     }
 
-    /// A unary op on an `i32` or `u8` tensor.
+    /// One launch of `i64_elementwise`: as [`Self::int_launch`] with the
+    /// operands, the scalar and a clamp's bounds as `i64` word pairs.
+    #[allow(clippy::too_many_arguments)]
+    fn i64_launch(
+        &self,
+        name: &'static str,
+        op: u32,
+        a: &Tensor,
+        b: &Tensor,
+        scalar: u32,
+        s: i64,
+        bounds: (i64, i64),
+    ) -> Result<Option<Storage>> {
+        let mut extra = vec![Value::U32(op), Value::U32(scalar)];
+        for v in [s, bounds.0, bounds.1] {
+            extra.extend([
+                Value::U32(v as u64 as u32),
+                Value::U32((v as u64 >> 32) as u32),
+            ]);
+        }
+        self.strided(Strided {
+            kernel: library::i64_elementwise(),
+            name,
+            inputs: &[a, b],
+            shape: a.dims(),
+            out: DType::I64,
+            per_thread: 1,
+            extra,
+        })
+    }
+
+    /// A unary op on an `i32`, `u8` or `i64` tensor.
     pub(crate) fn unary_int(&self, op: UnaryOp, x: &Tensor) -> Result<Option<Storage>> {
-        if !matches!(x.dtype(), DType::I32 | DType::U8) {
+        if !matches!(x.dtype(), DType::I32 | DType::U8 | DType::I64) {
             return Ok(None);
         }
         let Some((code, lo, hi)) = unary_code(op, x.dtype()) else {
             return Ok(None);
         };
-        self.int_launch(op.name(), code, x, x, 0, 0, (lo, hi))
+        if x.dtype() == DType::I64 {
+            return self.i64_launch(op.name(), code, x, x, 0, 0, (lo, hi));
+        }
+        // Both bounds lie in the dtype's range, which `i32` holds.
+        self.int_launch(op.name(), code, x, x, 0, 0, (lo as i32, hi as i32))
     }
 
-    /// `a op b` (or `a op value`, `value op a` by `scalar`) for `i32` or
-    /// `u8`; `value` is exact in the dtype (the front end's contract).
+    /// `a op b` (or `a op value`, `value op a` by `scalar`) for `i32`,
+    /// `u8` or `i64`; `value` is exact in the dtype (the front end's
+    /// contract).
     pub(crate) fn binary_int(
         &self,
         op: BinaryOp,
@@ -198,7 +240,7 @@ impl WgpuBackend {
         value: f64,
         scalar_first: bool,
     ) -> Result<Option<Storage>> {
-        if !matches!(a.dtype(), DType::I32 | DType::U8) {
+        if !matches!(a.dtype(), DType::I32 | DType::U8 | DType::I64) {
             return Ok(None);
         }
         let Some(code) = binary_code(op) else {
@@ -209,6 +251,10 @@ impl WgpuBackend {
             (None, false) => 1,
             (None, true) => 2,
         };
+        if a.dtype() == DType::I64 {
+            let b = b.unwrap_or(a);
+            return self.i64_launch(op.name(), code, a, b, scalar, value as i64, (0, 0));
+        }
         self.int_launch(
             op.name(),
             code,
@@ -243,7 +289,8 @@ impl WgpuBackend {
 
     /// A reduction of an `i32`, `u8` or bool tensor (or `all`/`any` of an
     /// `f32` one) over `dims` by `int_reduce_strided`, a thread per output
-    /// (four for byte outputs).
+    /// (four for byte outputs); of an `i64` one (sum, product, max, min and
+    /// their positions) by `i64_reduce_strided`.
     pub(crate) fn reduce_int(
         &self,
         op: ReduceOp,
@@ -251,8 +298,11 @@ impl WgpuBackend {
         dims: &[usize],
         out_dtype: DType,
     ) -> Result<Option<Storage>> {
+        let wide = x.dtype() == DType::I64;
         let kind = match (x.dtype(), op) {
             (DType::F32, ReduceOp::All | ReduceOp::Any) => int_kind::F32_TRUTH,
+            (DType::I64, ReduceOp::All | ReduceOp::Any) => return Ok(None),
+            (DType::I64, _) => 0,
             (dtype, _) => match kind_of(dtype) {
                 Some(k) => k,
                 None => return Ok(None),
@@ -298,19 +348,24 @@ impl WgpuBackend {
                 gpu.metadata(&strides),
                 gpu.metadata(&marks),
             );
+            let mut scalars = vec![
+                Value::U32(shape.len() as u32),
+                Value::U32(n_out as u32),
+                Value::U32(n_walked as u32),
+                Value::I32(offset),
+                Value::U32(code),
+            ];
+            let kernel = if wide {
+                library::i64_reduce_strided()
+            } else {
+                scalars.extend([Value::U32(kind), Value::U32(out_kind)]);
+                library::int_reduce_strided()
+            };
             self.linear(
-                library::int_reduce_strided(),
+                kernel,
                 ELEMENTWISE_BLOCK,
                 &[src.buffer.raw(), out.raw(), &s, &st, &r],
-                &[
-                    Value::U32(shape.len() as u32),
-                    Value::U32(n_out as u32),
-                    Value::U32(n_walked as u32),
-                    Value::I32(offset),
-                    Value::U32(code),
-                    Value::U32(kind),
-                    Value::U32(out_kind),
-                ],
+                &scalars,
                 threads,
                 name,
             )?;
@@ -318,10 +373,11 @@ impl WgpuBackend {
         Ok(Some(self.store(out_dtype, n_out, out)))
     }
 
-    /// `a @ b` for `i32` or `u8`, wrapping, by `int_matmul_strided`.
+    /// `a @ b` for `i32` or `u8` by `int_matmul_strided`, or `i64` by
+    /// `i64_matmul_strided`, wrapping.
     pub(crate) fn matmul_int(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
         let kind = match a.dtype() {
-            DType::I32 => int_kind::I32,
+            DType::I32 | DType::I64 => int_kind::I32,
             DType::U8 => int_kind::U8,
             _ => return Ok(None),
         };
@@ -352,24 +408,30 @@ impl WgpuBackend {
                 gpu.metadata(&sb[..rank - 2]),
             );
             let i = |v: u32| Value::I32(v as i32);
+            let mut scalars = vec![
+                Value::U32((rank - 2) as u32),
+                Value::U32(count as u32),
+                Value::U32(m as u32),
+                Value::U32(n as u32),
+                Value::U32(k as u32),
+                i(sa[rank - 2]),
+                i(sa[rank - 1]),
+                i(sb[rank - 2]),
+                i(sb[rank - 1]),
+                Value::I32(oa),
+                Value::I32(ob),
+            ];
+            let kernel = if a.dtype() == DType::I64 {
+                library::i64_matmul_strided()
+            } else {
+                scalars.push(Value::U32(kind));
+                library::int_matmul_strided()
+            };
             self.linear(
-                library::int_matmul_strided(),
+                kernel,
                 ELEMENTWISE_BLOCK,
                 &[ba.buffer.raw(), bb.buffer.raw(), out.raw(), &s, &ma, &mb],
-                &[
-                    Value::U32((rank - 2) as u32),
-                    Value::U32(count as u32),
-                    Value::U32(m as u32),
-                    Value::U32(n as u32),
-                    Value::U32(k as u32),
-                    i(sa[rank - 2]),
-                    i(sa[rank - 1]),
-                    i(sb[rank - 2]),
-                    i(sb[rank - 1]),
-                    Value::I32(oa),
-                    Value::I32(ob),
-                    Value::U32(kind),
-                ],
+                &scalars,
                 threads,
                 "matmul",
             )?;

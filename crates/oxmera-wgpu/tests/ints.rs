@@ -76,25 +76,10 @@ fn same(
 
 type Op = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
-#[test]
-fn integer_and_bool_ops_run_on_the_device_as_on_the_reference() {
-    let Some(d) = gpu() else { return };
-    let r = Device::Reference;
-    let i = Tensor::from_vec(i32s(), [7, 9], r).unwrap();
-    let u = Tensor::from_vec(u8s(), [7, 9], r).unwrap();
-    // A transposed view against a broadcast row: both read by strides.
-    let views = |t: &Tensor| {
-        (
-            t.t().unwrap(),
-            t.narrow(0, 2, 1)
-                .unwrap()
-                .t()
-                .unwrap()
-                .expand([9, 7])
-                .unwrap(),
-        )
-    };
-    let ops: [(&str, Op); 24] = [
+/// The binary, scalar, unary, reduction and matmul ops every integer
+/// dtype runs natively, each over `(a, b)`.
+fn ops() -> [(&'static str, Op); 24] {
+    [
         ("add", |a, b| a.add(b)),
         ("sub", |a, b| a.sub(b)),
         ("mul", |a, b| a.mul(b)),
@@ -119,15 +104,42 @@ fn integer_and_bool_ops_run_on_the_device_as_on_the_reference() {
         ("prod", |a, _| a.prod(&[0], true)),
         ("argmax", |a, _| a.argmax(0, false)),
         ("matmul", |a, b| a.matmul(&b.t()?)),
-    ];
+    ]
+}
+
+/// The value reductions and positions over views `a` (`b` unused).
+fn reductions(d: Device, a: &Tensor, b: &Tensor) {
+    same(d, a, b, "max", |a, _| a.max(&[0, 1], false));
+    same(d, a, b, "min", |a, _| a.min(&[1], true));
+    same(d, a, b, "argmin", |a, _| a.argmin(1, false));
+}
+
+/// A transposed view of `t` (`[7, 9]`) against a broadcast row of it:
+/// both read by strides.
+fn views(t: &Tensor) -> (Tensor, Tensor) {
+    (
+        t.t().unwrap(),
+        t.narrow(0, 2, 1)
+            .unwrap()
+            .t()
+            .unwrap()
+            .expand([9, 7])
+            .unwrap(),
+    )
+}
+
+#[test]
+fn integer_and_bool_ops_run_on_the_device_as_on_the_reference() {
+    let Some(d) = gpu() else { return };
+    let r = Device::Reference;
+    let i = Tensor::from_vec(i32s(), [7, 9], r).unwrap();
+    let u = Tensor::from_vec(u8s(), [7, 9], r).unwrap();
     for x in [&i, &u] {
         let (a, b) = views(x);
-        for (name, op) in ops {
+        for (name, op) in ops() {
             same(d, &a, &b, name, op);
         }
-        same(d, &a, &b, "max", |a, _| a.max(&[0, 1], false));
-        same(d, &a, &b, "min", |a, _| a.min(&[1], true));
-        same(d, &a, &b, "argmin", |a, _| a.argmin(1, false));
+        reductions(d, &a, &b);
         same(d, &a, &b, "any", |a, _| a.any(&[1], false));
         same(d, &a, &b, "all", |a, _| a.all(&[0], false));
     }
@@ -143,4 +155,50 @@ fn integer_and_bool_ops_run_on_the_device_as_on_the_reference() {
     let f = Tensor::from_vec(vec![1.0f32, f32::NAN, -0.0, 0.0, 2.0, 3.0], [2, 3], r).unwrap();
     same(d, &f, &f, "any", |a, _| a.any(&[0], false));
     same(d, &f, &f, "all", |a, _| a.all(&[1], false));
+}
+
+/// `[7, 9]` i64 values: the edges of the word pairs' arithmetic (`MIN`,
+/// `MAX`, values across the word boundary, a divisor past one word, 0 and
+/// -1), then values over the whole range and small ones.
+fn i64s() -> Vec<i64> {
+    let edges = [
+        0,
+        1,
+        -1,
+        2,
+        -7,
+        63,
+        i64::MIN,
+        i64::MAX,
+        1 << 32,
+        -(1 << 32),
+        (1 << 32) - 1,
+        -(3 << 40) - 5,
+        0x1234_5678_9abc_def0,
+    ];
+    (0..63)
+        .map(|k: i64| match k {
+            k if (k as usize) < edges.len() => edges[k as usize],
+            k if k % 2 == 0 => k.wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64),
+            k => (k * 2_654_435_761) % 41 - 20,
+        })
+        .collect()
+}
+
+#[test]
+fn i64_ops_run_on_the_device_as_on_the_reference() {
+    let Some(d) = gpu() else { return };
+    let x = Tensor::from_vec(i64s(), [7, 9], Device::Reference).unwrap();
+    let (a, b) = views(&x);
+    for (name, op) in ops() {
+        same(d, &a, &b, name, op);
+    }
+    reductions(d, &a, &b);
+    same(d, &x, &x, "neg", |a, _| a.neg());
+    // A scalar past one word, on either side, and bounds past one word.
+    same(d, &a, &b, "mul", |a, _| a.mul_scalar(-(3i64 << 40)));
+    same(d, &a, &b, "div", |a, _| a.rdiv_scalar(1i64 << 50));
+    same(d, &a, &b, "clamp", |a, _| {
+        a.clamp(Some(-(2f64.powi(40))), Some(2f64.powi(62)))
+    });
 }

@@ -727,7 +727,8 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         "logical_packed" => super::bools::demo(block),
         "layer_norm_rows" => super::norm::demo(block, seed),
         "moments_strided" => super::norm::moments_demo(block, seed),
-        "int_elementwise" | "int_reduce_strided" | "int_matmul_strided" => {
+        "int_elementwise" | "int_reduce_strided" | "int_matmul_strided" | "i64_elementwise"
+        | "i64_reduce_strided" | "i64_matmul_strided" => {
             return super::ints_demos::demo(name, block, seed);
         }
         "copy_words" | "where_words" | "triangle_words" | "select_words" => {

@@ -127,6 +127,9 @@ pub(super) fn demo(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         "int_reduce_strided" if !bytes => sum_i32(block, seed),
         "int_reduce_strided" => max_u8(block, seed),
         "int_matmul_strided" => matmul(block, seed, bytes),
+        "i64_elementwise" => elementwise_i64(block, seed, bytes),
+        "i64_reduce_strided" => reduce_i64(block, seed, bytes),
+        "i64_matmul_strided" => matmul_i64(block, seed),
         _ => return None,
     })
 }
@@ -354,5 +357,182 @@ fn matmul(block: Dim3, seed: u64, bytes: bool) -> Demo {
             "{} [2,3,4] (transposed view) @ [4,5] broadcast, wrapping",
             if bytes { "u8" } else { "i32" }
         ),
+    }
+}
+
+/// `i64` values as the word pairs the kernels read (low word first).
+fn pairs(v: &[i64]) -> Buffer {
+    Buffer::from_u32(
+        &v.iter()
+            .flat_map(|&x| [x as u64 as u32, (x as u64 >> 32) as u32])
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// `i64` results as the words the kernels write, as `f64`s.
+fn pair_words(v: &[i64]) -> Vec<f64> {
+    v.iter()
+        .flat_map(|&x| {
+            [
+                f64::from(x as u64 as u32),
+                f64::from((x as u64 >> 32) as u32),
+            ]
+        })
+        .collect()
+}
+
+/// Seeded `i64` values spread over the whole range (a product of two
+/// draws shifted by a third), with `MIN` and `MAX` first.
+fn wide_ints(seed: u64, n: usize) -> Vec<i64> {
+    let d = ints(seed, 3 * n, 65536.0);
+    let mut v: Vec<i64> = (0..n)
+        .map(|k| (d[3 * k] * 65536 + d[3 * k + 1]) << (d[3 * k + 2].rem_euclid(31)))
+        .collect();
+    v[0] = i64::MIN;
+    v[1.min(n - 1)] = i64::MAX;
+    v
+}
+
+/// Floor division (odd seeds) or the wrapping product (even seeds) of a
+/// [3, 5] i64 tensor and a broadcast row with 0, -1, a divisor past one
+/// word and negatives; `MIN` and `MAX` among the dividends.
+fn elementwise_i64(block: Dim3, seed: u64, product: bool) -> Demo {
+    let a = wide_ints(seed, 15);
+    let bs = [0i64, -1, 7, -(3 << 40), 1 << 33];
+    let op = if product {
+        int_code::MUL
+    } else {
+        int_code::DIV
+    };
+    let c: Vec<i64> = (0..15)
+        .map(|k| host_op(op, a[k], bs[k % 5], 0, 0))
+        .collect();
+    let w = |v: u32| u(v);
+    Demo {
+        launch: launch(15, block),
+        args: vec![
+            Arg::Buffer(pairs(&a)),
+            Arg::Buffer(pairs(&bs)),
+            Arg::Buffer(Buffer::from_u32(&[0; 30])),
+            Arg::Buffer(Buffer::from_u32(&[3, 5])),
+            Arg::Buffer(Buffer::from_i32(&[5, 1])),
+            Arg::Buffer(Buffer::from_i32(&[0, 1])),
+            u(2),
+            u(15),
+            i(0),
+            i(0),
+            u(op),
+            u(0),
+            w(0),
+            w(0),
+            w(0),
+            w(0),
+            w(0),
+            w(0),
+        ],
+        output: 2,
+        expected: pair_words(&c),
+        tolerance: vec![0.0; 30],
+        summary: format!(
+            "{} of [3,5] i64 by a broadcast row with 0, -1 and 2^33, MIN and MAX included",
+            if product {
+                "wrapping product"
+            } else {
+                "floor division"
+            }
+        ),
+    }
+}
+
+/// Row sums of a [4, 6] i64 tensor over the whole range (wrapping; odd
+/// seeds) or the first position of each column's maximum (even seeds).
+fn reduce_i64(block: Dim3, seed: u64, argmax: bool) -> Demo {
+    let a = wide_ints(seed, 24);
+    let (op, marks, n_out, n_red, c): (u32, [u32; 2], u32, u32, Vec<i64>) = if argmax {
+        let c = (0..6)
+            .map(|col| {
+                let mut best = 0;
+                for r in 1..4 {
+                    if a[r * 6 + col] > a[best * 6 + col] {
+                        best = r;
+                    }
+                }
+                best as i64
+            })
+            .collect();
+        (int_reduce_code::ARGMAX, [1, 0], 6, 4, c)
+    } else {
+        let c = (0..4)
+            .map(|r| {
+                a[r * 6..r * 6 + 6]
+                    .iter()
+                    .fold(0i64, |s, &x| s.wrapping_add(x))
+            })
+            .collect();
+        (int_reduce_code::SUM, [0, 1], 4, 6, c)
+    };
+    Demo {
+        launch: launch(n_out, block),
+        args: vec![
+            Arg::Buffer(pairs(&a)),
+            Arg::Buffer(Buffer::from_u32(&vec![0; 2 * n_out as usize])),
+            Arg::Buffer(Buffer::from_u32(&[4, 6])),
+            Arg::Buffer(Buffer::from_i32(&[6, 1])),
+            Arg::Buffer(Buffer::from_u32(&marks)),
+            u(2),
+            u(n_out),
+            u(n_red),
+            i(0),
+            u(op),
+        ],
+        output: 1,
+        expected: pair_words(&c),
+        tolerance: vec![0.0; 2 * n_out as usize],
+        summary: if argmax {
+            "first position of each column's maximum of [4,6] i64".into()
+        } else {
+            "wrapping row sums of [4,6] i64 over the whole range".into()
+        },
+    }
+}
+
+/// `a @ b` for a [3, 4] i64 `a` read transposed (stored [4, 3]) and a
+/// [4, 5] `b`, values over the whole range so every product wraps.
+fn matmul_i64(block: Dim3, seed: u64) -> Demo {
+    let (m, k, n) = (3usize, 4usize, 5usize);
+    let a = wide_ints(seed, k * m);
+    let b = wide_ints(seed + 1, k * n);
+    let c: Vec<i64> = (0..m * n)
+        .map(|o| {
+            (0..k).fold(0i64, |acc, p| {
+                acc.wrapping_add(a[p * m + o / n].wrapping_mul(b[p * n + o % n]))
+            })
+        })
+        .collect();
+    Demo {
+        launch: launch((m * n) as u32, block),
+        args: vec![
+            Arg::Buffer(pairs(&a)),
+            Arg::Buffer(pairs(&b)),
+            Arg::Buffer(Buffer::from_u32(&[0; 30])),
+            Arg::Buffer(Buffer::from_u32(&[1])),
+            Arg::Buffer(Buffer::from_i32(&[0])),
+            Arg::Buffer(Buffer::from_i32(&[0])),
+            u(0),
+            u((m * n) as u32),
+            u(m as u32),
+            u(n as u32),
+            u(k as u32),
+            i(1),
+            i(m as i32),
+            i(n as i32),
+            i(1),
+            i(0),
+            i(0),
+        ],
+        output: 2,
+        expected: pair_words(&c),
+        tolerance: vec![0.0; 30],
+        summary: "i64 [3,4] (transposed view) @ [4,5], every product wrapping".into(),
     }
 }

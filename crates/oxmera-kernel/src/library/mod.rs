@@ -10,6 +10,7 @@ mod demos;
 mod flip;
 mod generic;
 mod halves;
+mod int64;
 mod ints;
 mod ints_demos;
 mod kernels;
@@ -36,6 +37,7 @@ pub(crate) use demos::{matmul_strided_workload, reduce_strided_workload};
 pub use flip::{flip, flip_fixed};
 pub use generic::{axpy, axpy_instance, axpy_instances, iota, iota_instance, iota_instances};
 pub use halves::{f32_to_halves, half_mode, halves_to_f32};
+pub use int64::{i64_elementwise, i64_matmul_strided, i64_reduce_strided};
 pub use ints::{
     int_code, int_elementwise, int_kind, int_matmul_strided, int_out, int_reduce_code,
     int_reduce_strided,
@@ -334,6 +336,21 @@ pub fn entries() -> Vec<Entry> {
             "int_matmul_strided",
             "batched i32 or u8 matmul over strided operands, wrapping, a thread per output",
             int_matmul_strided,
+        ),
+        e(
+            "i64_elementwise",
+            "i64 arithmetic over strided operands in 32-bit words (wrapping, floor division), a pair a thread",
+            i64_elementwise,
+        ),
+        e(
+            "i64_reduce_strided",
+            "sum and product (wrapping), max, min, argmax, argmin of i64 word pairs",
+            i64_reduce_strided,
+        ),
+        e(
+            "i64_matmul_strided",
+            "batched i64 matmul over strided operands in 32-bit words, wrapping, a thread per output",
+            i64_matmul_strided,
         ),
     ];
     // A generic kernel is listed once per instance, under the instance's
