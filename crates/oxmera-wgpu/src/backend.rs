@@ -160,8 +160,8 @@ impl Backend for WgpuBackend {
             // f64 moves as word pairs: gather and replacing scatter need
             // no f64 arithmetic (scatter-add does, and stays on the host).
             || (matches!(op, "gather" | "scatter") && dtype == DType::F64)
-            || (op == "cumprod"
-                && matches!(dtype, DType::I32 | DType::I64 | DType::U8 | DType::Bool))
+            || (op == "cumprod" && crate::structural::cast_code_of(dtype).is_some())
+            || (op == "logcumsumexp" && (dtype == DType::F32 || is_half(dtype)))
             || (op == "scatter_add" && crate::structural::cast_code_of(dtype).is_some())
             || (matches!(
                 op,
@@ -323,8 +323,9 @@ impl Backend for WgpuBackend {
     }
 
     /// `cumsum` natively (f32 and halves through f32; the integers and
-    /// bool into wrapping i64) and the integers' `cumprod`, a row a thread
-    /// in order; `logcumsumexp`, a float `cumprod` and f64 on the host.
+    /// bool into wrapping i64), `cumprod` (a float product carried as
+    /// `m·2^e`) and `logcumsumexp` (f32 and halves), a row a thread in
+    /// order; f64 on the host.
     fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
         if let Some(s) = self.scan_any(op, x, dim, out_dtype)? {
             return Ok(s);

@@ -296,8 +296,9 @@ impl WgpuBackend {
     /// a thread: `cumsum` of f32 (halves through f32, rounded once) into
     /// the input's dtype, `cumprod` of f32 (and halves) with no
     /// underflow or overflow on the way, and `cumsum` and `cumprod` of
-    /// i32, i64, u8, bool into i64 (wrapping). `None` for
-    /// `logcumsumexp`, f64, a row past llvmpipe's loop limit or a size
+    /// i32, i64, u8, bool into i64 (wrapping); `logcumsumexp` of f32 (and
+    /// halves) by `logcumsumexp_strided`, the reference's step element by
+    /// element. `None` for f64, a row past llvmpipe's loop limit or a size
     /// that does not fit.
     pub(crate) fn scan_any(
         &self,
@@ -306,15 +307,21 @@ impl WgpuBackend {
         dim: usize,
         out_dtype: DType,
     ) -> Result<Option<Storage>> {
-        let code = match op {
-            ScanOp::Sum => scan_code::SUM,
-            ScanOp::Prod => scan_code::PROD,
-            ScanOp::LogSumExp => return Ok(None),
-        };
         if x.dims()[dim] > SCATTER_MAX_ALONG {
             return Ok(None);
         }
         let rows = x.shape().numel() / x.dims()[dim].max(1);
+        let code = match op {
+            ScanOp::Sum => scan_code::SUM,
+            ScanOp::Prod => scan_code::PROD,
+            ScanOp::LogSumExp => {
+                // Floats only (the front end's rule), in f32 step by step.
+                return self.in_f32(&[x], true, |xs| {
+                    let kernel = library::logcumsumexp_strided();
+                    self.scan_rows(xs[0], dim, kernel, vec![], rows, DType::F32, op.name())
+                });
+            }
+        };
         let kind = match x.dtype() {
             DType::I32 | DType::I64 | DType::U8 | DType::Bool if out_dtype == DType::I64 => {
                 cast_code_of(x.dtype())
@@ -330,21 +337,33 @@ impl WgpuBackend {
             // as the reference's f64 carries it through values far below
             // f32's range (2e-37 after 1e-40 · 2e3 in the corpus).
             return self.in_f32(&[x], true, |xs| {
-                self.scan_rows(xs[0], dim, code, kind, rows, DType::F32, op.name())
+                let tail = vec![Value::U32(code), Value::U32(kind)];
+                let kernel = library::scan_strided();
+                self.scan_rows(xs[0], dim, kernel, tail, rows, DType::F32, op.name())
             });
         }
-        self.scan_rows(x, dim, code, kind, rows, DType::I64, op.name())
+        let tail = vec![Value::U32(code), Value::U32(kind)];
+        self.scan_rows(
+            x,
+            dim,
+            library::scan_strided(),
+            tail,
+            rows,
+            DType::I64,
+            op.name(),
+        )
     }
 
-    /// One `scan_strided` launch: `rows` threads, the output dense of
-    /// `x`'s shape.
+    /// One launch of a scan kernel (`scan_strided` with its op and kind in
+    /// `tail`, or `logcumsumexp_strided`): `rows` threads, the output
+    /// dense of `x`'s shape.
     #[allow(clippy::too_many_arguments)]
     fn scan_rows(
         &self,
         x: &Tensor,
         dim: usize,
-        code: u32,
-        kind: u32,
+        kernel: &'static Kernel,
+        tail: Vec<Value>,
         rows: usize,
         out: DType,
         name: &'static str,
@@ -361,18 +380,18 @@ impl WgpuBackend {
         if n > 0 {
             let b = self.buffer(x.storage(), name)?;
             let (ms, mx) = (gpu.metadata(&dims), gpu.metadata(&xs));
+            let mut scalars = vec![
+                Value::U32(dims.len() as u32),
+                Value::U32(rows as u32),
+                Value::I32(xo),
+                Value::U32(dim as u32),
+            ];
+            scalars.extend(tail);
             self.linear(
-                library::scan_strided(),
+                kernel,
                 ELEMENTWISE_BLOCK,
                 &[b.buffer.raw(), output.raw(), &ms, &mx],
-                &[
-                    Value::U32(dims.len() as u32),
-                    Value::U32(rows as u32),
-                    Value::I32(xo),
-                    Value::U32(dim as u32),
-                    Value::U32(code),
-                    Value::U32(kind),
-                ],
+                &scalars,
                 rows,
                 name,
             )?;

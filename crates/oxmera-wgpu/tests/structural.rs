@@ -218,6 +218,56 @@ fn cumsum_and_cumprod_run_on_the_device() {
 }
 
 #[test]
+fn logcumsumexp_runs_on_the_device_without_losing_early_elements() {
+    let Some(d) = gpu() else { return };
+    // Rows whose early elements lie far below their later maximum (a shift
+    // by the maximum and one cumsum would make those -∞), -∞ and +∞ and a
+    // NaN, through a transposed view.
+    let v: Vec<f32> = vec![
+        -200.0,
+        0.0,
+        80.0,
+        -1.0,
+        3.5, //
+        f32::NEG_INFINITY,
+        f32::NEG_INFINITY,
+        -3.0,
+        2.0,
+        1e-3, //
+        1.0,
+        f32::INFINITY,
+        5.0,
+        f32::NAN,
+        0.0, //
+        -0.5,
+        0.25,
+        -30.0,
+        60.0,
+        -60.0,
+    ];
+    let host = Tensor::from_vec(v, [5, 4], Device::Reference)
+        .unwrap()
+        .t()
+        .unwrap();
+    let x = host.to_device(d).unwrap();
+    let before = fallback::count(d, "logcumsumexp");
+    for (dim, n) in [(1, 5.0), (0, 4.0)] {
+        let got = x.logcumsumexp(dim).unwrap().to_f64_vec().unwrap();
+        let want = host.logcumsumexp(dim).unwrap().to_f64_vec().unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            // The conformance bound n·ε·(6 + |want| + max|x|), max|x| ≤ 200.
+            let bound = n * f64::from(f32::EPSILON) * (6.0 + w.abs() + 200.0);
+            assert!(
+                g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= bound,
+                "logcumsumexp dim {dim} element {k}: {g} vs {w}"
+            );
+        }
+        assert_eq!(want[0], -200.0, "the first element stays itself");
+    }
+    assert_eq!(fallback::count(d, "logcumsumexp"), before, "fell back");
+}
+
+#[test]
 fn byte_tensors_move_on_the_device() {
     let Some(d) = gpu() else { return };
     for dtype in [DType::U8, DType::Bool] {

@@ -86,7 +86,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         | "reduce_strided_f64" | "matmul_strided_f64" => {
             return super::wide::demo(name, block, seed);
         }
-        "unary_math_strided" | "binary_math_strided" => {
+        "unary_math_strided" | "binary_math_strided" | "logcumsumexp_strided" => {
             return super::math_demo::demo(name, block, seed);
         }
         "stencil3_tiled" => return Some(super::stencil::demo(block, seed)),

@@ -94,7 +94,7 @@ pub mod binary_math_code {
     pub const REM: u32 = 4;
 }
 
-pub use math_kernels::{binary_math_strided, unary_math_strided};
+pub use math_kernels::{binary_math_strided, logcumsumexp_strided, unary_math_strided};
 
 #[kernels]
 pub mod math_kernels {
@@ -1105,6 +1105,67 @@ pub mod math_kernels {
                 }
             }
             out[i] = r;
+        }
+    }
+
+    /// The running log-sum-exp of an f32 input along `dim`, written
+    /// contiguously (`scan_strided`'s parameters without its op and
+    /// kind): thread `r` walks row `r` in order, folding each element in
+    /// by the reference's step `hi + ln(1 + e^(lo - hi))` (`log_add_exp`)
+    /// with this module's exp and ln1p, so every element stays exact to
+    /// the step's few ulps however far below the row's later maximum it
+    /// lies (a shift by the row's maximum, then one cumsum, would
+    /// underflow those to `-∞`). NaN propagates; two infinities of one
+    /// sign give that infinity; the scan starts from `-∞`.
+    #[kernel(block = [64, 256])]
+    pub fn logcumsumexp_strided(
+        x: &[f32],
+        out: &mut [f32],
+        shape: &[u32],
+        xstride: &[i32],
+        ndim: u32,
+        n: u32,
+        xoff: i32,
+        dim: u32,
+    ) {
+        let row = block_idx_x() * block_dim_x() + thread_idx_x();
+        if row < n {
+            let mut rem = row;
+            let mut xi = xoff;
+            let mut oi = 0u32;
+            let mut step = 1u32;
+            let mut ostep = 1u32;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if d == dim {
+                    ostep = step;
+                } else {
+                    let c = rem % shape[d];
+                    rem = rem / shape[d];
+                    xi += c as i32 * xstride[d];
+                    oi += c * step;
+                }
+                step = step * shape[d];
+            }
+            let z = ndim >> 16u32;
+            let mut acc = f32::NEG_INFINITY;
+            for j in 0..shape[dim] {
+                let v = x[xi + j as i32 * xstride[dim]];
+                let hi = acc.max(v);
+                let lo = acc.min(v);
+                let v_nan = is_nan(v);
+                let acc_nan = is_nan(acc);
+                if v_nan || acc_nan {
+                    acc = f32::from_bits(0x7fc0_0000u32);
+                } else if lo == hi && lo.abs() == f32::INFINITY {
+                    acc = hi;
+                } else {
+                    // lo - hi <= 0, so e^(lo - hi) is in [0, 1] and its
+                    // ln1p in [0, ln 2]: no step overflows.
+                    acc = hi + ln1p_f(exp_f(lo - hi, z), z);
+                }
+                out[oi + j * ostep] = acc;
+            }
         }
     }
 }

@@ -10,8 +10,9 @@ use super::demos::{Demo, EPS, rng_f32};
 use super::math::{binary_math_code, math_code};
 
 /// The demo of `unary_math_strided` (sinh of a transposed view of
-/// `[7, 5, 3]`, values in `[-3, 3)`) or `binary_math_strided` (atan2 of a
-/// `[3, 1, 7]` row broadcast against a `[5, 7]` one).
+/// `[7, 5, 3]`, values in `[-3, 3)`), `binary_math_strided` (atan2 of a
+/// `[3, 1, 7]` row broadcast against a `[5, 7]` one) or
+/// `logcumsumexp_strided` (along the rows of a transposed `[6, 5]`).
 pub(super) fn demo(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
     let bt = block.count() as u32;
     let launch = LaunchConfig {
@@ -92,6 +93,60 @@ pub(super) fn demo(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
                 summary: "atan2(a[3,1,7], b[5,7]) broadcast to [3,5,7]".into(),
             })
         }
+        "logcumsumexp_strided" => Some(logcumsumexp(block, seed)),
         _ => None,
+    }
+}
+
+/// `log(e^a + e^b)` as the reference's scan step computes it, in f64.
+fn log_add_exp(a: f64, b: f64) -> f64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    if lo == hi && lo.is_infinite() {
+        return a;
+    }
+    hi + (lo - hi).exp().ln_1p()
+}
+
+/// The running log-sum-exp along dim 1 of a `[5, 6]` view of a stored
+/// `[6, 5]` (transposed), values in `[-60, 20)` so that early elements
+/// lie far below each row's later maximum, a `-∞` in one row.
+fn logcumsumexp(block: Dim3, seed: u64) -> Demo {
+    let mut x: Vec<f32> = rng_f32(seed, 30).iter().map(|v| 40.0 * v - 20.0).collect();
+    x[7] = f32::NEG_INFINITY;
+    let mut expected = Vec::new();
+    let mut tolerance = Vec::new();
+    for r in 0..5usize {
+        let row: Vec<f64> = (0..6).map(|c| f64::from(x[c * 5 + r])).collect();
+        let big = row
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(0f64, |m, v| m.max(v.abs()));
+        let mut acc = f64::NEG_INFINITY;
+        for &v in &row {
+            acc = log_add_exp(acc, v);
+            expected.push(acc);
+            // The conformance bound: n·ε·(6 + |want| + max|x|).
+            tolerance.push(6.0 * EPS * (6.0 + acc.abs() + big));
+        }
+    }
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::x(5u32.div_ceil(block.count() as u32)),
+            block,
+        },
+        args: vec![
+            Arg::Buffer(Buffer::from_f32(&x)),
+            Arg::Buffer(Buffer::from_f32(&[0.0; 30])),
+            Arg::Buffer(Buffer::from_u32(&[5, 6])),
+            Arg::Buffer(Buffer::from_i32(&[1, 5])),
+            Arg::Scalar(Value::U32(2)),
+            Arg::Scalar(Value::U32(5)),
+            Arg::Scalar(Value::I32(0)),
+            Arg::Scalar(Value::U32(1)),
+        ],
+        output: 1,
+        expected,
+        tolerance,
+        summary: "running log-sum-exp along the rows of a transposed [5,6] view".into(),
     }
 }

@@ -46,7 +46,9 @@ pub use kernels::{
     add, binary_code, binary_strided, matmul_strided, matmul_tiled, reduce_sum, softmax_rows,
     transpose_tiled,
 };
-pub use math::{binary_math_code, binary_math_strided, math_code, unary_math_strided};
+pub use math::{
+    binary_math_code, binary_math_strided, logcumsumexp_strided, math_code, unary_math_strided,
+};
 pub use moves::{gather_words, scatter_code, scatter_words};
 pub use norm::{layer_norm_rows, moment_code, moments_strided};
 pub use ops::{
@@ -101,6 +103,11 @@ pub fn entries() -> Vec<Entry> {
             "binary_math_strided",
             "atan2, hypot, pow, fmod and the floored remainder over two strided / broadcast inputs",
             binary_math_strided,
+        ),
+        e(
+            "logcumsumexp_strided",
+            "running log-sum-exp of f32 along a dim, a row a thread, the reference's step in order",
+            logcumsumexp_strided,
         ),
         e(
             "binary_strided",
