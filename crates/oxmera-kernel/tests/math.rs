@@ -439,6 +439,38 @@ fn powf_and_pow_follow_c_and_stay_within_their_bound() {
     }
 }
 
+#[test]
+fn powf_keeps_the_class_of_an_f64_exponent_that_f32_rounds_away() {
+    // Exponents past 2^24 whose f32 rounding is another class: odd
+    // integers rounding to even ones, a non-integer rounding to an
+    // integer, with the class (`POWF`'s p1) the backend passes for each.
+    let exps: [(f64, f32); 5] = [
+        (16_777_217.0, 1.0),
+        (-33_554_435.0, 1.0),
+        (16_777_216.5, 3.0),
+        (-16_777_218.5, 3.0),
+        (1e10 + 1.0, 1.0),
+    ];
+    let mut bases = specials();
+    // Bases near ±1 give finite results, so the magnitude is held too.
+    bases.extend([
+        1.0 - f32::EPSILON / 2.0,
+        -(1.0 + f32::EPSILON),
+        -(1.0 - f32::EPSILON / 2.0),
+        -2.0,
+    ]);
+    for (p, class) in exps {
+        check_unary(
+            ("powf", mc::POWF, (p as f32, class)),
+            &bases,
+            |v| v.powf(p),
+            4.0,
+            |v, w| pow_scale(v, p, w),
+            None,
+        );
+    }
+}
+
 /// Every pair of `xs` and `ys`.
 fn pairs(xs: &[f32], ys: &[f32]) -> (Vec<f32>, Vec<f32>) {
     let mut a = Vec::new();

@@ -154,7 +154,8 @@ impl Backend for WgpuBackend {
             || (dtype == DType::F32 && native_f32(op))
             || (dtype == DType::F64 && self.f64_native() && native_f64(op))
             || (is_half(dtype) && native_f32(op) && !F32_ELEMENT_MOVERS.contains(&op))
-            || (op == "cast" && crate::structural::cast_code_of(dtype).is_some())
+            // Every stored dtype (f64 into a half goes to the host).
+            || op == "cast"
             || (matches!(op, "gather" | "scatter" | "index_select" | "cumsum")
                 && crate::structural::cast_code_of(dtype).is_some())
             // f64 moves as word pairs: gather and replacing scatter need
@@ -414,9 +415,10 @@ impl Backend for WgpuBackend {
         on_host(self).compare_scalar(op, x, value)
     }
 
-    /// Between any two of f32, f16, bf16, i32, i64, u8 and bool natively
-    /// (`cast_strided`, on the bits); the older paths (bytes to f32, i64
-    /// to i32, halves to and from f32) where that declines a size.
+    /// Between any two of f32, f16, bf16, i32, i64, u8, bool and (where
+    /// the adapter stores it) f64 natively (`cast_strided`, on the bits),
+    /// but f64 into a half; the older paths (bytes to f32, i64 to i32,
+    /// halves to and from f32) where that declines a size.
     fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {
         if let Some(s) = self.cast_words(x, dtype)? {
             return Ok(s);

@@ -627,9 +627,11 @@ const NATIVE_UNARY: [(UnaryOp, u32); 19] = [
 
 /// The unary ops `unary_math_strided` computes (see its module for each
 /// function's error analysis against the conformance bound), with their
-/// codes and the kernel's two scalars. `powf` only where the exponent's
-/// f32 keeps the f64's special-case class (an integer stays the same
-/// integer, a non-integer stays one): otherwise the host.
+/// codes and the kernel's two scalars. `powf` passes its exponent rounded
+/// to f32 and, in the second scalar, the f64 exponent's class (odd or
+/// even integer, or not an integer), which that rounding may change past
+/// 2^24: the class decides the result's sign and NaN, the rounding moves
+/// its magnitude by under the op's bound `ε·|b·ln a|`.
 pub(crate) fn math_unary_of(op: UnaryOp) -> Option<(u32, f32, f32)> {
     use math_code as c;
     let plain = |code| Some((code, 0.0, 0.0));
@@ -657,9 +659,16 @@ pub(crate) fn math_unary_of(op: UnaryOp) -> Option<(u32, f32, f32)> {
         // scale·alpha rounded once: one constant's rounding, not two.
         UnaryOp::Selu => Some((c::ELU, (SELU_SCALE * SELU_ALPHA) as f32, SELU_SCALE as f32)),
         UnaryOp::Powf(p) => {
-            let p32 = p as f32;
-            let same_class = f64::from(p32) == p || p32.fract() != 0.0;
-            same_class.then_some((c::POWF, p32, 0.0))
+            let class = if !p.is_finite() {
+                0.0
+            } else if p.fract() != 0.0 {
+                3.0
+            } else if p % 2.0 != 0.0 {
+                1.0
+            } else {
+                2.0
+            };
+            Some((c::POWF, p as f32, class))
         }
         _ => None,
     }

@@ -86,9 +86,19 @@ impl WgpuBackend {
     }
 
     /// `x` cast to `dtype` by `cast_strided`, for any two of the dtypes
-    /// it knows (`None` for f64, or a size that does not fit).
+    /// it knows (`None` for f64 into a half, or a size that does not fit).
     pub(crate) fn cast_words(&self, x: &Tensor, dtype: DType) -> Result<Option<Storage>> {
-        let (Some(from), Some(to)) = (cast_code_of(x.dtype()), cast_code_of(dtype)) else {
+        // f64 is two words to the kernel (it computes nothing in f64), but
+        // into a half the reference's own rounding rule decides (see
+        // `cast_strided`).
+        let code = |d: DType| match d {
+            DType::F64 => oxmera_tensor::Backend::stores(self, d).then_some(cast_code::F64),
+            _ => cast_code_of(d),
+        };
+        if x.dtype() == DType::F64 && is_half(dtype) {
+            return Ok(None);
+        }
+        let (Some(from), Some(to)) = (code(x.dtype()), code(dtype)) else {
             return Ok(None);
         };
         let n = x.shape().numel();

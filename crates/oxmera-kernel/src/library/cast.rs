@@ -1,7 +1,10 @@
 //! Dtype casts between every pair of the dtypes a GPU stores as 32-bit
-//! words: `f32`, `i32` (a word each), `i64` (two words, low first), `f16`
-//! and `bf16` (16-bit halves, two to a word, element `e` in the low half
-//! when `e` is even) and `u8` and `bool` (bytes, four to a word).
+//! words: `f32`, `i32` (a word each), `i64` and `f64` (two words, low
+//! first), `f16` and `bf16` (16-bit halves, two to a word, element `e` in
+//! the low half when `e` is even) and `u8` and `bool` (bytes, four to a
+//! word) — all but `f64` into a half, which the reference rounds by the
+//! `half` crate's rule (see docs/LIMITATIONS.md) and a backend leaves to
+//! it.
 //!
 //! The rules are the reference backend's (`oxmera_tensor::Element`): a
 //! float source converts through its exact value, an integer or bool
@@ -13,9 +16,11 @@
 //! `-0.0` false); `bool` into anything is 0 or 1.
 //!
 //! Every conversion is done on the bits with 32-bit integer arithmetic:
-//! the emitters have no 64-bit type, and a GPU's `u32 → f32` conversion
-//! need not round to nearest even, so integers become floats by counting
-//! leading zeros and rounding the dropped bits by hand.
+//! the emitters need no 64-bit type (an `f64` is two words here, so the
+//! kernel runs where the adapter stores `f64` without computing in it),
+//! and a GPU's `u32 → f32` conversion need not round to nearest even, so
+//! integers become floats by counting leading zeros and rounding the
+//! dropped bits by hand, and an `f64` narrows to `f32` the same way.
 
 use crate::ir::{Dim3, Value};
 use crate::kernels;
@@ -40,6 +45,8 @@ pub mod cast_code {
     pub const U8: u32 = 5;
     /// `bool` (any nonzero byte is true), four to a word.
     pub const BOOL: u32 = 6;
+    /// `f64`, two words each (low, high); not into `F16` or `BF16`.
+    pub const F64: u32 = 7;
 }
 
 pub use casts::cast_strided;
@@ -193,6 +200,166 @@ mod casts {
         (lo, hi)
     }
 
+    /// `(lo, hi) >> s` rounded to nearest, ties to even, for `s` in 1 to
+    /// 63 (0 from 64 on: the value is then below half a unit, or exactly
+    /// half with an even 0 below it when `s` is 64 and the top bit set).
+    #[helper]
+    fn round_shr64(lo: u32, hi: u32, s: u32) -> (u32, u32) {
+        let mut ql = 0u32;
+        let mut qh = 0u32;
+        if s < 64 {
+            let (kl, kh) = shr64(lo, hi, s);
+            let (bl, bh) = shl64(kl, kh, s);
+            let rl = lo - bl;
+            let borrow = (lo < bl) as u32;
+            let rh = hi - bh - borrow;
+            let (hl, hh) = shl64(1u32, 0u32, s - 1);
+            let above = rh > hh || (rh == hh && rl > hl);
+            let tie = rh == hh && rl == hl;
+            ql = kl;
+            qh = kh;
+            if above || (tie && (kl & 1u32) == 1u32) {
+                ql = kl + 1u32;
+                if ql == 0u32 {
+                    qh = kh + 1u32;
+                }
+            }
+        }
+        (ql, qh)
+    }
+
+    /// The `f64` `(lo, hi)` rounded to the nearest `f32`, ties to even
+    /// (Rust's `as f32`): 24 significant bits from the 53, or fewer into
+    /// `f32`'s subnormals, ∞ past `f32::MAX`'s rounding edge, a NaN kept
+    /// quiet with its payload's top bits.
+    #[helper]
+    fn f64_to_f32_bits(lo: u32, hi: u32) -> u32 {
+        let sign = hi & 0x8000_0000u32;
+        let e = (hi >> 20) & 0x7ffu32;
+        let mh = hi & 0xf_ffffu32;
+        let mut bits = 0u32;
+        if e == 0x7ffu32 {
+            bits = 0x7f80_0000u32;
+            if (mh | lo) != 0u32 {
+                bits = 0x7fc0_0000u32 | (mh << 3) | (lo >> 29);
+            }
+        } else if e > 1023 + 127 {
+            bits = 0x7f80_0000u32;
+        } else if e >= 1023 - 126 {
+            // Normal: the 53-bit significand to 24 bits; a carry out of
+            // the 24 moves into the exponent (to ∞ from the top binade).
+            let (q, _) = round_shr64(lo, mh | 0x10_0000u32, 29u32);
+            bits = ((e - 896u32) << 23) + (q - 0x80_0000u32);
+        } else if e > 0 {
+            // Into the subnormals: units of 2^-149, the significand
+            // shifted right by 926 - e (30 and up).
+            let (q, _) = round_shr64(lo, mh | 0x10_0000u32, 926u32 - e);
+            bits = q;
+        }
+        sign | bits
+    }
+
+    /// `f32` bits widened exactly to an `f64`'s `(lo, hi)` (subnormals
+    /// normalized; NaN payload and infinities kept).
+    #[helper]
+    fn f32_to_f64_bits(b: u32) -> (u32, u32) {
+        let sign = b & 0x8000_0000u32;
+        let e = (b >> 23) & 0xffu32;
+        let m = b & 0x7f_ffffu32;
+        let mut lo = m << 29;
+        let mut hi = sign | (m >> 3);
+        if e == 0xffu32 {
+            hi = hi | 0x7ff0_0000u32;
+        } else if e > 0 {
+            hi = hi | ((e + 1023 - 127) << 20);
+        } else if m != 0u32 {
+            // m·2^-149 with its top bit t: exponent t - 149, the bits
+            // below t moved up to the fraction's top.
+            let t = 31 - m.leading_zeros();
+            let (fl, fh) = shl64(m ^ (1u32 << t), 0u32, 52 - t);
+            lo = fl;
+            hi = sign | ((t + 1023 - 149) << 20) | fh;
+        }
+        (lo, hi)
+    }
+
+    /// The 64-bit two's-complement integer `(lo, hi)` rounded to the
+    /// nearest `f64` (ties to even: Rust's `as f64`), as `(lo, hi)`.
+    #[helper]
+    fn int_to_f64_bits(lo: u32, hi: u32) -> (u32, u32) {
+        let negative = (hi >> 31) == 1u32;
+        let mut ml = lo;
+        let mut mh = hi;
+        if negative {
+            ml = !lo + 1u32;
+            let carry = (ml == 0u32) as u32;
+            mh = !hi + carry;
+        }
+        let (bl, bh) = round_bits(ml, mh, 53u32);
+        let t = top_bit(bl, bh);
+        let mut rl = 0u32;
+        let mut rh = 0u32;
+        if t < 64 {
+            let mut fl = 0u32;
+            let mut fh = 0u32;
+            if t >= 52 {
+                let (l, h) = shr64(bl, bh, t - 52);
+                fl = l;
+                fh = h;
+            } else {
+                let (l, h) = shl64(bl, bh, 52 - t);
+                fl = l;
+                fh = h;
+            }
+            rl = fl;
+            rh = ((t + 1023) << 20) | (fh & 0xf_ffffu32);
+        }
+        if negative {
+            rh = rh | 0x8000_0000u32;
+        }
+        (rl, rh)
+    }
+
+    /// The `f64` `(lo, hi)` truncated toward zero to a 64-bit integer,
+    /// saturating, NaN giving 0 (Rust's `as i64`).
+    #[helper]
+    fn f64_bits_to_i64(lo: u32, hi: u32) -> (u32, u32) {
+        let negative = (hi >> 31) == 1u32;
+        let e = (hi >> 20) & 0x7ffu32;
+        let nan = e == 0x7ffu32 && ((hi & 0xf_ffffu32) | lo) != 0u32;
+        let mut rl = 0u32;
+        let mut rh = 0u32;
+        if nan {
+            rl = 0u32;
+        } else if e >= 1023 + 63 {
+            if negative {
+                rh = 0x8000_0000u32;
+            } else {
+                rl = 0xffff_ffffu32;
+                rh = 0x7fff_ffffu32;
+            }
+        } else if e >= 1023 {
+            let k = e - 1023;
+            let sh = (hi & 0xf_ffffu32) | 0x10_0000u32;
+            if k >= 52 {
+                let (l, h) = shl64(lo, sh, k - 52);
+                rl = l;
+                rh = h;
+            } else {
+                let (l, h) = shr64(lo, sh, 52 - k);
+                rl = l;
+                rh = h;
+            }
+            if negative {
+                let nl = !rl + 1u32;
+                let carry = (nl == 0u32) as u32;
+                rh = !rh + carry;
+                rl = nl;
+            }
+        }
+        (rl, rh)
+    }
+
     /// A half's bits (`brain`: bfloat16, else IEEE binary16) widened
     /// exactly to `f32` bits.
     #[helper]
@@ -250,7 +417,9 @@ mod casts {
     /// `x` (dtype `from`, read through a strided view) cast to `to`, both
     /// [`cast_code`](super::cast_code)s, written contiguously: thread `w`
     /// writes output word `w` — four bytes, two halves, one word, or one
-    /// of an `i64`'s two words — so no two threads share a word.
+    /// of an `i64`'s or `f64`'s two words — so no two threads share a
+    /// word. `f64` into a half is not one of the casts (the backend leaves
+    /// it to the reference).
     #[kernel(block = [64, 256])]
     pub fn cast_strided(
         x: &[u32],
@@ -271,15 +440,16 @@ mod casts {
         } else if to == 1 || to == 2 {
             per = 2u32;
         }
+        let pair = to == 4 || to == 7;
         let mut words = (n + per - 1) / per;
-        if to == 4 {
+        if pair {
             words = 2 * n;
         }
         if w < words {
             let mut word = 0u32;
             for e in 0..per {
                 let mut i = w * per + e;
-                if to == 4 {
+                if pair {
                     i = w / 2;
                 }
                 if i < n {
@@ -293,8 +463,9 @@ mod casts {
                     }
                     let at = xi as u32;
                     // The source: f32 bits for a float, (lo, hi) for an
-                    // integer or a bool.
+                    // integer, a bool or an f64.
                     let float = from <= 2;
+                    let double = from == 7;
                     let mut fb = 0u32;
                     let mut lo = 0u32;
                     let mut hi = 0u32;
@@ -309,7 +480,7 @@ mod casts {
                         if (lo >> 31) == 1u32 {
                             hi = 0xffff_ffffu32;
                         }
-                    } else if from == 4 {
+                    } else if from == 4 || double {
                         lo = x[2 * at];
                         hi = x[2 * at + 1];
                     } else {
@@ -319,12 +490,34 @@ mod casts {
                         }
                     }
                     // The destination's bits (`v`), or its word pair for
-                    // an i64.
+                    // an i64 or an f64. An f64 source is truncated to an
+                    // i64 first where the destination is an integer.
                     let mut v = 0u32;
                     let mut v_hi = 0u32;
-                    if to <= 2 {
+                    let mut int_lo = lo;
+                    let mut int_hi = hi;
+                    if double {
+                        let (l, h) = f64_bits_to_i64(lo, hi);
+                        int_lo = l;
+                        int_hi = h;
+                    }
+                    if to == 7 {
+                        v = lo;
+                        v_hi = hi;
+                        if float {
+                            let (l, h) = f32_to_f64_bits(fb);
+                            v = l;
+                            v_hi = h;
+                        } else if !double {
+                            let (l, h) = int_to_f64_bits(lo, hi);
+                            v = l;
+                            v_hi = h;
+                        }
+                    } else if to <= 2 {
                         let mut bits = fb;
-                        if !float {
+                        if double {
+                            bits = f64_to_f32_bits(lo, hi);
+                        } else if !float {
                             let mut p = 24u32;
                             if to == 1 {
                                 p = 11u32;
@@ -340,6 +533,10 @@ mod casts {
                     } else if to == 6 {
                         if float {
                             if (fb & 0x7fff_ffffu32) != 0u32 {
+                                v = 1u32;
+                            }
+                        } else if double {
+                            if ((hi & 0x7fff_ffffu32) | lo) != 0u32 {
                                 v = 1u32;
                             }
                         } else {
@@ -362,14 +559,34 @@ mod casts {
                             v = l;
                             v_hi = h;
                         }
-                    } else {
-                        v = lo;
-                        v_hi = hi;
+                    } else if double && to != 4 {
+                        // Saturated into i32 or u8 from the truncated i64
+                        // (Rust's `as` from the float saturates the same).
+                        let neg = (int_hi >> 31) == 1u32;
+                        let mut top = 0x7fff_ffffu32;
+                        let mut bottom = 0x8000_0000u32;
                         if to == 5 {
-                            v = lo & 0xffu32;
+                            top = 255u32;
+                            bottom = 0u32;
+                        }
+                        v = int_lo;
+                        if neg {
+                            // Below the range: high word not all ones, or
+                            // the low word under the bottom as i32.
+                            if to == 5 || int_hi != 0xffff_ffffu32 || int_lo < 0x8000_0000u32 {
+                                v = bottom;
+                            }
+                        } else if int_hi != 0u32 || int_lo > top {
+                            v = top;
+                        }
+                    } else {
+                        v = int_lo;
+                        v_hi = int_hi;
+                        if to == 5 {
+                            v = int_lo & 0xffu32;
                         }
                     }
-                    if to == 4 {
+                    if pair {
                         if w % 2 == 0 {
                             word = v;
                         } else {

@@ -70,7 +70,10 @@ pub mod math_code {
     pub const ASIN: u32 = 15;
     /// `acos x`
     pub const ACOS: u32 = 16;
-    /// `x^p0` with C's special cases
+    /// `x^p0` with C's special cases; `p1` names the exponent's class
+    /// where its `f32` rounding would lose it (an `f64` exponent past
+    /// 2^24): 1 an odd integer, 2 an even one, 3 not an integer, 0 the
+    /// class of `p0` itself
     pub const POWF: u32 = 17;
     /// `sin x`, every argument reduced exactly (Payne–Hanek)
     pub const SIN: u32 = 18;
@@ -404,18 +407,24 @@ pub mod math_kernels {
     /// `a^b` with every special case of C's `pow` (and Rust's `powf`):
     /// `a^±0 = 1` and `1^b = 1` even for NaN; `(-1)^±∞ = 1`; `|a| < 1` or
     /// `> 1` to ±∞; zeros and infinities to odd integers keep their sign;
-    /// a finite negative `a` to a non-integer is NaN.
+    /// a finite negative `a` to a non-integer is NaN. `class` is `POWF`'s
+    /// `p1`: 0 reads whether `b` is an (odd) integer from `b`, 1 to 3 say
+    /// it for an exponent `b` is only the rounding of.
     #[helper]
-    fn pow_f(a: f32, b: f32, z: u32) -> f32 {
+    fn pow_f(a: f32, b: f32, class: u32, z: u32) -> f32 {
         let aa = a.abs();
         let ab = b.abs();
         let a_neg = (a.to_bits() >> 31u32) == 1u32;
         let a_nan = is_nan(a);
         let b_nan = is_nan(b);
         let b_inf = (b.to_bits() & 0x7fff_ffffu32) == 0x7f80_0000u32;
-        let b_int = !b_nan && !b_inf && b.floor() == b;
+        let mut b_int = !b_nan && !b_inf && b.floor() == b;
         // Integers from 2^24 on are even.
-        let b_odd = b_int && ab < 16_777_216.0 && ((ab as u32) & 1u32) == 1u32;
+        let mut b_odd = b_int && ab < 16_777_216.0 && ((ab as u32) & 1u32) == 1u32;
+        if class != 0u32 {
+            b_int = class != 3u32;
+            b_odd = class == 1u32;
+        }
         let mut r = 0.0;
         if b == 0.0 || a == 1.0 {
             r = 1.0;
@@ -976,7 +985,7 @@ pub mod math_kernels {
                     r = 2.0 * atan_f(((1.0 - v) / (1.0 + v)).sqrt());
                 }
             } else if op == 17 {
-                r = pow_f(v, p0, z);
+                r = pow_f(v, p0, p1 as u32, z);
             } else if op >= 18 && op <= 20 {
                 r = trig(op - 18u32, v, z);
             }
@@ -1087,7 +1096,7 @@ pub mod math_kernels {
                     r = big * q.mul_add(q, 1.0).sqrt();
                 }
             } else if op == 2 {
-                r = pow_f(x, y, z);
+                r = pow_f(x, y, 0u32, z);
             } else if op == 3 || op == 4 {
                 let f = fmod_f(x, y);
                 r = f;
