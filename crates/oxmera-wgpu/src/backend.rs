@@ -268,6 +268,12 @@ impl Backend for WgpuBackend {
         if let Some(s) = self.binary_int(op, x, None, value, scalar_first)? {
             return Ok(s);
         }
+        if x.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(s) = self.binary_scalar_f64(op, x, value, scalar_first)?
+        {
+            return Ok(s);
+        }
         let f32_op = |xs: &[&Tensor]| self.scalar_f32(op, xs[0], value, scalar_first);
         if let Some(s) = self.in_f32(&[x], true, f32_op)? {
             return Ok(s);
@@ -326,7 +332,8 @@ impl Backend for WgpuBackend {
     /// `cumsum` natively (f32 and halves through f32; the integers and
     /// bool into wrapping i64), `cumprod` (a float product carried as
     /// `m·2^e`) and `logcumsumexp` (f32 and halves), a row a thread in
-    /// order; f64 on the host.
+    /// order; f64's `cumsum` and `cumprod` in f64 where the adapter has
+    /// it, its `logcumsumexp` on the host.
     fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
         if let Some(s) = self.scan_any(op, x, dim, out_dtype)? {
             return Ok(s);
@@ -356,9 +363,9 @@ impl Backend for WgpuBackend {
         on_host(self).gather(x, dim, index)
     }
 
-    /// `scatter` natively for every dtype, `scatter_add` for every dtype
-    /// but f64 (whose sums would need f64 arithmetic), deterministic (a
-    /// thread per output, no atomics).
+    /// `scatter` and `scatter_add` natively for every dtype (f64's sums
+    /// where the adapter computes in f64), deterministic (a thread per
+    /// output, no atomics).
     fn scatter(
         &self,
         x: &Tensor,
@@ -405,6 +412,13 @@ impl Backend for WgpuBackend {
         }
         if matches!(x.dtype(), DType::I32 | DType::U8 | DType::Bool)
             && let Some(s) = self.compare_int(op, x, None, value)?
+        {
+            return Ok(s);
+        }
+        // i64 against a value filled once and broadcast (the value is
+        // exact in i64: the front end's contract).
+        if x.dtype() == DType::I64
+            && let Some(s) = self.compare_i64(op, x, &self.scalar_like(DType::I64, value, x)?)?
         {
             return Ok(s);
         }

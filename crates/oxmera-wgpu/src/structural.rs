@@ -185,9 +185,9 @@ impl WgpuBackend {
     }
 
     /// `x` with `src` written (`add` false) or added, wrapping, at i32
-    /// `index` along `dim`, on words (`scatter_words`; deterministic).
-    /// `None` past the longest walk along `dim` or a size that does not
-    /// fit.
+    /// `index` along `dim`, on words (`scatter_words`; deterministic), or
+    /// added in f64 (`scatter_add_f64`) where `out_dtype` is f64. `None`
+    /// past the longest walk along `dim` or a size that does not fit.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn scatter_words(
         &self,
@@ -227,8 +227,22 @@ impl WgpuBackend {
             } else {
                 scatter_code::REPLACE
             };
+            let mut scalars = vec![
+                Value::U32(xshape.len() as u32),
+                Value::U32(dim as u32),
+                Value::U32(n as u32),
+                Value::I32(xo),
+                Value::I32(io),
+                Value::I32(so),
+            ];
+            let kernel = if add && out_dtype == DType::F64 {
+                library::scatter_add_f64()
+            } else {
+                scalars.extend([Value::U32(mode), Value::U32(wide)]);
+                library::scatter_words()
+            };
             self.linear(
-                library::scatter_words(),
+                kernel,
                 ELEMENTWISE_BLOCK,
                 &[
                     bx.buffer.raw(),
@@ -241,16 +255,7 @@ impl WgpuBackend {
                     &mi,
                     &ms,
                 ],
-                &[
-                    Value::U32(xshape.len() as u32),
-                    Value::U32(dim as u32),
-                    Value::U32(n as u32),
-                    Value::I32(xo),
-                    Value::I32(io),
-                    Value::I32(so),
-                    Value::U32(mode),
-                    Value::U32(wide),
-                ],
+                &scalars,
                 n,
                 name,
             )?;
@@ -277,7 +282,10 @@ impl WgpuBackend {
         }
         if add && dtype.is_float() {
             if dtype == DType::F64 {
-                return Ok(None);
+                if !self.f64_native() {
+                    return Ok(None);
+                }
+                return self.scatter_words(x, dim, index, src, true, 2, dtype);
             }
             return self.in_f32(&[x, src], true, |xs| {
                 self.scatter_add_f32(xs[0], dim, index, xs[1])
@@ -308,8 +316,9 @@ impl WgpuBackend {
     /// underflow or overflow on the way, and `cumsum` and `cumprod` of
     /// i32, i64, u8, bool into i64 (wrapping); `logcumsumexp` of f32 (and
     /// halves) by `logcumsumexp_strided`, the reference's step element by
-    /// element. `None` for f64, a row past llvmpipe's loop limit or a size
-    /// that does not fit.
+    /// element; `cumsum` and `cumprod` of f64 by `scan_f64` where the
+    /// adapter computes in f64. `None` for an f64 `logcumsumexp`, a row
+    /// past llvmpipe's loop limit or a size that does not fit.
     pub(crate) fn scan_any(
         &self,
         op: ScanOp,
@@ -321,6 +330,21 @@ impl WgpuBackend {
             return Ok(None);
         }
         let rows = x.shape().numel() / x.dims()[dim].max(1);
+        if x.dtype() == DType::F64 {
+            // In f64 by `scan_f64` (logcumsumexp needs an f64 exp: the
+            // host's).
+            let code = match op {
+                ScanOp::Sum => scan_code::SUM,
+                ScanOp::Prod => scan_code::PROD,
+                ScanOp::LogSumExp => return Ok(None),
+            };
+            if !self.f64_native() || out_dtype != DType::F64 {
+                return Ok(None);
+            }
+            let tail = vec![Value::U32(code)];
+            let kernel = library::scan_f64();
+            return self.scan_rows(x, dim, kernel, tail, rows, DType::F64, op.name());
+        }
         let code = match op {
             ScanOp::Sum => scan_code::SUM,
             ScanOp::Prod => scan_code::PROD,

@@ -1,11 +1,13 @@
 //! The f64 ops computed on the device, on adapters with f64 and i64
 //! shader types (wgpu's SHADER_F64 and SHADER_INT64; lavapipe has both,
-//! Metal neither): elementwise arithmetic, the exact unary ops,
-//! comparisons, sums and means, and matmul, by the f64 siblings of the f32
-//! kernels (`oxmera_kernel::library::wide`), launched with the f32
-//! kernels' parameters. The rest of f64 goes through the host fallback;
-//! data movement (copies, cat, pad, flip, where, index_select) already
-//! moves f64 as word pairs.
+//! Metal neither): elementwise arithmetic (a scalar operand filled once
+//! and broadcast), the exact unary ops, comparisons, sums and means, and
+//! matmul, by the f64 siblings of the f32 kernels
+//! (`oxmera_kernel::library::wide`), launched with the f32 kernels'
+//! parameters; scatter-add, cumsum and cumprod in order
+//! (`wide_accumulate`, wired in `structural.rs`). The rest of f64 goes
+//! through the host fallback; data movement (copies, cat, pad, flip,
+//! where, index_select) and casts move f64 as word pairs.
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::Value;
@@ -34,6 +36,9 @@ pub(crate) fn native_f64(op: &str) -> bool {
     matches!(
         op,
         "matmul"
+            | "scatter_add"
+            | "cumsum"
+            | "cumprod"
             | "sum"
             | "mean"
             | "add"
@@ -95,6 +100,35 @@ impl WgpuBackend {
             per_thread: 1,
             extra: vec![Value::U32(code)],
         })
+    }
+
+    /// `value` of `dtype` as a tensor on this device with `like`'s shape:
+    /// one element filled on the device, read through stride-0 views (no
+    /// copy), so that a scalar operand can take the tensor-operand path of
+    /// a kernel that has no scalar form.
+    pub(crate) fn scalar_like(&self, dtype: DType, value: f64, like: &Tensor) -> Result<Tensor> {
+        let one = Tensor::from_storage(self.fill_pattern(dtype, 1, value)?, Vec::<usize>::new());
+        one.expand(like.shape().clone())
+    }
+
+    /// `x op value` (or `value op x` when `scalar_first`) for an f64 `x`,
+    /// by `binary_strided_f64` with the value filled once and broadcast.
+    pub(crate) fn binary_scalar_f64(
+        &self,
+        op: BinaryOp,
+        x: &Tensor,
+        value: f64,
+        scalar_first: bool,
+    ) -> Result<Option<Storage>> {
+        if binary_code_of(op).is_none() {
+            return Ok(None);
+        }
+        let s = self.scalar_like(DType::F64, value, x)?;
+        if scalar_first {
+            self.binary_f64(op, &s, x)
+        } else {
+            self.binary_f64(op, x, &s)
+        }
     }
 
     /// `a op b` (or `a op s` when `b` is `None`) for f64 operands, as

@@ -25,6 +25,7 @@ mod scan;
 mod stencil;
 mod unary;
 mod wide;
+mod wide_accumulate;
 
 pub use bools::{logical_code, logical_packed};
 pub use cast::{cast_code, cast_strided};
@@ -66,6 +67,7 @@ pub use wide::{
     binary_strided_f64, compare_packed_f64, matmul_strided_f64, reduce_strided_f64,
     unary_strided_f64,
 };
+pub use wide_accumulate::{scan_f64, scatter_add_f64};
 
 use crate::registry::{Entry, Origin};
 
@@ -328,6 +330,16 @@ pub fn entries() -> Vec<Entry> {
             "matmul_strided_f64",
             "matmul_strided in f64: batched tiled matmul over strided operands",
             matmul_strided_f64,
+        ),
+        e(
+            "scatter_add_f64",
+            "scatter_words' add in f64: a thread per output adding its sources in order",
+            scatter_add_f64,
+        ),
+        e(
+            "scan_f64",
+            "cumsum or cumprod of f64 along a dim, a row a thread in order",
+            scan_f64,
         ),
         e(
             "int_elementwise",

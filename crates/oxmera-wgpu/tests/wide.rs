@@ -1,0 +1,83 @@
+//! f64 on the device (where the adapter stores and computes it: lavapipe
+//! does) for the ops that accumulate in order or take a scalar operand —
+//! scatter-add, `index_add`, `cumsum`, `cumprod`, and arithmetic with a
+//! number — plus `i64` compared with a number: no host fallback, and the
+//! reference's bits (each step one correctly rounded f64 operation in the
+//! reference's order).
+#![cfg(feature = "wgpu")]
+
+use oxmera_core::{DType, Device, Result};
+use oxmera_tensor::{Tensor, fallback};
+// The backend registers itself at link time: name it so it links.
+use oxmera_wgpu as _;
+
+mod common;
+use common::gpu;
+
+/// Runs `op` on the reference and on `d` over `inputs`, checks that `d`
+/// did not fall back for `name`, and compares the results bit for bit.
+fn same(d: Device, inputs: &[&Tensor], name: &str, op: impl Fn(&[Tensor]) -> Result<Tensor>) {
+    let host: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
+    let want = op(&host).unwrap();
+    let on_device: Vec<Tensor> = inputs.iter().map(|t| t.to_device(d).unwrap()).collect();
+    let before = fallback::count(d, name);
+    let got = op(&on_device).unwrap();
+    assert_eq!(fallback::count(d, name), before, "{name} fell back");
+    let bits = |t: &Tensor| -> Vec<u64> {
+        let v = t
+            .to_device(Device::Reference)
+            .unwrap()
+            .to_f64_vec()
+            .unwrap();
+        v.iter().map(|x| x.to_bits()).collect()
+    };
+    assert_eq!(bits(&got), bits(&want), "{name}");
+}
+
+#[test]
+fn f64_accumulations_and_scalar_operands_run_on_the_device() {
+    let Some(d) = gpu() else { return };
+    if Tensor::zeros([1], DType::F64, d).is_err() {
+        eprintln!("skipped: the adapter has no f64");
+        return;
+    }
+    let r = Device::Reference;
+    // Magnitudes 1e12 apart beside small ones: a different order of the
+    // additions gives different bits.
+    let v: Vec<f64> = (0..20)
+        .map(|k| {
+            let x = ((k * 37 % 11) as f64 - 5.0) * 0.37 + 1e-9 * k as f64;
+            if k % 3 == 0 { x * 1e12 } else { x }
+        })
+        .collect();
+    let x = Tensor::from_vec(v.clone(), [4, 5], r).unwrap();
+    let xt = x.t().unwrap();
+    let index = Tensor::from_vec(
+        (0..15).map(|k| (k * 7) % 4).collect::<Vec<i64>>(),
+        [3, 5],
+        r,
+    )
+    .unwrap();
+    let src = Tensor::from_vec(v[..15].to_vec(), [3, 5], r).unwrap();
+    same(d, &[&x, &index, &src], "scatter_add", |t| {
+        t[0].scatter_add(0, &t[1], &t[2])
+    });
+    let picks = Tensor::from_vec(vec![3i64, 0, 3], [3], r).unwrap();
+    same(d, &[&x, &picks, &src], "scatter_add", |t| {
+        t[0].index_add(0, &t[1], &t[2], 1.0)
+    });
+    for dim in [0, 1] {
+        same(d, &[&xt], "cumsum", |t| t[0].cumsum(dim));
+        same(d, &[&xt], "cumprod", |t| t[0].cumprod(dim));
+    }
+    // A number on either side of each operator, through a view.
+    same(d, &[&xt], "add", |t| t[0].add_scalar(0.1));
+    same(d, &[&xt], "sub", |t| t[0].rsub_scalar(1e-3));
+    same(d, &[&xt], "mul", |t| t[0].mul_scalar(3.7));
+    same(d, &[&xt], "div", |t| t[0].rdiv_scalar(2.5));
+    same(d, &[&xt], "div", |t| t[0].div_scalar(-7.0));
+    // i64 compared with a number: the number filled once and broadcast.
+    let i = Tensor::from_vec(vec![i64::MIN, -1, 0, 1 << 40, i64::MAX, 7], [2, 3], r).unwrap();
+    same(d, &[&i], "gt", |t| t[0].gt_scalar(0));
+    same(d, &[&i], "le", |t| t[0].t()?.le_scalar(1i64 << 40));
+}
