@@ -11,8 +11,8 @@
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::Value;
-use oxmera_kernel::library::{self, unary_code};
-use oxmera_tensor::{BinaryOp, CmpOp, Storage, Tensor, UnaryOp};
+use oxmera_kernel::library::{self, unary_code, wide_math_code as m};
+use oxmera_tensor::{BinaryOp, CmpOp, SELU_ALPHA, SELU_SCALE, Storage, Tensor, UnaryOp};
 
 use crate::backend::WgpuBackend;
 use crate::native::{Strided, binary_code_of, compare_code_of};
@@ -29,6 +29,49 @@ const F64_UNARY: [(UnaryOp, u32); 8] = [
     (UnaryOp::Floor, unary_code::FLOOR),
     (UnaryOp::Ceil, unary_code::CEIL),
 ];
+
+/// The `unary_math_f64` code of an f64 unary op, with its two scalars
+/// (see `oxmera_kernel::library::wide_math` for each function's error
+/// against the conformance bound); `None` for the ops it lacks (sin, cos,
+/// tan, the inverse trigonometric functions, erf, GELU's erf form, powf).
+fn math_f64_of(op: UnaryOp) -> Option<(u32, f64, f64)> {
+    use UnaryOp::*;
+    let plain = |code| Some((code, 0.0, 0.0));
+    match op {
+        Exp => plain(m::EXP),
+        Log => plain(m::LOG),
+        Log1p => plain(m::LOG1P),
+        Expm1 => plain(m::EXPM1),
+        Sigmoid => plain(m::SIGMOID),
+        Tanh => plain(m::TANH),
+        Softplus => plain(m::SOFTPLUS),
+        Silu => plain(m::SILU),
+        Logsigmoid => plain(m::LOGSIGMOID),
+        Elu(alpha) => Some((m::ELU, alpha, 1.0)),
+        Selu => Some((m::ELU, SELU_ALPHA, SELU_SCALE)),
+        Exp2 => plain(m::EXP2),
+        Log2 => plain(m::LOG2),
+        Log10 => plain(m::LOG10),
+        Sinh => plain(m::SINH),
+        Cosh => plain(m::COSH),
+        Rsqrt => plain(m::RSQRT),
+        Sign => plain(m::SIGN),
+        Trunc => plain(m::TRUNC),
+        Round => plain(m::ROUND),
+        Clamp { min, max } => Some((
+            m::CLAMP,
+            min.unwrap_or(f64::NEG_INFINITY),
+            max.unwrap_or(f64::INFINITY),
+        )),
+        Hardtanh { min, max } => Some((m::CLAMP, min, max)),
+        LeakyRelu(slope) => Some((m::LEAKY_RELU, slope, 0.0)),
+        GeluTanh => plain(m::GELU_TANH),
+        Mish => plain(m::MISH),
+        Hardsigmoid => plain(m::HARDSIGMOID),
+        Hardswish => plain(m::HARDSWISH),
+        _ => None,
+    }
+}
 
 /// The ops computed natively for f64 (where the adapter has f64 and
 /// i64), by the name [`oxmera_tensor::Backend::support`] is asked with.
@@ -54,7 +97,39 @@ pub(crate) fn native_f64(op: &str) -> bool {
             | "gt"
             | "ge"
     ) || F64_UNARY.iter().any(|(u, _)| u.name() == op)
+        || F64_MATH_NAMES.contains(&op)
 }
+
+/// The names of the ops [`math_f64_of`] maps.
+const F64_MATH_NAMES: [&str; 27] = [
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sigmoid",
+    "tanh",
+    "softplus",
+    "silu",
+    "logsigmoid",
+    "elu",
+    "selu",
+    "exp2",
+    "log2",
+    "log10",
+    "sinh",
+    "cosh",
+    "rsqrt",
+    "sign",
+    "trunc",
+    "round",
+    "clamp",
+    "hardtanh",
+    "leaky_relu",
+    "gelu_tanh",
+    "mish",
+    "hardsigmoid",
+    "hardswish",
+];
 
 impl WgpuBackend {
     /// Whether f64 ops run on the device: the adapter's features (after
@@ -65,10 +140,23 @@ impl WgpuBackend {
         f.contains(&"f64") && f.contains(&"i64")
     }
 
-    /// `op x` for an f64 `x`, where `unary_strided_f64` has `op`.
+    /// `op x` for an f64 `x`, where `unary_strided_f64` (the exact and
+    /// correctly rounded ops) or `unary_math_f64` (the library functions
+    /// and the rest of the exact ones) has `op`.
     pub(crate) fn unary_f64(&self, op: UnaryOp, x: &Tensor) -> Result<Option<Storage>> {
         let Some(&(_, code)) = F64_UNARY.iter().find(|(u, _)| *u == op) else {
-            return Ok(None);
+            let Some((code, p0, p1)) = math_f64_of(op) else {
+                return Ok(None);
+            };
+            return self.strided(Strided {
+                kernel: library::unary_math_f64(),
+                name: op.name(),
+                inputs: &[x],
+                shape: x.dims(),
+                out: DType::F64,
+                per_thread: 1,
+                extra: vec![Value::U32(code), Value::F64(p0), Value::F64(p1)],
+            });
         };
         self.strided(Strided {
             kernel: library::unary_strided_f64(),

@@ -26,6 +26,7 @@ mod stencil;
 mod unary;
 mod wide;
 mod wide_accumulate;
+mod wide_math;
 
 pub use bools::{logical_code, logical_packed};
 pub use cast::{cast_code, cast_strided};
@@ -68,6 +69,7 @@ pub use wide::{
     unary_strided_f64,
 };
 pub use wide_accumulate::{scan_f64, scatter_add_f64};
+pub use wide_math::{unary_math_f64, wide_math_code};
 
 use crate::registry::{Entry, Origin};
 
@@ -335,6 +337,11 @@ pub fn entries() -> Vec<Entry> {
             "scatter_add_f64",
             "scatter_words' add in f64: a thread per output adding its sources in order",
             scatter_add_f64,
+        ),
+        e(
+            "unary_math_f64",
+            "f64 exp and ln written out of exact operations, what is built on them, and the exact ops",
+            unary_math_f64,
         ),
         e(
             "scan_f64",
