@@ -239,3 +239,44 @@ fn the_exact_ops_give_the_references_bits() {
         0,
     );
 }
+
+#[test]
+fn powf_follows_c_and_stays_within_its_bound() {
+    // The bound of `pow_tolerance`: ε·(1 + 4·(1 + |b·ln a|))·|want|.
+    let x = inputs();
+    for p in [
+        0.0,
+        -0.0,
+        1.0,
+        2.0,
+        3.0,
+        -1.0,
+        -2.0,
+        0.5,
+        -0.5,
+        7.0,
+        40.5,
+        -300.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        9_007_199_254_740_993.0,
+        1e300,
+    ] {
+        let got = run(c::POWF, p, 0.0, &x);
+        for (&a, &g) in x.iter().zip(&got) {
+            let w = a.powf(p);
+            let scale = 1.0 + 4.0 * (1.0 + (p * a.abs().ln()).abs());
+            let ok = if g == w {
+                true
+            } else if w.is_nan() || g.is_nan() {
+                w.is_nan() && g.is_nan()
+            } else if w.is_infinite() || g.is_infinite() || w == 0.0 {
+                g == w
+            } else {
+                (g - w).abs() <= EPS * w.abs().max(f64::MIN_POSITIVE) + EPS * scale * w.abs()
+            };
+            assert!(ok, "powf({a:e}, {p:e}) = {g:e}, want {w:e}");
+        }
+    }
+}

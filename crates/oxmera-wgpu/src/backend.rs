@@ -332,8 +332,7 @@ impl Backend for WgpuBackend {
     /// `cumsum` natively (f32 and halves through f32; the integers and
     /// bool into wrapping i64), `cumprod` (a float product carried as
     /// `m·2^e`) and `logcumsumexp` (f32 and halves), a row a thread in
-    /// order; f64's `cumsum` and `cumprod` in f64 where the adapter has
-    /// it, its `logcumsumexp` on the host.
+    /// order; f64's in f64 where the adapter has it.
     fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
         if let Some(s) = self.scan_any(op, x, dim, out_dtype)? {
             return Ok(s);

@@ -316,9 +316,10 @@ impl WgpuBackend {
     /// underflow or overflow on the way, and `cumsum` and `cumprod` of
     /// i32, i64, u8, bool into i64 (wrapping); `logcumsumexp` of f32 (and
     /// halves) by `logcumsumexp_strided`, the reference's step element by
-    /// element; `cumsum` and `cumprod` of f64 by `scan_f64` where the
-    /// adapter computes in f64. `None` for an f64 `logcumsumexp`, a row
-    /// past llvmpipe's loop limit or a size that does not fit.
+    /// element; `cumsum` and `cumprod` of f64 by `scan_f64` and its
+    /// `logcumsumexp` by `logcumsumexp_f64` where the adapter computes in
+    /// f64. `None` for a row past llvmpipe's loop limit or a size that
+    /// does not fit.
     pub(crate) fn scan_any(
         &self,
         op: ScanOp,
@@ -331,18 +332,16 @@ impl WgpuBackend {
         }
         let rows = x.shape().numel() / x.dims()[dim].max(1);
         if x.dtype() == DType::F64 {
-            // In f64 by `scan_f64` (logcumsumexp needs an f64 exp: the
-            // host's).
-            let code = match op {
-                ScanOp::Sum => scan_code::SUM,
-                ScanOp::Prod => scan_code::PROD,
-                ScanOp::LogSumExp => return Ok(None),
-            };
+            // In f64 by `scan_f64`, or `logcumsumexp_f64` with the
+            // library's f64 exp and ln1p.
             if !self.f64_native() || out_dtype != DType::F64 {
                 return Ok(None);
             }
-            let tail = vec![Value::U32(code)];
-            let kernel = library::scan_f64();
+            let (kernel, tail) = match op {
+                ScanOp::Sum => (library::scan_f64(), vec![Value::U32(scan_code::SUM)]),
+                ScanOp::Prod => (library::scan_f64(), vec![Value::U32(scan_code::PROD)]),
+                ScanOp::LogSumExp => (library::logcumsumexp_f64(), vec![]),
+            };
             return self.scan_rows(x, dim, kernel, tail, rows, DType::F64, op.name());
         }
         let code = match op {

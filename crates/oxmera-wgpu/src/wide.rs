@@ -33,7 +33,7 @@ const F64_UNARY: [(UnaryOp, u32); 8] = [
 /// The `unary_math_f64` code of an f64 unary op, with its two scalars
 /// (see `oxmera_kernel::library::wide_math` for each function's error
 /// against the conformance bound); `None` for the ops it lacks (sin, cos,
-/// tan, the inverse trigonometric functions, erf, GELU's erf form, powf).
+/// tan, the inverse trigonometric functions, erf, GELU's erf form).
 fn math_f64_of(op: UnaryOp) -> Option<(u32, f64, f64)> {
     use UnaryOp::*;
     let plain = |code| Some((code, 0.0, 0.0));
@@ -69,6 +69,7 @@ fn math_f64_of(op: UnaryOp) -> Option<(u32, f64, f64)> {
         Mish => plain(m::MISH),
         Hardsigmoid => plain(m::HARDSIGMOID),
         Hardswish => plain(m::HARDSWISH),
+        Powf(p) => Some((m::POWF, p, 0.0)),
         _ => None,
     }
 }
@@ -101,7 +102,9 @@ pub(crate) fn native_f64(op: &str) -> bool {
 }
 
 /// The names of the ops [`math_f64_of`] maps.
-const F64_MATH_NAMES: [&str; 27] = [
+const F64_MATH_NAMES: [&str; 29] = [
+    "powf",
+    "logcumsumexp",
     "exp",
     "log",
     "log1p",

@@ -81,3 +81,44 @@ fn f64_accumulations_and_scalar_operands_run_on_the_device() {
     same(d, &[&i], "gt", |t| t[0].gt_scalar(0));
     same(d, &[&i], "le", |t| t[0].t()?.le_scalar(1i64 << 40));
 }
+
+#[test]
+fn f64_library_functions_run_on_the_device_within_their_bounds() {
+    let Some(d) = gpu() else { return };
+    if Tensor::zeros([1], DType::F64, d).is_err() {
+        eprintln!("skipped: the adapter has no f64");
+        return;
+    }
+    // Values with bits f32 cannot hold, over the range each function
+    // meets in training, through a transposed view.
+    let v: Vec<f64> = (0..60)
+        .map(|k| (k as f64 - 30.0) * 0.731 + 1e-10 * k as f64)
+        .collect();
+    let host = Tensor::from_vec(v, [6, 10], Device::Reference)
+        .unwrap()
+        .t()
+        .unwrap();
+    let x = host.to_device(d).unwrap();
+    type Op = fn(&Tensor) -> Result<Tensor>;
+    let ops: [(&str, Op); 7] = [
+        ("exp", |t| t.exp()),
+        ("log", |t| t.abs()?.log()),
+        ("tanh", |t| t.tanh()),
+        ("sigmoid", |t| t.sigmoid()),
+        ("powf", |t| t.abs()?.powf(2.5)),
+        ("logcumsumexp", |t| t.logcumsumexp(1)),
+        ("gelu_tanh", |t| t.gelu_tanh()),
+    ];
+    for (name, op) in ops {
+        let before = fallback::count(d, name);
+        let got = op(&x).unwrap().to_f64_vec().unwrap();
+        assert_eq!(fallback::count(d, name), before, "{name} fell back");
+        let want = op(&host).unwrap().to_f64_vec().unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            // A few ulps of f64 (each op's bound is 4ε·|want| and more;
+            // logcumsumexp's grows with the row: 10 steps here).
+            let bound = 60.0 * f64::EPSILON * w.abs().max(1.0);
+            assert!((g - w).abs() <= bound, "{name}: {g:e} vs {w:e}");
+        }
+    }
+}

@@ -69,7 +69,7 @@ pub use wide::{
     unary_strided_f64,
 };
 pub use wide_accumulate::{scan_f64, scatter_add_f64};
-pub use wide_math::{unary_math_f64, wide_math_code};
+pub use wide_math::{logcumsumexp_f64, unary_math_f64, wide_math_code};
 
 use crate::registry::{Entry, Origin};
 
@@ -342,6 +342,11 @@ pub fn entries() -> Vec<Entry> {
             "unary_math_f64",
             "f64 exp and ln written out of exact operations, what is built on them, and the exact ops",
             unary_math_f64,
+        ),
+        e(
+            "logcumsumexp_f64",
+            "running log-sum-exp of f64 along a dim, a row a thread, the reference's step in order",
+            logcumsumexp_f64,
         ),
         e(
             "scan_f64",

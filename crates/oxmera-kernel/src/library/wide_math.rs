@@ -87,9 +87,11 @@ pub mod wide_math_code {
     pub const HARDSIGMOID: u32 = 23;
     /// 0 at and below -3, `x` at and above 3, `x(x + 3)/6` between
     pub const HARDSWISH: u32 = 24;
+    /// `x^p0` with C's special cases (Rust's `powf`)
+    pub const POWF: u32 = 25;
 }
 
-pub use wide_math_kernels::unary_math_f64;
+pub use wide_math_kernels::{logcumsumexp_f64, unary_math_f64};
 
 #[kernels]
 pub mod wide_math_kernels {
@@ -316,6 +318,59 @@ pub mod wide_math_kernels {
         r
     }
 
+    /// `a^b` with every special case of C's `pow` (and Rust's `powf`), as
+    /// the f32 kernels' `pow_f`: `a^±0 = 1` and `1^b = 1` even for NaN;
+    /// `(-1)^±∞ = 1`; `|a| < 1` or `> 1` to ±∞; zeros and infinities to
+    /// odd integers keep their sign; a finite negative `a` to a
+    /// non-integer is NaN. Otherwise `e^(b·ln|a|)`: ln's ulp and the
+    /// product's half put `1.5ε·|b·ln a|` into the exponent, which `e^`
+    /// turns into as much relative error, and exp adds its ulp: within
+    /// the bound `ε·(1 + 4·(1 + |b·ln a|))·|want|`.
+    #[helper]
+    fn pow64(a: f64, b: f64, z: u64) -> f64 {
+        let aa = a.abs();
+        let ab = b.abs();
+        let a_neg = (a.to_bits() >> 63u64) == 1u64;
+        let a_nan = nan64(a);
+        let b_nan = nan64(b);
+        let b_inf = ab == f64::INFINITY;
+        let b_int = !b_nan && !b_inf && b.floor() == b;
+        // Integers from 2^53 on are even.
+        let b_odd =
+            b_int && ab < 9_007_199_254_740_992.0f64 && (ab * 0.5f64).floor() * 2.0f64 != ab;
+        let mut r = 0.0f64;
+        if b == 0.0f64 || a == 1.0f64 {
+            r = 1.0f64;
+        } else if a_nan || b_nan {
+            r = f64::from_bits(0x7ff8_0000_0000_0000u64);
+        } else if b_inf {
+            if aa == 1.0f64 {
+                r = 1.0f64;
+            } else if (aa < 1.0f64) == (b < 0.0f64) {
+                r = f64::INFINITY;
+            } else {
+                r = 0.0f64;
+            }
+        } else if aa == 0.0f64 || aa == f64::INFINITY {
+            let big = (aa == 0.0f64) == (b < 0.0f64);
+            r = 0.0f64;
+            if big {
+                r = f64::INFINITY;
+            }
+            if a_neg && b_odd {
+                r = -r;
+            }
+        } else if a_neg && !b_int {
+            r = f64::from_bits(0x7ff8_0000_0000_0000u64);
+        } else {
+            r = exp64(b * ln64(aa), z);
+            if a_neg && b_odd {
+                r = -r;
+            }
+        }
+        r
+    }
+
     /// `f op` of `x`: one of [`super::wide_math_code`], with its scalars.
     #[helper]
     fn apply(op: u32, v: f64, p0: f64, p1: f64, z: u64) -> f64 {
@@ -475,6 +530,8 @@ pub mod wide_math_kernels {
             } else if v < 3.0f64 && !nan {
                 r = v * (v + 3.0f64) / 6.0f64;
             }
+        } else if op == 25 {
+            r = pow64(v, p0, z);
         }
         r
     }
@@ -506,6 +563,62 @@ pub mod wide_math_kernels {
             }
             let z = (ndim >> 16u32) as u64;
             out[i] = apply(op, x[xi], p0, p1, z);
+        }
+    }
+
+    /// The running log-sum-exp of an f64 input along `dim`, written
+    /// contiguously (`scan_f64`'s parameters without its op): thread `r`
+    /// walks row `r` in order, folding each element in by the reference's
+    /// step `hi + ln(1 + e^(lo - hi))` with this module's exp and ln1p (a
+    /// few ulps a step, within the scan's bound). NaN propagates; two
+    /// infinities of one sign give that infinity; the scan starts at -∞.
+    #[kernel(block = [64, 256])]
+    pub fn logcumsumexp_f64(
+        x: &[f64],
+        out: &mut [f64],
+        shape: &[u32],
+        xstride: &[i32],
+        ndim: u32,
+        n: u32,
+        xoff: i32,
+        dim: u32,
+    ) {
+        let row = block_idx_x() * block_dim_x() + thread_idx_x();
+        if row < n {
+            let mut rem = row;
+            let mut xi = xoff;
+            let mut oi = 0u32;
+            let mut step = 1u32;
+            let mut ostep = 1u32;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if d == dim {
+                    ostep = step;
+                } else {
+                    let c = rem % shape[d];
+                    rem = rem / shape[d];
+                    xi += c as i32 * xstride[d];
+                    oi += c * step;
+                }
+                step = step * shape[d];
+            }
+            let z = (ndim >> 16u32) as u64;
+            let mut acc = f64::NEG_INFINITY;
+            for j in 0..shape[dim] {
+                let v = x[xi + j as i32 * xstride[dim]];
+                let hi = acc.max(v);
+                let lo = acc.min(v);
+                let v_nan = nan64(v);
+                let acc_nan = nan64(acc);
+                if v_nan || acc_nan {
+                    acc = f64::from_bits(0x7ff8_0000_0000_0000u64);
+                } else if lo == hi && lo.abs() == f64::INFINITY {
+                    acc = hi;
+                } else {
+                    acc = hi + ln1p64(exp64(lo - hi, z), z);
+                }
+                out[oi + j * ostep] = acc;
+            }
         }
     }
 }
@@ -562,4 +675,56 @@ pub(super) fn demo(block: Dim3, seed: u64) -> Demo {
             if tanh { "tanh" } else { "exp" }
         ),
     }
+}
+
+/// The demo of `logcumsumexp_f64`: along the rows of a transposed
+/// `[5, 6]` f64 view, values in `[-300, 100)` so that early elements lie
+/// far below each row's later maximum, within the scan's conformance
+/// bound `n·ε·(6 + |want| + max|x|)`.
+pub(super) fn scan_demo(block: Dim3, seed: u64) -> Demo {
+    let x: Vec<f64> = rng_f32(seed, 30)
+        .into_iter()
+        .map(|v| f64::from(v) * 200.0 - 100.0 + 1e-9)
+        .collect();
+    let mut expected = Vec::new();
+    let mut tolerance = Vec::new();
+    for r in 0..5usize {
+        let row: Vec<f64> = (0..6).map(|c| x[c * 5 + r]).collect();
+        let big = row.iter().fold(0f64, |m, v| m.max(v.abs()));
+        let mut acc = f64::NEG_INFINITY;
+        for &v in &row {
+            acc = oxmera_log_add_exp(acc, v);
+            expected.push(acc);
+            tolerance.push(6.0 * f64::EPSILON * (6.0 + acc.abs() + big));
+        }
+    }
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::x(5u32.div_ceil(block.count() as u32)),
+            block,
+        },
+        args: vec![
+            Arg::Buffer(Buffer::from_f64(&x)),
+            Arg::Buffer(Buffer::from_f64(&[0.0; 30])),
+            Arg::Buffer(Buffer::from_u32(&[5, 6])),
+            Arg::Buffer(Buffer::from_i32(&[1, 5])),
+            Arg::Scalar(Value::U32(2)),
+            Arg::Scalar(Value::U32(5)),
+            Arg::Scalar(Value::I32(0)),
+            Arg::Scalar(Value::U32(1)),
+        ],
+        output: 1,
+        expected,
+        tolerance,
+        summary: "running f64 log-sum-exp along the rows of a transposed [5,6] view".into(),
+    }
+}
+
+/// `log(e^a + e^b)` as the reference's scan step computes it.
+fn oxmera_log_add_exp(a: f64, b: f64) -> f64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    if lo == hi && lo.is_infinite() {
+        return a;
+    }
+    hi + (lo - hi).exp().ln_1p()
 }
