@@ -304,6 +304,12 @@ impl Backend for WgpuBackend {
         {
             return Ok(s);
         }
+        if x.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(s) = self.walk_f64(op, x, dims, out_dtype)?
+        {
+            return Ok(s);
+        }
         let f32_op = |xs: &[&Tensor]| -> Result<Option<Storage>> {
             if values && let Some(mean) = mean {
                 return self.reduce_f32(xs[0], dims, mean, op.name());

@@ -112,6 +112,53 @@ impl WgpuBackend {
         })
     }
 
+    /// Variance, standard deviation, maximum, minimum, product or
+    /// log-sum-exp of f64 over `dims` (`moments_f64`), or its argmax or
+    /// argmin (`argbest_f64`), a thread per output walking its elements in
+    /// order, as the reference does.
+    pub(crate) fn walk_f64(
+        &self,
+        op: ReduceOp,
+        x: &Tensor,
+        dims: &[usize],
+        out_dtype: DType,
+    ) -> Result<Option<Storage>> {
+        let (kernel, out, extra) = match op {
+            ReduceOp::ArgMax | ReduceOp::ArgMin => (
+                library::argbest_f64(),
+                DType::I64,
+                vec![Value::U32(u32::from(op == ReduceOp::ArgMin))],
+            ),
+            _ => {
+                let (code, correction) = match op {
+                    ReduceOp::Var { correction } => (moment_code::VAR, correction),
+                    ReduceOp::Std { correction } => (moment_code::STD, correction),
+                    ReduceOp::Max => (moment_code::MAX, 0.0),
+                    ReduceOp::Min => (moment_code::MIN, 0.0),
+                    ReduceOp::Prod => (moment_code::PROD, 0.0),
+                    ReduceOp::LogSumExp => (library::MOMENT_LOGSUMEXP, 0.0),
+                    _ => return Ok(None),
+                };
+                let extra = vec![Value::U32(code), Value::F64(correction)];
+                (library::moments_f64(), DType::F64, extra)
+            }
+        };
+        if out_dtype != out {
+            return Ok(None);
+        }
+        self.walk(Walk {
+            kernel,
+            name: op.name(),
+            x,
+            dims,
+            out,
+            per_output: 1,
+            block: ELEMENTWISE_BLOCK,
+            max_walk: library::REDUCE_CHUNK as usize,
+            extra,
+        })
+    }
+
     /// Variance, standard deviation, maximum, minimum or product of f32
     /// over `dims`, a thread per output walking its elements in order.
     pub(crate) fn moments_f32(

@@ -101,8 +101,17 @@ pub(crate) fn native_f64(op: &str) -> bool {
         || F64_MATH_NAMES.contains(&op)
 }
 
-/// The names of the ops [`math_f64_of`] maps.
-const F64_MATH_NAMES: [&str; 29] = [
+/// The names of the ops [`math_f64_of`] maps, the f64 walks
+/// (`walk_f64`) and the f64 logcumsumexp.
+const F64_MATH_NAMES: [&str; 37] = [
+    "prod",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "logsumexp",
     "powf",
     "logcumsumexp",
     "exp",

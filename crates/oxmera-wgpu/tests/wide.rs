@@ -122,3 +122,50 @@ fn f64_library_functions_run_on_the_device_within_their_bounds() {
         }
     }
 }
+
+#[test]
+fn f64_reductions_walk_on_the_device_as_the_reference() {
+    let Some(d) = gpu() else { return };
+    if Tensor::zeros([1], DType::F64, d).is_err() {
+        eprintln!("skipped: the adapter has no f64");
+        return;
+    }
+    let mut v: Vec<f64> = (0..42)
+        .map(|k| ((k * 29 % 13) as f64 - 6.0) * 0.43 + 1e-11 * k as f64)
+        .collect();
+    v[9] = f64::NAN;
+    let r = Device::Reference;
+    let with_nan = Tensor::from_vec(v.clone(), [6, 7], r).unwrap().t().unwrap();
+    v[9] = 2.0;
+    let finite = Tensor::from_vec(v, [6, 7], r).unwrap().t().unwrap();
+    // Max, min, the positions (a NaN first) and the product: bit for bit.
+    for x in [&with_nan, &finite] {
+        same(d, &[x], "max", |t| t[0].max(&[1], false));
+        same(d, &[x], "min", |t| t[0].min(&[0], true));
+        same(d, &[x], "argmax", |t| t[0].argmax(1, false));
+        same(d, &[x], "argmin", |t| t[0].argmin(0, false));
+        same(d, &[x], "prod", |t| t[0].prod(&[1], false));
+    }
+    // Two passes in the reference's order: the same bits where the driver
+    // does not fuse the square into the sum (lavapipe may), else within
+    // a few ulps; log-sum-exp within its bound.
+    type Op = fn(&Tensor) -> Result<Tensor>;
+    let ops: [(&str, Op); 3] = [
+        ("var", |t| t.var(&[1], 1.0, false)),
+        ("std", |t| t.std(&[0], 0.0, true)),
+        ("logsumexp", |t| t.logsumexp(&[1], false)),
+    ];
+    let x = finite.to_device(d).unwrap();
+    for (name, op) in ops {
+        let before = fallback::count(d, name);
+        let got = op(&x).unwrap().to_f64_vec().unwrap();
+        assert_eq!(fallback::count(d, name), before, "{name} fell back");
+        let want = op(&finite).unwrap().to_f64_vec().unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 16.0 * f64::EPSILON * w.abs(),
+                "{name}: {g:e} vs {w:e}"
+            );
+        }
+    }
+}

@@ -93,8 +93,11 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         "cast_strided" => return Some(super::cast::demo(block)),
         "scan_strided" => return Some(super::scan::demo(block)),
         "scatter_add_f64" | "scan_f64" => return super::wide_accumulate::demo(name, block, seed),
-        "unary_math_f64" => super::wide_math::demo(block, seed),
-        "logcumsumexp_f64" => super::wide_math::scan_demo(block, seed),
+        "unary_math_f64" => super::wide_math_demo::demo(block, seed),
+        "logcumsumexp_f64" => super::wide_math_demo::scan_demo(block, seed),
+        "moments_f64" | "argbest_f64" => {
+            return super::wide_math_demo::walk_demo(name, block, seed);
+        }
         "gather_words" | "scatter_words" => return super::moves::demo(name, block),
         "matmul_register_tiled" => return Some(super::register_tiled::demo(block, seed)),
         "add" => {

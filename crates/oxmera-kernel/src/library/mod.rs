@@ -27,6 +27,7 @@ mod unary;
 mod wide;
 mod wide_accumulate;
 mod wide_math;
+mod wide_math_demo;
 
 pub use bools::{logical_code, logical_packed};
 pub use cast::{cast_code, cast_strided};
@@ -68,8 +69,10 @@ pub use wide::{
     binary_strided_f64, compare_packed_f64, matmul_strided_f64, reduce_strided_f64,
     unary_strided_f64,
 };
-pub use wide_accumulate::{scan_f64, scatter_add_f64};
-pub use wide_math::{logcumsumexp_f64, unary_math_f64, wide_math_code};
+pub use wide_accumulate::{argbest_f64, scan_f64, scatter_add_f64};
+pub use wide_math::{
+    MOMENT_LOGSUMEXP, logcumsumexp_f64, moments_f64, unary_math_f64, wide_math_code,
+};
 
 use crate::registry::{Entry, Origin};
 
@@ -342,6 +345,16 @@ pub fn entries() -> Vec<Entry> {
             "unary_math_f64",
             "f64 exp and ln written out of exact operations, what is built on them, and the exact ops",
             unary_math_f64,
+        ),
+        e(
+            "moments_f64",
+            "variance, std, max, min, product and log-sum-exp of f64 over dims, a thread per output",
+            moments_f64,
+        ),
+        e(
+            "argbest_f64",
+            "argmax or argmin of f64 over dims as i64, the first best (a NaN first), a thread per output",
+            argbest_f64,
         ),
         e(
             "logcumsumexp_f64",

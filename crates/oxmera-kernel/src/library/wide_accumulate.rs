@@ -126,6 +126,76 @@ pub fn scan_f64(
     }
 }
 
+/// Argmax (`op` 0) or argmin (`op` 1) of a strided f64 input over the
+/// dims marked in `reduced`, a thread per output walking its elements in
+/// row-major order: the first best position wins and a NaN (seen on its
+/// bits) beats every number, the first NaN winning, as the reference
+/// defines; written as an `i64` (two words, low first). The f64 sibling
+/// of [`super::argbest_strided`].
+#[kernel(block = [64, 256])]
+pub fn argbest_f64(
+    x: &[f64],
+    out: &mut [u32],
+    shape: &[u32],
+    xstride: &[i32],
+    reduced: &[u32],
+    ndim: u32,
+    n_out: u32,
+    n_reduced: u32,
+    xoff: i32,
+    op: u32,
+) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n_out {
+        let mut rem = i;
+        let mut base = xoff;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            if reduced[d] == 0 {
+                let c = rem % shape[d];
+                rem = rem / shape[d];
+                base += c as i32 * xstride[d];
+            }
+        }
+        let mut best = 0u32;
+        let mut best_v = 0.0f64;
+        let mut best_nan = false;
+        for j in 0..n_reduced {
+            let mut r = j;
+            let mut off = base;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if reduced[d] == 1 {
+                    let c = r % shape[d];
+                    r = r / shape[d];
+                    off += c as i32 * xstride[d];
+                }
+            }
+            let v = x[off];
+            let nan = (v.to_bits() & 0x7fff_ffff_ffff_ffffu64) > 0x7ff0_0000_0000_0000u64;
+            let mut take = false;
+            if j == 0 {
+                take = true;
+            } else if !best_nan {
+                if nan {
+                    take = true;
+                } else if op == 0 && v > best_v {
+                    take = true;
+                } else if op == 1 && v < best_v {
+                    take = true;
+                }
+            }
+            if take {
+                best = j;
+                best_v = v;
+                best_nan = nan;
+            }
+        }
+        out[2 * i] = best;
+        out[2 * i + 1] = 0u32;
+    }
+}
+
 fn u(v: u32) -> Arg {
     Arg::Scalar(Value::U32(v))
 }

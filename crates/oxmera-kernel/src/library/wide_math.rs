@@ -27,12 +27,7 @@
 
 #![allow(clippy::too_many_arguments)]
 
-use crate::ir::{Dim3, Value};
 use crate::kernels;
-use crate::launch::LaunchConfig;
-use crate::sim::{Arg, Buffer};
-
-use super::demos::{Demo, rng_f32};
 
 /// The `op` values of [`unary_math_f64`]; `p0`, `p1` are its two scalars.
 pub mod wide_math_code {
@@ -91,7 +86,10 @@ pub mod wide_math_code {
     pub const POWF: u32 = 25;
 }
 
-pub use wide_math_kernels::{logcumsumexp_f64, unary_math_f64};
+pub use wide_math_kernels::{logcumsumexp_f64, moments_f64, unary_math_f64};
+
+/// [`moments_f64`]'s log-sum-exp code, beside `moment_code`'s five.
+pub const MOMENT_LOGSUMEXP: u32 = 5;
 
 #[kernels]
 pub mod wide_math_kernels {
@@ -621,110 +619,115 @@ pub mod wide_math_kernels {
             }
         }
     }
-}
 
-/// The demo: `e^x` (odd seeds) or `tanh x` (even seeds) of a transposed
-/// `[7, 5, 3]` f64 view, values in `[-30, 30)` with bits f32 cannot hold,
-/// within 2 ulp of Rust's.
-pub(super) fn demo(block: Dim3, seed: u64) -> Demo {
-    let tanh = seed % 2 == 0;
-    let x: Vec<f64> = rng_f32(seed, 105)
-        .into_iter()
-        .map(|v| f64::from(v) * 30.0 * (1.0 + 1e-9))
-        .collect();
-    let strides = [1i32, 3, 15];
-    let mut expected = Vec::new();
-    for a in 0..3i32 {
-        for b in 0..5i32 {
-            for c in 0..7i32 {
-                let v = x[(a * strides[0] + b * strides[1] + c * strides[2]) as usize];
-                expected.push(if tanh { v.tanh() } else { v.exp() });
+    /// The offset of the `j`-th walked element (row-major over the dims
+    /// marked in `reduced`) from `base`.
+    #[helper]
+    fn walked(
+        j: u32,
+        base: i32,
+        shape: &[u32],
+        xstride: &[i32],
+        reduced: &[u32],
+        ndim: u32,
+    ) -> i32 {
+        let mut r = j;
+        let mut off = base;
+        for k in 0..ndim {
+            let d = ndim - 1 - k;
+            if reduced[d] == 1 {
+                let c = r % shape[d];
+                r = r / shape[d];
+                off += c as i32 * xstride[d];
             }
         }
+        off
     }
-    let u = |v: u32| Arg::Scalar(Value::U32(v));
-    Demo {
-        launch: LaunchConfig {
-            grid: Dim3::x(105u32.div_ceil(block.count() as u32)),
-            block,
-        },
-        args: vec![
-            Arg::Buffer(Buffer::from_f64(&x)),
-            Arg::Buffer(Buffer::from_f64(&[0.0; 105])),
-            Arg::Buffer(Buffer::from_u32(&[3, 5, 7])),
-            Arg::Buffer(Buffer::from_i32(&strides)),
-            u(3),
-            u(105),
-            Arg::Scalar(Value::I32(0)),
-            u(if tanh {
-                wide_math_code::TANH
-            } else {
-                wide_math_code::EXP
-            }),
-            Arg::Scalar(Value::F64(0.0)),
-            Arg::Scalar(Value::F64(0.0)),
-        ],
-        output: 1,
-        tolerance: expected
-            .iter()
-            .map(|e: &f64| 2.0 * f64::EPSILON * e.abs())
-            .collect(),
-        expected,
-        summary: format!(
-            "{} of a transposed [7,5,3] f64 view",
-            if tanh { "tanh" } else { "exp" }
-        ),
-    }
-}
 
-/// The demo of `logcumsumexp_f64`: along the rows of a transposed
-/// `[5, 6]` f64 view, values in `[-300, 100)` so that early elements lie
-/// far below each row's later maximum, within the scan's conformance
-/// bound `n·ε·(6 + |want| + max|x|)`.
-pub(super) fn scan_demo(block: Dim3, seed: u64) -> Demo {
-    let x: Vec<f64> = rng_f32(seed, 30)
-        .into_iter()
-        .map(|v| f64::from(v) * 200.0 - 100.0 + 1e-9)
-        .collect();
-    let mut expected = Vec::new();
-    let mut tolerance = Vec::new();
-    for r in 0..5usize {
-        let row: Vec<f64> = (0..6).map(|c| x[c * 5 + r]).collect();
-        let big = row.iter().fold(0f64, |m, v| m.max(v.abs()));
-        let mut acc = f64::NEG_INFINITY;
-        for &v in &row {
-            acc = oxmera_log_add_exp(acc, v);
-            expected.push(acc);
-            tolerance.push(6.0 * f64::EPSILON * (6.0 + acc.abs() + big));
+    /// A reduction of a strided f64 input over the dims marked in
+    /// `reduced`, a thread per output walking its elements in row-major
+    /// order, as the reference computes each: `op` is one of
+    /// `moment_code` — the variance `Σ(x - mean)²/max(n - correction, 0)`
+    /// in two passes, its square root, the maximum and minimum (a NaN
+    /// wins), the product in order — or [`super::MOMENT_LOGSUMEXP`]: `m +
+    /// ln Σ e^(x - m)` with `m` the maximum where it is finite (0 where
+    /// not, so that all `-∞` gives `-∞` and a `+∞` gives `+∞`).
+    #[kernel(block = [64, 256])]
+    pub fn moments_f64(
+        x: &[f64],
+        out: &mut [f64],
+        shape: &[u32],
+        xstride: &[i32],
+        reduced: &[u32],
+        ndim: u32,
+        n_out: u32,
+        n_reduced: u32,
+        xoff: i32,
+        op: u32,
+        correction: f64,
+    ) {
+        let o = block_idx_x() * block_dim_x() + thread_idx_x();
+        if o < n_out {
+            let mut rem = o;
+            let mut base = xoff;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if reduced[d] == 0 {
+                    let c = rem % shape[d];
+                    rem = rem / shape[d];
+                    base += c as i32 * xstride[d];
+                }
+            }
+            let z = (ndim >> 16u32) as u64;
+            // The first pass: the sum, the product or the best value.
+            let mut acc = 0.0f64;
+            if op == 4 {
+                acc = 1.0f64;
+            } else if op == 5 {
+                acc = f64::NEG_INFINITY;
+            }
+            for j in 0..n_reduced {
+                let v = x[walked(j, base, shape, xstride, reduced, ndim)];
+                if op <= 1 {
+                    acc = acc + v;
+                } else if op == 4 {
+                    acc = acc * v;
+                } else if j == 0 {
+                    acc = v;
+                } else if !nan64(acc) {
+                    if op == 3 {
+                        if !(acc <= v) {
+                            acc = v;
+                        }
+                    } else if !(acc >= v) {
+                        acc = v;
+                    }
+                }
+            }
+            let mut r = acc;
+            if op <= 1 {
+                let mean = acc / n_reduced as f64;
+                let mut sq = 0.0f64;
+                for j in 0..n_reduced {
+                    let dv = x[walked(j, base, shape, xstride, reduced, ndim)] - mean;
+                    sq = sq + dv * dv;
+                }
+                r = sq / (n_reduced as f64 - correction).max(0.0f64);
+                if op == 1 {
+                    r = r.sqrt();
+                }
+            } else if op == 5 {
+                let mut shift = acc;
+                if nan64(acc) || acc.abs() == f64::INFINITY {
+                    shift = 0.0f64;
+                }
+                let mut s = 0.0f64;
+                for j in 0..n_reduced {
+                    s = s + exp64(x[walked(j, base, shape, xstride, reduced, ndim)] - shift, z);
+                }
+                r = shift + ln64(s);
+            }
+            out[o] = r;
         }
     }
-    Demo {
-        launch: LaunchConfig {
-            grid: Dim3::x(5u32.div_ceil(block.count() as u32)),
-            block,
-        },
-        args: vec![
-            Arg::Buffer(Buffer::from_f64(&x)),
-            Arg::Buffer(Buffer::from_f64(&[0.0; 30])),
-            Arg::Buffer(Buffer::from_u32(&[5, 6])),
-            Arg::Buffer(Buffer::from_i32(&[1, 5])),
-            Arg::Scalar(Value::U32(2)),
-            Arg::Scalar(Value::U32(5)),
-            Arg::Scalar(Value::I32(0)),
-            Arg::Scalar(Value::U32(1)),
-        ],
-        output: 1,
-        expected,
-        tolerance,
-        summary: "running f64 log-sum-exp along the rows of a transposed [5,6] view".into(),
-    }
-}
-
-/// `log(e^a + e^b)` as the reference's scan step computes it.
-fn oxmera_log_add_exp(a: f64, b: f64) -> f64 {
-    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    if lo == hi && lo.is_infinite() {
-        return a;
-    }
-    hi + (lo - hi).exp().ln_1p()
 }
