@@ -347,7 +347,13 @@ impl Backend for WgpuBackend {
     }
 
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
-        if let Some(s) = self.in_f32(&[x], true, |xs| self.softmax_f32(xs[0], dim, log))? {
+        if x.dtype() == DType::F64
+            && self.f64_native()
+            && let Some(s) = self.softmax_along(x, dim, log)?
+        {
+            return Ok(s);
+        }
+        if let Some(s) = self.in_f32(&[x], true, |xs| self.softmax_along(xs[0], dim, log))? {
             return Ok(s);
         }
         on_host(self).softmax(x, dim, log)

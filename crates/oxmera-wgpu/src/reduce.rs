@@ -188,9 +188,19 @@ impl WgpuBackend {
         })
     }
 
-    /// Softmax or log-softmax of f32 along `dim`, a row a thread.
-    pub(crate) fn softmax_f32(&self, x: &Tensor, dim: usize, log: bool) -> Result<Option<Storage>> {
+    /// Softmax or log-softmax of f32 (`softmax_strided`) or f64
+    /// (`softmax_f64`) along `dim`, a row a thread.
+    pub(crate) fn softmax_along(
+        &self,
+        x: &Tensor,
+        dim: usize,
+        log: bool,
+    ) -> Result<Option<Storage>> {
         let name = if log { "log_softmax" } else { "softmax" };
+        let (kernel, block, dtype) = match x.dtype() {
+            DType::F64 => (library::softmax_f64(), ELEMENTWISE_BLOCK, DType::F64),
+            _ => (library::softmax_strided(), SOFTMAX_BLOCK, DType::F32),
+        };
         let n = x.shape().numel();
         let len = x.dims()[dim];
         let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
@@ -201,13 +211,13 @@ impl WgpuBackend {
         }
         let gpu = self.gpu();
         let rows = n.checked_div(len).unwrap_or(0);
-        let out = gpu.alloc((n * 4) as u64, name)?;
+        let out = gpu.alloc((n * dtype.size_in_bytes()) as u64, name)?;
         if rows > 0 && len > 0 {
             let src = self.buffer(x.storage(), name)?;
             let (s, st) = (gpu.metadata(&shape), gpu.metadata(&strides));
             self.linear(
-                library::softmax_strided(),
-                SOFTMAX_BLOCK,
+                kernel,
+                block,
                 &[src.buffer.raw(), out.raw(), &s, &st],
                 &[
                     Value::U32(shape.len() as u32),
@@ -220,7 +230,7 @@ impl WgpuBackend {
                 name,
             )?;
         }
-        Ok(Some(self.store(DType::F32, n, out)))
+        Ok(Some(self.store(dtype, n, out)))
     }
 
     /// Layer normalization of f32 over the last `dims` dims, a row a

@@ -103,7 +103,9 @@ pub(crate) fn native_f64(op: &str) -> bool {
 
 /// The names of the ops [`math_f64_of`] maps, the f64 walks
 /// (`walk_f64`) and the f64 logcumsumexp.
-const F64_MATH_NAMES: [&str; 37] = [
+const F64_MATH_NAMES: [&str; 39] = [
+    "softmax",
+    "log_softmax",
     "prod",
     "max",
     "min",

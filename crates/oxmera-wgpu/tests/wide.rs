@@ -100,7 +100,7 @@ fn f64_library_functions_run_on_the_device_within_their_bounds() {
         .unwrap();
     let x = host.to_device(d).unwrap();
     type Op = fn(&Tensor) -> Result<Tensor>;
-    let ops: [(&str, Op); 7] = [
+    let ops: [(&str, Op); 9] = [
         ("exp", |t| t.exp()),
         ("log", |t| t.abs()?.log()),
         ("tanh", |t| t.tanh()),
@@ -108,6 +108,8 @@ fn f64_library_functions_run_on_the_device_within_their_bounds() {
         ("powf", |t| t.abs()?.powf(2.5)),
         ("logcumsumexp", |t| t.logcumsumexp(1)),
         ("gelu_tanh", |t| t.gelu_tanh()),
+        ("softmax", |t| t.softmax(1)),
+        ("log_softmax", |t| t.log_softmax(0)),
     ];
     for (name, op) in ops {
         let before = fallback::count(d, name);

@@ -71,7 +71,7 @@ pub use wide::{
 };
 pub use wide_accumulate::{argbest_f64, scan_f64, scatter_add_f64};
 pub use wide_math::{
-    MOMENT_LOGSUMEXP, logcumsumexp_f64, moments_f64, unary_math_f64, wide_math_code,
+    MOMENT_LOGSUMEXP, logcumsumexp_f64, moments_f64, softmax_f64, unary_math_f64, wide_math_code,
 };
 
 use crate::registry::{Entry, Origin};
@@ -345,6 +345,11 @@ pub fn entries() -> Vec<Entry> {
             "unary_math_f64",
             "f64 exp and ln written out of exact operations, what is built on them, and the exact ops",
             unary_math_f64,
+        ),
+        e(
+            "softmax_f64",
+            "softmax or log-softmax of f64 along a dim, a row a thread, the reference's passes",
+            softmax_f64,
         ),
         e(
             "moments_f64",

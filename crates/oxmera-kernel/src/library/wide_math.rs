@@ -86,7 +86,7 @@ pub mod wide_math_code {
     pub const POWF: u32 = 25;
 }
 
-pub use wide_math_kernels::{logcumsumexp_f64, moments_f64, unary_math_f64};
+pub use wide_math_kernels::{logcumsumexp_f64, moments_f64, softmax_f64, unary_math_f64};
 
 /// [`moments_f64`]'s log-sum-exp code, beside `moment_code`'s five.
 pub const MOMENT_LOGSUMEXP: u32 = 5;
@@ -728,6 +728,72 @@ pub mod wide_math_kernels {
                 r = shift + ln64(s);
             }
             out[o] = r;
+        }
+    }
+
+    /// Softmax (or log-softmax when `log`) of a strided f64 input along
+    /// `dim`, a thread per row, into a contiguous output of the input's
+    /// shape (`softmax_strided`'s parameters): the reference's passes —
+    /// the maximum `m` (a NaN wins, so the row is NaN), `s = Σ e^(x - m)`
+    /// in order, then `e^(x - m)/s` or `(x - m) - ln s` — with this
+    /// module's exp and ln: exp's ulp, the sum's roundings and the
+    /// quotient's, within the bound. A row of only `-∞` is NaN, as the
+    /// reference's.
+    #[kernel(block = [64, 256])]
+    pub fn softmax_f64(
+        x: &[f64],
+        out: &mut [f64],
+        shape: &[u32],
+        xstride: &[i32],
+        ndim: u32,
+        dim: u32,
+        n_rows: u32,
+        xoff: i32,
+        log: bool,
+    ) {
+        let row = block_idx_x() * block_dim_x() + thread_idx_x();
+        if row < n_rows {
+            let mut rem = row;
+            let mut xi = xoff;
+            let mut oi = 0u32;
+            let mut step = 1u32;
+            let mut ostep = 1u32;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                if d == dim {
+                    ostep = step;
+                } else {
+                    let c = rem % shape[d];
+                    rem = rem / shape[d];
+                    xi += c as i32 * xstride[d];
+                    oi += c * step;
+                }
+                step = step * shape[d];
+            }
+            let z = (ndim >> 16u32) as u64;
+            let len = shape[dim];
+            let mut m = f64::NEG_INFINITY;
+            for j in 0..len {
+                let v = x[xi + j as i32 * xstride[dim]];
+                if j == 0 {
+                    m = v;
+                } else if !nan64(m) && !(m >= v) {
+                    m = v;
+                }
+            }
+            let mut s = 0.0f64;
+            for j in 0..len {
+                s = s + exp64(x[xi + j as i32 * xstride[dim]] - m, z);
+            }
+            let ls = ln64(s);
+            for j in 0..len {
+                let t = x[xi + j as i32 * xstride[dim]] - m;
+                let mut r = t - ls;
+                if !log {
+                    r = exp64(t, z) / s;
+                }
+                out[oi + j * ostep] = r;
+            }
         }
     }
 }

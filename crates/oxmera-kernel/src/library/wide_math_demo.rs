@@ -204,3 +204,55 @@ pub(super) fn walk_demo(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         summary: format!("{name} over dim 0 of [6,4] f64"),
     })
 }
+
+/// The demo of `softmax_f64`: softmax (odd seeds) or log-softmax (even)
+/// along the rows of a transposed `[5, 6]` f64 view, values in
+/// `[-300, 300)`, within a few ulps of the reference's passes.
+pub(super) fn softmax_demo(block: Dim3, seed: u64) -> Demo {
+    let log = seed % 2 == 0;
+    let x: Vec<f64> = rng_f32(seed, 30)
+        .into_iter()
+        .map(|v| f64::from(v) * 300.0 + 1e-9)
+        .collect();
+    let mut expected = Vec::new();
+    for r in 0..5usize {
+        let row: Vec<f64> = (0..6).map(|c| x[c * 5 + r]).collect();
+        let m = row.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        let s: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        expected.extend(row.iter().map(|v| {
+            if log {
+                (v - m) - s.ln()
+            } else {
+                (v - m).exp() / s
+            }
+        }));
+    }
+    let tolerance = expected
+        .iter()
+        .map(|e: &f64| 8.0 * f64::EPSILON * e.abs().max(1.0))
+        .collect();
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::x(5u32.div_ceil(block.count() as u32)),
+            block,
+        },
+        args: vec![
+            Arg::Buffer(Buffer::from_f64(&x)),
+            Arg::Buffer(Buffer::from_f64(&[0.0; 30])),
+            Arg::Buffer(Buffer::from_u32(&[5, 6])),
+            Arg::Buffer(Buffer::from_i32(&[1, 5])),
+            Arg::Scalar(Value::U32(2)),
+            Arg::Scalar(Value::U32(1)),
+            Arg::Scalar(Value::U32(5)),
+            Arg::Scalar(Value::I32(0)),
+            Arg::Scalar(Value::Bool(log)),
+        ],
+        output: 1,
+        expected,
+        tolerance,
+        summary: format!(
+            "{} along the rows of a transposed [5,6] f64 view",
+            if log { "log-softmax" } else { "softmax" }
+        ),
+    }
+}
