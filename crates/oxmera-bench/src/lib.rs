@@ -689,7 +689,7 @@ mod tests {
             "add_f32_",
             "fused_relu",
             "sum_f32_",
-            "softmax_rows_",
+            "softmax_f32_",
             "layer_norm_f32_",
             "conv2d_f32_2x1x8x8_k3_c16",
             "conv2d_f32_2x16x4x4_k3_c32",

@@ -159,7 +159,7 @@ impl Backend for WgpuBackend {
             || (matches!(op, "gather" | "scatter" | "index_select" | "cumsum")
                 && crate::structural::cast_code_of(dtype).is_some())
             // f64 moves as word pairs: gather and replacing scatter need
-            // no f64 arithmetic (scatter-add does, and stays on the host).
+            // no f64 arithmetic (scatter-add does: `native_f64` above).
             || (matches!(op, "gather" | "scatter") && dtype == DType::F64)
             || (op == "cumprod" && crate::structural::cast_code_of(dtype).is_some())
             || (op == "logcumsumexp" && (dtype == DType::F32 || is_half(dtype)))
