@@ -99,7 +99,7 @@ pub(super) fn demo(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
 }
 
 /// `log(e^a + e^b)` as the reference's scan step computes it, in f64.
-fn log_add_exp(a: f64, b: f64) -> f64 {
+pub(super) fn log_add_exp(a: f64, b: f64) -> f64 {
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
     if lo == hi && lo.is_infinite() {
         return a;

@@ -7,6 +7,7 @@ use crate::launch::LaunchConfig;
 use crate::sim::{Arg, Buffer};
 
 use super::demos::{Demo, rng_f32};
+use super::math_demo::log_add_exp;
 use super::norm::moment_code;
 use super::wide_math::{MOMENT_LOGSUMEXP, wide_math_code};
 
@@ -80,7 +81,7 @@ pub(super) fn scan_demo(block: Dim3, seed: u64) -> Demo {
         let big = row.iter().fold(0f64, |m, v| m.max(v.abs()));
         let mut acc = f64::NEG_INFINITY;
         for &v in &row {
-            acc = oxmera_log_add_exp(acc, v);
+            acc = log_add_exp(acc, v);
             expected.push(acc);
             tolerance.push(6.0 * f64::EPSILON * (6.0 + acc.abs() + big));
         }
@@ -105,15 +106,6 @@ pub(super) fn scan_demo(block: Dim3, seed: u64) -> Demo {
         tolerance,
         summary: "running f64 log-sum-exp along the rows of a transposed [5,6] view".into(),
     }
-}
-
-/// `log(e^a + e^b)` as the reference's scan step computes it.
-fn oxmera_log_add_exp(a: f64, b: f64) -> f64 {
-    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    if lo == hi && lo.is_infinite() {
-        return a;
-    }
-    hi + (lo - hi).exp().ln_1p()
 }
 
 /// The demos of the f64 walks over dim 0 of a `[6, 4]` view:
