@@ -8,6 +8,7 @@ use std::sync::Arc;
 use oxmera_core::{DType, Device, Error, Result};
 use oxmera_kernel::library::logical_code;
 use oxmera_tensor::fallback::on_host;
+use oxmera_tensor::fused_backward::into_storage;
 use oxmera_tensor::{
     Backend, BinaryOp, CmpOp, Conv2dParams, DeviceBuffer, Distribution, Generator, HostBuffer,
     Pool2dParams, ReduceOp, ScanOp, ScatterMode, Storage, Support, Tensor, UnaryOp,
@@ -296,6 +297,13 @@ impl Backend for WgpuBackend {
         // A value result has the input's dtype (computed in f32 for a half
         // input, then narrowed); an index result keeps its own.
         let values = out_dtype == x.dtype();
+        // Walks longer than one thread may take, in chunks (halves widen
+        // to f32 first, below).
+        if !is_half(x.dtype())
+            && let Some(s) = self.reduce_long(op, x, dims, out_dtype)?
+        {
+            return Ok(s);
+        }
         if values
             && x.dtype() == DType::F64
             && self.f64_native()
@@ -314,13 +322,17 @@ impl Backend for WgpuBackend {
             if values && let Some(mean) = mean {
                 return self.reduce_f32(xs[0], dims, mean, op.name());
             }
+            let out = if values { DType::F32 } else { out_dtype };
+            if let Some(s) = self.reduce_long(op, xs[0], dims, out)? {
+                return Ok(Some(s));
+            }
             if values && let Some(s) = self.moments_f32(op, xs[0], dims)? {
                 return Ok(Some(s));
             }
             if values && op == ReduceOp::LogSumExp {
-                return self.logsumexp_f32(xs[0], dims);
+                let t = self.logsumexp_composed(xs[0], dims)?;
+                return into_storage(self, t).map(Some);
             }
-            let out = if values { DType::F32 } else { out_dtype };
             self.reduce_walk(op, xs[0], dims, out)
         };
         if let Some(s) = self.in_f32(&[x], values, f32_op)? {
@@ -617,6 +629,11 @@ impl Backend for WgpuBackend {
     }
 
     fn layer_norm(&self, x: &Tensor, dims: usize, eps: f64) -> Result<Storage> {
+        // f64 composed of its device ops (the mean, the squared
+        // deviations' mean, the division): each one f64 kernel.
+        if x.dtype() == DType::F64 && self.f64_native() {
+            return self.layer_norm_composed(x, dims, eps);
+        }
         if let Some(s) = self.in_f32(&[x], true, |xs| self.layer_norm_f32(xs[0], dims, eps))? {
             return Ok(s);
         }

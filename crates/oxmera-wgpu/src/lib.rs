@@ -54,6 +54,8 @@ mod halves;
 mod ints;
 mod launch;
 #[cfg(feature = "wgpu")]
+mod long;
+#[cfg(feature = "wgpu")]
 mod native;
 mod probe;
 #[cfg(feature = "wgpu")]

@@ -33,11 +33,6 @@ pub(crate) const ELEMENTWISE_BLOCK: u32 = 256;
 /// The block `softmax_strided` runs with (the one it declares).
 pub(crate) const SOFTMAX_BLOCK: u32 = 64;
 
-/// The longest row `softmax_strided` and `layer_norm_rows` take: a
-/// thread's passes over its row must stay under llvmpipe's 65535 loop
-/// iterations.
-pub(crate) const SOFTMAX_MAX_ROW: usize = 4096;
-
 /// The longest walk one thread makes in `scatter_add_strided` (along the
 /// scattered dim), `argbest_strided` and `count_bytes_strided` (over the
 /// reduced elements): llvmpipe stops a loop after 65535 iterations.

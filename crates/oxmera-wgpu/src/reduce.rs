@@ -1,9 +1,9 @@
 //! Reductions on the device: sum and mean in blocked passes; the walks
 //! of one thread per output (argmax/argmin, byte counts, variance, std,
 //! max, min, prod); softmax, log-softmax and layer norm, a row a thread.
-//! Each returns `None` where a size does not fit the kernel's arithmetic,
-//! one dispatch, or llvmpipe's loop limit; the caller then hands the op to
-//! the host.
+//! A walk longer than one thread may take goes to `crate::long` in chunks.
+//! Each returns `None` where a size does not fit the kernel's arithmetic or
+//! one dispatch; the caller then hands the op to the host.
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::{Kernel, Value};
@@ -12,9 +12,9 @@ use oxmera_tensor::{ReduceOp, Storage, Tensor};
 
 use crate::backend::WgpuBackend;
 use crate::gpu::GpuBuffer;
+use crate::long::LONGEST_WALK;
 use crate::native::{
-    ELEMENTWISE_BLOCK, SCATTER_MAX_ALONG, SOFTMAX_BLOCK, SOFTMAX_MAX_ROW, dims_of, reduce_sizes,
-    view_of,
+    ELEMENTWISE_BLOCK, SCATTER_MAX_ALONG, SOFTMAX_BLOCK, dims_of, reduce_sizes, view_of,
 };
 
 /// One launch of a kernel that walks, a thread per output, the elements
@@ -154,7 +154,7 @@ impl WgpuBackend {
             out,
             per_output: 1,
             block: ELEMENTWISE_BLOCK,
-            max_walk: library::REDUCE_CHUNK as usize,
+            max_walk: LONGEST_WALK,
             extra,
         })
     }
@@ -183,13 +183,14 @@ impl WgpuBackend {
             out: DType::F32,
             per_output: 1,
             block: ELEMENTWISE_BLOCK,
-            max_walk: library::REDUCE_CHUNK as usize,
+            max_walk: LONGEST_WALK,
             extra: vec![Value::U32(code), Value::F32(correction as f32)],
         })
     }
 
     /// Softmax or log-softmax of f32 (`softmax_strided`) or f64
-    /// (`softmax_f64`) along `dim`, a row a thread.
+    /// (`softmax_f64`) along `dim`, a row a thread (rows longer than
+    /// [`LONGEST_WALK`] are composed of device ops instead).
     pub(crate) fn softmax_along(
         &self,
         x: &Tensor,
@@ -206,7 +207,10 @@ impl WgpuBackend {
         let (Some(shape), Some((strides, offset))) = (dims_of(x.dims()), view_of(x)) else {
             return Ok(None);
         };
-        if len > SOFTMAX_MAX_ROW || !self.fits(n) {
+        if len > LONGEST_WALK {
+            return self.softmax_composed(x, dim, log).map(Some);
+        }
+        if !self.fits(n) {
             return Ok(None);
         }
         let gpu = self.gpu();
@@ -234,7 +238,8 @@ impl WgpuBackend {
     }
 
     /// Layer normalization of f32 over the last `dims` dims, a row a
-    /// thread (rows of at most `SOFTMAX_MAX_ROW`, for the loop limit).
+    /// thread (rows longer than [`LONGEST_WALK`] are composed of device
+    /// ops instead).
     pub(crate) fn layer_norm_f32(
         &self,
         x: &Tensor,
@@ -244,6 +249,9 @@ impl WgpuBackend {
         let rank = x.rank();
         let trailing: Vec<usize> = (rank - dims..rank).collect();
         let row_len: usize = x.dims()[rank - dims..].iter().product();
+        if row_len > LONGEST_WALK {
+            return self.layer_norm_composed(x, dims, eps).map(Some);
+        }
         self.walk(Walk {
             kernel: library::layer_norm_rows(),
             name: "layer_norm",
@@ -252,7 +260,7 @@ impl WgpuBackend {
             out: DType::F32,
             per_output: row_len,
             block: SOFTMAX_BLOCK,
-            max_walk: SOFTMAX_MAX_ROW,
+            max_walk: LONGEST_WALK,
             extra: vec![Value::F32(eps as f32)],
         })
     }
@@ -377,67 +385,5 @@ impl WgpuBackend {
             terms = n_chunks;
             held = Some(out);
         }
-    }
-}
-
-impl WgpuBackend {
-    /// `logsumexp` of f32 (the caller's `in_f32` widens halves) over
-    /// `dims`, composed of device ops as the
-    /// reference defines it: `m + ln Σ exp(x − m)` with `m` the maximum
-    /// clamped into the finite range (so an all-`−∞` slice gives `−∞`, a
-    /// `+∞` gives `+∞`, and a NaN stays NaN, where `x − m` with an
-    /// infinite `m` would be NaN); over an empty dim, `−∞` (the log of an
-    /// empty sum). Each step is a native launch; `None` where one declines
-    /// (the caller hands the op to the host).
-    pub(crate) fn logsumexp_f32(&self, x: &Tensor, dims: &[usize]) -> Result<Option<Storage>> {
-        use oxmera_tensor::{Backend, BinaryOp, UnaryOp};
-        let kept: Vec<usize> = x
-            .dims()
-            .iter()
-            .enumerate()
-            .map(|(d, &n)| if dims.contains(&d) { 1 } else { n })
-            .collect();
-        let out: Vec<usize> = x
-            .dims()
-            .iter()
-            .enumerate()
-            .filter(|(d, _)| !dims.contains(d))
-            .map(|(_, &n)| n)
-            .collect();
-        if dims.iter().any(|&d| x.dims()[d] == 0) {
-            let len = out.iter().product();
-            return Ok(Some(self.fill_pattern(
-                DType::F32,
-                len,
-                f64::NEG_INFINITY,
-            )?));
-        }
-        let Some(max) = self.moments_f32(ReduceOp::Max, x, dims)? else {
-            return Ok(None);
-        };
-        let max = Tensor::from_storage(max, kept.clone());
-        let finite = f64::from(f32::MAX);
-        let shift = Tensor::from_storage(
-            self.unary(
-                UnaryOp::Clamp {
-                    min: Some(-finite),
-                    max: Some(finite),
-                },
-                &max,
-            )?,
-            kept,
-        );
-        let spread = shift.expand(x.dims())?;
-        let diff = Tensor::from_storage(self.binary(BinaryOp::Sub, x, &spread)?, x.dims());
-        let exps = Tensor::from_storage(self.unary(UnaryOp::Exp, &diff)?, x.dims());
-        let Some(sum) = self.reduce_f32(&exps, dims, false, "logsumexp")? else {
-            return Ok(None);
-        };
-        let logs = Tensor::from_storage(
-            self.unary(UnaryOp::Log, &Tensor::from_storage(sum, out.clone()))?,
-            out.clone(),
-        );
-        let shift = shift.reshape(out)?;
-        Ok(Some(self.binary(BinaryOp::Add, &shift, &logs)?))
     }
 }

@@ -97,6 +97,8 @@ pub(crate) fn native_f64(op: &str) -> bool {
             | "le"
             | "gt"
             | "ge"
+            // Composed of the ops above (`crate::long`).
+            | "layer_norm"
     ) || F64_UNARY.iter().any(|(u, _)| u.name() == op)
         || F64_MATH_NAMES.contains(&op)
 }

@@ -215,3 +215,109 @@ fn logsumexp_runs_on_the_device_with_the_references_infinities() {
         }
     }
 }
+
+/// Seeded values in `[-1, 1)`: a multiplicative hash of the position.
+fn spread(n: usize, seed: u64) -> Vec<f32> {
+    (0..n as u64)
+        .map(|i| {
+            let h = (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed;
+            let h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            (h >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// Runs `op` on the host tensor and on its device copy, and checks the
+/// device's values against the reference's: equal when `rel` is 0, else
+/// within `rel` of the larger of the value and 1.
+fn agrees(d: Device, host: &Tensor, name: &str, rel: f64, op: impl Fn(&Tensor) -> Tensor) {
+    let want = op(host);
+    let got = op(&host.to_device(d).unwrap());
+    assert_eq!(got.dims(), want.dims(), "{name}");
+    let (g, w) = (got.to_f64_vec().unwrap(), want.to_f64_vec().unwrap());
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let ok = (a.is_nan() && b.is_nan())
+            || a.to_bits() == b.to_bits()
+            || (rel > 0.0 && (a - b).abs() <= rel * b.abs().max(1.0));
+        assert!(ok, "{name} at {i}: {a} on the device, {b} on the host");
+    }
+}
+
+/// Walks longer than a thread may take (4096 elements) are cut into
+/// chunks whose partials are reduced again: every op below runs with no
+/// host fallback, exactly (max, min, argmax, argmin, the integers' sums,
+/// products and counts) or within a bound (the compositions).
+#[test]
+fn long_walks_run_in_chunks_on_the_device() {
+    use oxmera_core::DType;
+    let Some(d) = gpu() else { return };
+    let r = Device::Reference;
+    let before = fallback::total(d);
+    // Three rows of 10000: a NaN late in row 1; row 2's maximum twice, in
+    // the second and the third chunk (the first must win).
+    let mut v = spread(30_000, 7);
+    v[10_000 + 9_000] = f32::NAN;
+    v[20_000 + 5_000] = 4.0;
+    v[20_000 + 9_999] = 4.0;
+    v[20_000 + 100] = -4.0;
+    let x = Tensor::from_vec(v.clone(), [3, 10_000], r).unwrap();
+    let xt = Tensor::from_vec(v, [10_000, 3], r).unwrap().t().unwrap();
+    for t in [&x, &xt] {
+        agrees(d, t, "max", 0.0, |t| t.max(&[1], false).unwrap());
+        agrees(d, t, "min", 0.0, |t| t.min(&[-1], true).unwrap());
+        agrees(d, t, "argmax", 0.0, |t| t.argmax(1, false).unwrap());
+        agrees(d, t, "argmin", 0.0, |t| t.argmin(1, true).unwrap());
+    }
+    // Two reduced dims that no view can merge: one copy, then chunks.
+    let y = Tensor::from_vec(spread(70 * 3 * 80, 3), [70, 3, 80], r)
+        .unwrap()
+        .permute(&[2, 1, 0])
+        .unwrap();
+    agrees(d, &y, "max", 0.0, |t| t.max(&[0, 2], false).unwrap());
+    agrees(d, &y, "argmax_all", 0.0, |t| t.argmax_all().unwrap());
+    // The compositions: sums of up to 10000 terms by the blocked sum, exp
+    // and ln within a few ulp; 1e-5 is a coarse check (the corpus's
+    // `large.toml` cases hold each op to its derived bound).
+    let rows = x.narrow(0, 2, 1).unwrap();
+    agrees(d, &rows, "var", 1e-5, |t| t.var(&[1], 1.0, false).unwrap());
+    agrees(d, &rows, "std", 1e-5, |t| t.std(&[1], 0.0, true).unwrap());
+    agrees(d, &rows, "logsumexp", 1e-5, |t| {
+        t.logsumexp(&[1], false).unwrap()
+    });
+    agrees(d, &xt, "softmax", 1e-5, |t| t.softmax(1).unwrap());
+    agrees(d, &xt, "log_softmax", 1e-5, |t| t.log_softmax(1).unwrap());
+    agrees(d, &rows, "layer_norm", 1e-5, |t| {
+        t.layer_norm(1, 1e-5).unwrap()
+    });
+    // A product of 6000 factors near 1, taken in f64 and rounded once.
+    let near_one: Vec<f32> = spread(6_000, 11).iter().map(|u| 1.0 + u / 64.0).collect();
+    let p = Tensor::from_vec(near_one, [6_000], r).unwrap();
+    agrees(d, &p, "prod", 2.0 * f64::from(f32::EPSILON), |t| {
+        t.prod(&[0], false).unwrap()
+    });
+    // Integers past the old 16384-element walk: wrapping sums and
+    // products, extremes, first indices, counts.
+    let ints: Vec<i32> = (0..40_000)
+        .map(|i: i32| i.wrapping_mul(2_654_435_761u32 as i32) >> 8)
+        .collect();
+    let n = Tensor::from_vec(ints, [2, 20_000], r).unwrap();
+    agrees(d, &n, "sum", 0.0, |t| t.sum(&[1], false).unwrap());
+    agrees(d, &n, "prod", 0.0, |t| t.prod(&[1], false).unwrap());
+    agrees(d, &n, "max", 0.0, |t| t.max(&[1], false).unwrap());
+    agrees(d, &n, "argmin", 0.0, |t| t.argmin(1, false).unwrap());
+    let wide = n.to_dtype(DType::I64).unwrap();
+    agrees(d, &wide, "sum_all", 0.0, |t| t.sum_all().unwrap());
+    let flags = n.gt_scalar(0).unwrap();
+    agrees(d, &flags, "count", 0.0, |t| t.sum(&[1], false).unwrap());
+    agrees(d, &flags, "all", 0.0, |t| t.all(&[1], false).unwrap());
+    // Halves widen to f32 first; f64 where the adapter stores it.
+    let h = x.to_dtype(DType::F16).unwrap();
+    agrees(d, &h, "max", 0.0, |t| t.max(&[1], false).unwrap());
+    if Tensor::zeros([1], DType::F64, d).is_ok() {
+        let w = xt.to_dtype(DType::F64).unwrap();
+        agrees(d, &w, "argmax", 0.0, |t| t.argmax(1, false).unwrap());
+        agrees(d, &w, "max", 0.0, |t| t.max(&[1], false).unwrap());
+        agrees(d, &w, "var", 1e-12, |t| t.var(&[1], 1.0, false).unwrap());
+    }
+    assert_eq!(fallback::total(d), before, "{:?}", fallback::report());
+}
