@@ -306,6 +306,7 @@ pub fn backend_op_names() -> Vec<&'static str> {
         "cumsum",
         "cumprod",
         "logcumsumexp",
+        "sort",
         "layer_norm",
         "matmul",
         "cat",

@@ -254,6 +254,10 @@ impl Backend for Cpu {
         scan::scan(op, x, dim, out_dtype)
     }
 
+    fn sort(&self, x: &Tensor, dim: usize, descending: bool) -> Result<Storage> {
+        delegated(oxmera_reference::Reference.sort(x, dim, descending))
+    }
+
     fn cat(&self, xs: &[&Tensor], dim: usize) -> Result<Storage> {
         delegated(oxmera_reference::Reference.cat(xs, dim))
     }

@@ -30,6 +30,7 @@ mod index;
 mod matmul;
 mod read;
 mod reduce;
+mod sort;
 
 /// The reference's definitions of the element functions whose evaluation
 /// needs care (overflow, cancellation, limits at infinity, the sign of a
@@ -122,6 +123,10 @@ impl Backend for Reference {
 
     fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
         reduce::scan(op, x, dim, out_dtype)
+    }
+
+    fn sort(&self, x: &Tensor, dim: usize, descending: bool) -> Result<Storage> {
+        sort::sort(x, dim, descending)
     }
 
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {

@@ -338,6 +338,22 @@ pub trait Backend: Send + Sync + fmt::Debug {
         host.finish(host.reference().scan(op, &x, dim, out_dtype)?)
     }
 
+    /// The stable sorting permutation of every slice of `x` along `dim`:
+    /// an `I64` storage of `x`'s shape, row-major, whose slice lists the
+    /// positions along `dim` of the slice's elements in sorted order —
+    /// ascending unless `descending`, NaN above every number, equal
+    /// elements (`-0` and `0` among them) in their order, `i64` compared
+    /// exactly. `x` has a dim and an element (the front end answers the
+    /// rest); `sort`, `argsort`, `topk`, `kthvalue` and `median` all start
+    /// here.
+    fn sort(&self, x: &Tensor, dim: usize, descending: bool) -> Result<Storage> {
+        let host = Host::begin(self, "sort", x.dtype())?;
+        host.finish(
+            host.reference()
+                .sort(&host.tensor_of(x)?, dim, descending)?,
+        )
+    }
+
     /// Softmax (or log-softmax when `log`) along `dim` (shape of `x`).
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {
         let name = if log { "log_softmax" } else { "softmax" };

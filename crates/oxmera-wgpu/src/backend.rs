@@ -157,6 +157,8 @@ impl Backend for WgpuBackend {
             || (is_half(dtype) && native_f32(op) && !F32_ELEMENT_MOVERS.contains(&op))
             // Every stored dtype (f64 into a half goes to the host).
             || op == "cast"
+            // The network needs no arithmetic of the dtype, only its bits.
+            || op == "sort"
             || (matches!(op, "gather" | "scatter" | "index_select" | "cumsum")
                 && crate::structural::cast_code_of(dtype).is_some())
             // f64 moves as word pairs: gather and replacing scatter need
@@ -356,6 +358,14 @@ impl Backend for WgpuBackend {
             return Ok(s);
         }
         on_host(self).scan(op, x, dim, out_dtype)
+    }
+
+    /// By the library's bitonic network, for every stored dtype.
+    fn sort(&self, x: &Tensor, dim: usize, descending: bool) -> Result<Storage> {
+        if let Some(s) = self.sort_native(x, dim, descending)? {
+            return Ok(s);
+        }
+        on_host(self).sort(x, dim, descending)
     }
 
     fn softmax(&self, x: &Tensor, dim: usize, log: bool) -> Result<Storage> {

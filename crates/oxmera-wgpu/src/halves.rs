@@ -54,7 +54,7 @@ impl WgpuBackend {
     }
 
     /// `x` (f16 or bf16) as a contiguous f32 tensor of its shape.
-    fn widen(&self, x: &Tensor) -> Result<Option<Tensor>> {
+    pub(crate) fn widen(&self, x: &Tensor) -> Result<Option<Tensor>> {
         Ok(self
             .widen_storage(x)?
             .map(|s| Tensor::from_storage(s, x.shape().clone())))

@@ -61,6 +61,8 @@ mod probe;
 #[cfg(feature = "wgpu")]
 mod reduce;
 #[cfg(feature = "wgpu")]
+mod sort;
+#[cfg(feature = "wgpu")]
 mod structural;
 #[cfg(feature = "wgpu")]
 mod tuned;

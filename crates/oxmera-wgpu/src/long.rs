@@ -30,13 +30,22 @@
 //!   composed of device ops as the reference defines them (the mean by the
 //!   blocked multi-pass sum, then the squared deviations, …), so each sum
 //!   meets the summation contract of `reduce_strided`.
+//!
+//! Scans (`cumsum`, `cumprod`, `logcumsumexp`) along a row longer than a
+//! scan kernel's walk are cut the same way: each chunk scanned alone, the
+//! chunks' last values scanned into carries, and each chunk combined with
+//! the carry of those before it (added, multiplied, or log-add-exp'd as
+//! the reference's step does). Integers wrap, so their carries are exact;
+//! floats run in f64 (where the adapter has it) and round into the output
+//! once, as the reference's f64 running value does.
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::library;
 use oxmera_tensor::fused_backward::into_storage;
-use oxmera_tensor::{Backend, ReduceOp, Storage, Tensor, no_grad};
+use oxmera_tensor::{Backend, ReduceOp, ScanOp, Storage, Tensor, no_grad};
 
 use crate::backend::WgpuBackend;
+use crate::halves::is_half;
 use crate::native::reduce_sizes;
 
 /// The most elements one thread of a walk kernel reduces; longer walks are
@@ -215,6 +224,112 @@ impl WgpuBackend {
             deviations.div(&var.add_scalar(eps)?.sqrt()?)
         })?;
         into_storage(self, out)
+    }
+}
+
+impl WgpuBackend {
+    /// The scan `op` of `x` along `dim`, a row longer than one thread of
+    /// the scan kernels walks, in chunks (see the module docs); `None` for
+    /// a float scan on an adapter without f64.
+    pub(crate) fn scan_long(
+        &self,
+        op: ScanOp,
+        x: &Tensor,
+        dim: usize,
+        out_dtype: DType,
+    ) -> Result<Option<Storage>> {
+        if x.dtype().is_float() && !self.f64_native() {
+            return Ok(None);
+        }
+        if x.dtype().is_float() && x.dtype() != DType::F64 {
+            // f64 into a half is the host's (its rounding rule): halves
+            // come back through f32.
+            let via = if is_half(out_dtype) {
+                DType::F32
+            } else {
+                out_dtype
+            };
+            let wide = no_grad(|| x.to_dtype(DType::F64))?;
+            let scanned = self.scan(op, &wide, dim, DType::F64)?;
+            let t = Tensor::from_storage(scanned, x.shape().clone());
+            let out = no_grad(|| t.to_dtype(via)?.to_dtype(out_dtype))?;
+            return into_storage(self, out).map(Some);
+        }
+        let out = no_grad(|| self.scan_in_chunks(op, x, dim, out_dtype))?;
+        into_storage(self, out).map(Some)
+    }
+
+    /// `op` along `dim` as chunks of [`LONGEST_WALK`], each scanned by the
+    /// backend's own `scan`, then carried.
+    fn scan_in_chunks(
+        &self,
+        op: ScanOp,
+        x: &Tensor,
+        dim: usize,
+        out_dtype: DType,
+    ) -> Result<Tensor> {
+        let rank = x.rank();
+        let order: Vec<usize> = (0..rank).filter(|&d| d != dim).chain([dim]).collect();
+        let rows = x.permute(&signed(&order))?;
+        let last = rank - 1;
+        let kept = rows.dims()[..last].to_vec();
+        let n = rows.dims()[last];
+        let (whole, rest) = (n / LONGEST_WALK, n % LONGEST_WALK);
+        let scanned = |t: &Tensor, along: usize| -> Result<Tensor> {
+            let s = self.scan(op, t, along, out_dtype)?;
+            Ok(Tensor::from_storage(s, t.shape().clone()))
+        };
+        // Each whole chunk scanned alone: [kept.., whole, LONGEST_WALK].
+        let head = rows
+            .narrow(-1, 0, whole * LONGEST_WALK)?
+            .view([kept.as_slice(), &[whole, LONGEST_WALK]].concat())?;
+        let local = scanned(&head, last + 1)?;
+        // Each chunk's last value, scanned: the carry through its end.
+        let ends = local
+            .narrow(-1, LONGEST_WALK - 1, 1)?
+            .reshape([kept.as_slice(), &[whole]].concat())?;
+        let through = scanned(&ends, last)?;
+        let mut chunks = vec![local.narrow(-2, 0, 1)?];
+        if whole > 1 {
+            let carry = through.narrow(-1, 0, whole - 1)?.unsqueeze(-1)?;
+            chunks.push(carried(op, &local.narrow(-2, 1, whole - 1)?, &carry)?);
+        }
+        let mut parts = vec![
+            Tensor::cat(&chunks, -2)?
+                .reshape([kept.as_slice(), &[whole * LONGEST_WALK]].concat())?,
+        ];
+        if rest > 0 {
+            let tail = scanned(&rows.narrow(-1, whole * LONGEST_WALK, rest)?, last)?;
+            let carry = through.narrow(-1, whole - 1, 1)?;
+            parts.push(carried(op, &tail, &carry)?);
+        }
+        let out = Tensor::cat(&parts, -1)?;
+        let mut back = vec![0isize; rank];
+        for (i, &d) in order.iter().enumerate() {
+            back[d] = i as isize;
+        }
+        out.permute(&back)
+    }
+}
+
+/// A chunk's local scan `local` with the running value `carry` of the
+/// chunks before it (broadcast along the chunk) folded in, as the
+/// reference's step folds: `+`, `×`, or its log-add-exp.
+fn carried(op: ScanOp, local: &Tensor, carry: &Tensor) -> Result<Tensor> {
+    match op {
+        ScanOp::Sum => local.add(carry),
+        ScanOp::Prod => local.mul(carry),
+        ScanOp::LogSumExp => {
+            // `hi + log1p(exp(lo − hi))`, NaN propagating; two infinities
+            // of one sign give that infinity (the formula's `∞ − ∞` would
+            // be NaN), so `−∞` stays the identity.
+            let carry = carry.expand(local.dims())?;
+            let hi = local.maximum(&carry)?;
+            let lo = local.minimum(&carry)?;
+            let formula = hi.add(&lo.sub(&hi)?.exp()?.log1p()?)?;
+            let same_infinity = lo.eq(&hi)?.logical_and(&hi.isinf()?)?;
+            Tensor::where_(&same_infinity, &hi, &formula)
+        }
     }
 }
 

@@ -318,8 +318,8 @@ impl WgpuBackend {
     /// halves) by `logcumsumexp_strided`, the reference's step element by
     /// element; `cumsum` and `cumprod` of f64 by `scan_f64` and its
     /// `logcumsumexp` by `logcumsumexp_f64` where the adapter computes in
-    /// f64. `None` for a row past llvmpipe's loop limit or a size that
-    /// does not fit.
+    /// f64. A row past what one thread may walk goes in chunks
+    /// (`crate::long`); `None` where a size does not fit.
     pub(crate) fn scan_any(
         &self,
         op: ScanOp,
@@ -328,7 +328,7 @@ impl WgpuBackend {
         out_dtype: DType,
     ) -> Result<Option<Storage>> {
         if x.dims()[dim] > SCATTER_MAX_ALONG {
-            return Ok(None);
+            return self.scan_long(op, x, dim, out_dtype);
         }
         let rows = x.shape().numel() / x.dims()[dim].max(1);
         if x.dtype() == DType::F64 {

@@ -336,3 +336,149 @@ fn byte_tensors_move_on_the_device() {
         }
     }
 }
+
+/// `sort`, `argsort`, `topk`, `kthvalue` and `median` order on the device
+/// (the bitonic network) exactly as the reference does — NaN above every
+/// number, `-0` equal to `0`, ties in their order, both directions —
+/// for every dtype, through a transposed view, with no host fallback;
+/// a row of 5000 is padded to 8192.
+#[test]
+fn sorting_runs_on_the_device_as_on_the_reference() {
+    let Some(d) = gpu() else { return };
+    let before = fallback::count(d, "sort");
+    let mut dtypes = DTYPES.to_vec();
+    if Tensor::zeros([1], DType::F64, d).is_ok() {
+        dtypes.push(DType::F64);
+    }
+    let same = |a: &Tensor, b: &Tensor, what: &str| {
+        let (x, y) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
+        let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&x), bits(&y), "{what}");
+    };
+    for dtype in dtypes {
+        let host = sample(dtype);
+        let dev = host.to_device(d).unwrap();
+        for (h, g) in [
+            (host.clone(), dev.clone()),
+            (host.t().unwrap(), dev.t().unwrap()),
+        ] {
+            for down in [false, true] {
+                for dim in [0, 1] {
+                    let (hv, hi) = h.sort(dim, down).unwrap();
+                    let (gv, gi) = g.sort(dim, down).unwrap();
+                    same(
+                        &gi,
+                        &hi,
+                        &format!("{dtype} sort indices dim {dim} desc {down}"),
+                    );
+                    same(
+                        &gv,
+                        &hv,
+                        &format!("{dtype} sort values dim {dim} desc {down}"),
+                    );
+                }
+                let (hv, hi) = h.topk(2, 1, down).unwrap();
+                let (gv, gi) = g.topk(2, 1, down).unwrap();
+                same(&gi, &hi, &format!("{dtype} topk"));
+                same(&gv, &hv, &format!("{dtype} topk values"));
+            }
+            let (hv, hi) = h.median(0, false).unwrap();
+            let (gv, gi) = g.median(0, false).unwrap();
+            same(&gi, &hi, &format!("{dtype} median"));
+            same(&gv, &hv, &format!("{dtype} median values"));
+            let (_, hi) = h.kthvalue(2, 1, true).unwrap();
+            let (_, gi) = g.kthvalue(2, 1, true).unwrap();
+            same(&gi, &hi, &format!("{dtype} kthvalue"));
+        }
+    }
+    // A long row with many ties: padding and every stage of 8192.
+    let v: Vec<f32> = (0..10_000)
+        .map(|k| ((k * 7919) % 97) as f32 - 48.0)
+        .collect();
+    let host = Tensor::from_vec(v, [2, 5_000], Device::Reference).unwrap();
+    let got = host.to_device(d).unwrap().argsort(1, true).unwrap();
+    same(&got, &host.argsort(1, true).unwrap(), "long argsort");
+    assert_eq!(fallback::count(d, "sort"), before, "sort ran on the host");
+}
+
+/// Scans along rows longer than a scan kernel's walk (16384) run in
+/// chunks carried into each other on the device: integers exactly (they
+/// wrap), floats in f64 and rounded once — at most one f32 step from the
+/// reference, whose f64 running value adds in another order — through a
+/// transposed view, `logcumsumexp` with `−∞` leading (its identity).
+#[test]
+fn long_scans_run_in_chunks_on_the_device() {
+    let Some(d) = gpu() else { return };
+    if Tensor::zeros([1], DType::F64, d).is_err() {
+        eprintln!("skipped: float scans in chunks need f64");
+        return;
+    }
+    let r = Device::Reference;
+    // Every fallback but casts (the cast test above sends f64 into halves to
+    // the host on purpose, concurrently).
+    let others = || fallback::total(d) - fallback::count(d, "cast");
+    let before = others();
+    let n = 20_000;
+    let ints: Vec<i64> = (0..2 * n as i64)
+        .map(|k| (k * 2_654_435_761) % 1_000_003 - 500_000)
+        .collect();
+    let stored = Tensor::from_vec(ints.clone(), [n, 2], r).unwrap();
+    let rows = stored.t().unwrap();
+    let dev = rows.to_device(d).unwrap();
+    let exact = |got: Tensor, want: Tensor, what: &str| {
+        assert_eq!(
+            got.to_vec::<i64>().unwrap(),
+            want.to_vec::<i64>().unwrap(),
+            "{what}"
+        );
+    };
+    exact(
+        dev.cumsum(1).unwrap(),
+        rows.cumsum(1).unwrap(),
+        "i64 cumsum",
+    );
+    exact(
+        dev.cumprod(1).unwrap(),
+        rows.cumprod(1).unwrap(),
+        "i64 cumprod",
+    );
+    let narrow = rows.to_dtype(DType::I32).unwrap();
+    let got = narrow.to_device(d).unwrap().cumsum(1).unwrap();
+    exact(got, narrow.cumsum(1).unwrap(), "i32 cumsum");
+    // Floats: sums that cancel, a product near 1, log-sum-exp from −∞.
+    let mut f: Vec<f32> = ints.iter().map(|&v| v as f32 / 250_000.0).collect();
+    f[0] = f32::NEG_INFINITY;
+    f[2] = f32::NEG_INFINITY;
+    let x = Tensor::from_vec(f, [n, 2], r).unwrap().t().unwrap();
+    let g = x.to_device(d).unwrap();
+    let near = |got: Tensor, want: Tensor, what: &str| {
+        let (a, b) = (got.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+        for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+            let ulps = (p.to_bits() as i64 - q.to_bits() as i64).abs();
+            assert!(
+                p == q || ulps <= 1,
+                "{what} at {i}: {p} on the device, {q} on the host"
+            );
+        }
+    };
+    let finite = x.nan_to_num(0.0, None, Some(0.0)).unwrap();
+    let gf = finite.to_device(d).unwrap();
+    near(
+        gf.cumsum(1).unwrap(),
+        finite.cumsum(1).unwrap(),
+        "f32 cumsum",
+    );
+    let factors = finite.mul_scalar(1e-3).unwrap().add_scalar(1.0).unwrap();
+    let gp = factors.to_device(d).unwrap();
+    near(
+        gp.cumprod(1).unwrap(),
+        factors.cumprod(1).unwrap(),
+        "f32 cumprod",
+    );
+    near(
+        g.logcumsumexp(1).unwrap(),
+        x.logcumsumexp(1).unwrap(),
+        "f32 logcumsumexp",
+    );
+    assert_eq!(others(), before, "{:?}", fallback::report());
+}

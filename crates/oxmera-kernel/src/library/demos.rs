@@ -92,6 +92,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         "stencil3_tiled" => return Some(super::stencil::demo(block, seed)),
         "cast_strided" => return Some(super::cast::demo(block)),
         "scan_strided" => return Some(super::scan::demo(block)),
+        "sort_keys" | "bitonic_step" => return super::sort::demo(name, block, seed),
         "scatter_add_f64" | "scan_f64" => return super::wide_accumulate::demo(name, block, seed),
         "unary_math_f64" => super::wide_math_demo::demo(block, seed),
         "logcumsumexp_f64" => super::wide_math_demo::scan_demo(block, seed),

@@ -22,6 +22,7 @@ mod ops;
 mod random;
 mod register_tiled;
 mod scan;
+mod sort;
 mod stencil;
 mod unary;
 mod wide;
@@ -62,6 +63,7 @@ pub use ops::{
 pub use random::philox_uniform;
 pub use register_tiled::matmul_register_tiled;
 pub use scan::{scan_code, scan_strided};
+pub use sort::{bitonic_step, sort_key, sort_keys, sort_kind};
 pub use stencil::stencil3_tiled;
 pub(crate) use stencil::workload as stencil_workload;
 pub use unary::{unary_code, unary_strided};
@@ -305,6 +307,16 @@ pub fn entries() -> Vec<Entry> {
             "scan_strided",
             "cumsum or cumprod along a dim, a row a thread in order: f32, or integers as wrapping i64",
             scan_strided,
+        ),
+        e(
+            "sort_keys",
+            "sort keys of a strided input: the reference's total order as unsigned 64-bit keys, rows padded to a power of two",
+            sort_keys,
+        ),
+        e(
+            "bitonic_step",
+            "one compare-exchange stage of a bitonic sorting network over (key, position) rows",
+            bitonic_step,
         ),
         e(
             "moments_strided",

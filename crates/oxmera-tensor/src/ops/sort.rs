@@ -1,19 +1,17 @@
 //! Sorting along a dim: `sort`, `argsort`, `topk`, `kthvalue` and `median`,
 //! as PyTorch has them.
 //!
-//! The order is computed on the host — a comparison sort has no
-//! elementwise kernel to share with the backends — and the values are
-//! then gathered on the tensor's own device by the indices, so the values'
-//! gradient is `gather`'s: each output's gradient goes back to the element
+//! The order is the backend's ([`crate::Backend::sort`]: the reference
+//! sorts on the host, a GPU backend may run a sorting network), and the
+//! values are then gathered on the tensor's own device by the indices, so
+//! the values' gradient is `gather`'s: each output's gradient goes back to the element
 //! it came from. The order is total and stable: NaN sorts above every
 //! number (last ascending, first descending, as in PyTorch), and equal
 //! elements keep their order, so the indices are deterministic.
 
-use std::cmp::Ordering;
-
 use oxmera_core::{DType, Error, Result, normalize_dim};
 
-use crate::{HostBuffer, Tensor, keepdim_shape};
+use crate::{Tensor, keepdim_shape};
 
 impl Tensor {
     /// `self` sorted along `dim`, ascending unless `descending`, with the
@@ -194,75 +192,20 @@ impl Tensor {
     }
 
     /// The stable sorting permutation of every slice along `dim`, as an
-    /// `I64` tensor of `self`'s shape on `self`'s device.
+    /// `I64` tensor of `self`'s shape on `self`'s device: the backend's
+    /// [`crate::Backend::sort`] (the reference's on the host, a kernel
+    /// where the device has one).
     fn sort_indices(&self, op: &'static str, dim: isize, descending: bool) -> Result<Tensor> {
         // A 0-d tensor sorts along dim 0 or -1, as in PyTorch.
         let d = normalize_dim(op, dim, self.rank().max(1))?;
         if self.rank() == 0 {
             return Tensor::zeros([], DType::I64, self.device());
         }
-        let dims = self.dims();
-        let n = dims[d];
-        let inner: usize = dims[d + 1..].iter().product();
-        let outer: usize = dims[..d].iter().product();
         if self.numel() == 0 {
             // Nothing to order, however many slices the other dims make.
             return Tensor::zeros(self.shape().clone(), DType::I64, self.device());
         }
-        let host = self.to_host()?;
-        let less = Order::of(&host);
-        let mut out = vec![0i64; host.len()];
-        let mut slice: Vec<usize> = Vec::with_capacity(n);
-        for o in 0..outer {
-            for i in 0..inner {
-                let at = |j: usize| (o * n + j) * inner + i;
-                slice.clear();
-                slice.extend(0..n);
-                // `sort_by` is stable: equal elements keep their order in
-                // both directions (descending reverses the comparison, not
-                // the result).
-                slice.sort_by(|&a, &b| {
-                    let order = less.cmp(at(a), at(b));
-                    if descending { order.reverse() } else { order }
-                });
-                for (j, &from) in slice.iter().enumerate() {
-                    out[at(j)] = from as i64;
-                }
-            }
-        }
-        Tensor::from_vec(out, self.shape().clone(), self.device())
-    }
-}
-
-/// The total order of a host buffer's elements: `i64` compared exactly
-/// (above 2^53 `f64` would tie neighbours), everything else through `f64`
-/// (exact for every other dtype), with NaN above every number.
-enum Order<'a> {
-    Integers(&'a [i64]),
-    Numbers(&'a HostBuffer),
-}
-
-impl<'a> Order<'a> {
-    fn of(host: &'a HostBuffer) -> Order<'a> {
-        match host {
-            HostBuffer::I64(v) => Order::Integers(v),
-            other => Order::Numbers(other),
-        }
-    }
-
-    fn cmp(&self, a: usize, b: usize) -> Ordering {
-        match self {
-            Order::Integers(v) => v[a].cmp(&v[b]),
-            Order::Numbers(h) => {
-                let (x, y) = (h.get_f64(a), h.get_f64(b));
-                match (x.is_nan(), y.is_nan()) {
-                    (true, true) => Ordering::Equal,
-                    (true, false) => Ordering::Greater,
-                    (false, true) => Ordering::Less,
-                    // -0.0 and 0.0 are equal, as in PyTorch's comparison.
-                    (false, false) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-                }
-            }
-        }
+        let storage = self.backend()?.sort(self, d, descending)?;
+        Ok(Tensor::from_storage(storage, self.shape().clone()))
     }
 }
