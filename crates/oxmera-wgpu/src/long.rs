@@ -268,10 +268,8 @@ impl WgpuBackend {
         dim: usize,
         out_dtype: DType,
     ) -> Result<Tensor> {
-        let rank = x.rank();
-        let order: Vec<usize> = (0..rank).filter(|&d| d != dim).chain([dim]).collect();
-        let rows = x.permute(&signed(&order))?;
-        let last = rank - 1;
+        let (rows, back) = dim_last(x, dim)?;
+        let last = x.rank() - 1;
         let kept = rows.dims()[..last].to_vec();
         let n = rows.dims()[last];
         let (whole, rest) = (n / LONGEST_WALK, n % LONGEST_WALK);
@@ -303,12 +301,7 @@ impl WgpuBackend {
             let carry = through.narrow(-1, whole - 1, 1)?;
             parts.push(carried(op, &tail, &carry)?);
         }
-        let out = Tensor::cat(&parts, -1)?;
-        let mut back = vec![0isize; rank];
-        for (i, &d) in order.iter().enumerate() {
-            back[d] = i as isize;
-        }
-        out.permute(&back)
+        Tensor::cat(&parts, -1)?.permute(&back)
     }
 }
 
@@ -331,6 +324,18 @@ fn carried(op: ScanOp, local: &Tensor, carry: &Tensor) -> Result<Tensor> {
             Tensor::where_(&same_infinity, &hi, &formula)
         }
     }
+}
+
+/// `x` with `dim` moved last, the other dims in their order (a view), and
+/// the permutation that puts it back.
+pub(crate) fn dim_last(x: &Tensor, dim: usize) -> Result<(Tensor, Vec<isize>)> {
+    let rank = x.rank();
+    let order: Vec<usize> = (0..rank).filter(|&d| d != dim).chain([dim]).collect();
+    let mut back = vec![0isize; rank];
+    for (i, &d) in order.iter().enumerate() {
+        back[d] = i as isize;
+    }
+    Ok((x.permute(&signed(&order))?, back))
 }
 
 /// `x` with the dims `dims` moved last, in their order, and flattened into

@@ -16,6 +16,7 @@ use oxmera_tensor::{Backend, Storage, Tensor, no_grad};
 
 use crate::backend::WgpuBackend;
 use crate::copy::Place;
+use crate::long::dim_last;
 use crate::native::{ELEMENTWISE_BLOCK, dims_of};
 
 impl WgpuBackend {
@@ -50,9 +51,7 @@ impl WgpuBackend {
         };
         // The sorted dim last: rows in the row-major order of the others.
         let rank = x.rank();
-        let order: Vec<usize> = (0..rank).filter(|&d| d != dim).chain([dim]).collect();
-        let signed: Vec<isize> = order.iter().map(|&d| d as isize).collect();
-        let rows_view = src.permute(&signed)?;
+        let (rows_view, back) = dim_last(&src, dim)?;
         let n = x.dims()[dim];
         let rows = x.numel() / n;
         let padded = n.next_power_of_two();
@@ -122,10 +121,6 @@ impl WgpuBackend {
         let positions = Tensor::from_storage(self.store(DType::I32, slots, pos), sorted_dims)
             .narrow(-1, 0, n)?;
         let wide = Tensor::from_storage(self.cast(&positions, DType::I64)?, rows_view.dims());
-        let mut back = vec![0isize; rank];
-        for (i, &d) in order.iter().enumerate() {
-            back[d] = i as isize;
-        }
         let t = no_grad(|| wide.permute(&back))?;
         into_storage(self, t).map(Some)
     }
