@@ -259,7 +259,8 @@ fn compare_forward(
     }
     let (g, w) = (floats(&g), floats(&w));
     let tol = tolerance::forward(&case.op, n);
-    let s = tolerance::scale(&tol, &case.op, ref_inputs, &w, n)
+    let unit = tolerance::eps(tolerance::acc_dtype(want.dtype()));
+    let s = tolerance::scale(&tol, &case.op, ref_inputs, &w, n, unit)
         .map_err(|e| format!("cannot form the tolerance scale: {e}"))?;
     Ok((
         tolerance::compare_forward(&g, &w, want.dtype(), &tol, &s),

@@ -203,11 +203,12 @@ impl WgpuBackend {
         let d = [dim as isize];
         let out = no_grad(|| {
             let shifted = x.sub(&x.max(&d, true)?)?;
-            let sum = shifted.exp()?.sum(&d, true)?;
+            let exps = shifted.exp()?;
+            let sum = exps.sum(&d, true)?;
             if log {
                 shifted.sub(&sum.log()?)
             } else {
-                shifted.exp()?.div(&sum)
+                exps.div(&sum)
             }
         })?;
         into_storage(self, out)

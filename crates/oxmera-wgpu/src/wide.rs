@@ -11,7 +11,7 @@
 
 use oxmera_core::{DType, Result};
 use oxmera_kernel::ir::Value;
-use oxmera_kernel::library::{self, unary_code, wide_math_code as m};
+use oxmera_kernel::library::{self, binary_math_code, unary_code, wide_math_code as m};
 use oxmera_tensor::{BinaryOp, CmpOp, SELU_ALPHA, SELU_SCALE, Storage, Tensor, UnaryOp};
 
 use crate::backend::WgpuBackend;
@@ -97,6 +97,8 @@ pub(crate) fn native_f64(op: &str) -> bool {
             | "le"
             | "gt"
             | "ge"
+            | "pow"
+            | "hypot"
             // Composed of the ops above (`crate::long`).
             | "layer_norm"
     ) || F64_UNARY.iter().any(|(u, _)| u.name() == op)
@@ -185,18 +187,24 @@ impl WgpuBackend {
         })
     }
 
-    /// `a op b` for f64 operands.
+    /// `a op b` for f64 operands: arithmetic, maximum and minimum by
+    /// `binary_strided_f64`, `pow` and `hypot` by `binary_math_f64`.
     pub(crate) fn binary_f64(
         &self,
         op: BinaryOp,
         a: &Tensor,
         b: &Tensor,
     ) -> Result<Option<Storage>> {
-        let Some(code) = binary_code_of(op) else {
-            return Ok(None);
+        let (kernel, code) = match op {
+            BinaryOp::Pow => (library::binary_math_f64(), binary_math_code::POW),
+            BinaryOp::Hypot => (library::binary_math_f64(), binary_math_code::HYPOT),
+            _ => match binary_code_of(op) {
+                Some(code) => (library::binary_strided_f64(), code),
+                None => return Ok(None),
+            },
         };
         self.strided(Strided {
-            kernel: library::binary_strided_f64(),
+            kernel,
             name: op.name(),
             inputs: &[a, b],
             shape: a.dims(),

@@ -100,8 +100,13 @@ fn f64_library_functions_run_on_the_device_within_their_bounds() {
         .unwrap();
     let x = host.to_device(d).unwrap();
     type Op = fn(&Tensor) -> Result<Tensor>;
-    let ops: [(&str, Op); 9] = [
+    let ops: [(&str, Op); 11] = [
         ("exp", |t| t.exp()),
+        // Two tensors, the second a broadcast row.
+        ("pow", |t| {
+            t.abs()?.pow(&t.narrow(0, 0, 1)?.mul_scalar(0.1)?)
+        }),
+        ("hypot", |t| t.hypot(&t.narrow(0, 1, 1)?)),
         ("log", |t| t.abs()?.log()),
         ("tanh", |t| t.tanh()),
         ("sigmoid", |t| t.sigmoid()),

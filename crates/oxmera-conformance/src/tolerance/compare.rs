@@ -5,7 +5,7 @@
 use oxmera_core::DType;
 use oxmera_tensor::HostBuffer;
 
-use super::{BackwardTolerance, Tolerance, acc_dtype, eps, tiny};
+use super::{BackwardTolerance, Tolerance, eps, tiny};
 
 /// The worst element of a comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,7 +87,9 @@ fn consider(worst: &mut Option<Worst>, max: &mut f64, r: f64, w: Worst) {
 }
 
 /// Compares float outputs element by element under `tol` (see the
-/// module docs), given the reference's scale `s`.
+/// module docs), given the reference's scale as `ε_acc·S` per element
+/// (`super::scale`, which multiplies the epsilon in before `S` can
+/// overflow).
 pub(crate) fn compare_forward(
     got: &[f64],
     want: &[f64],
@@ -95,12 +97,11 @@ pub(crate) fn compare_forward(
     tol: &Tolerance,
     s: &[f64],
 ) -> Comparison {
-    let (eo, ea, t) = (eps(dtype), eps(acc_dtype(dtype)), tiny(dtype));
+    let (eo, t) = (eps(dtype), tiny(dtype));
     let mut max = 0.0;
     let mut worst = None;
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let allowed =
-            tol.out * eo * w.abs().max(t) + tol.acc * ea * s.get(i).copied().unwrap_or(0.0);
+        let allowed = tol.out * eo * w.abs().max(t) + tol.acc * s.get(i).copied().unwrap_or(0.0);
         let (r, reason) = element(g, w, allowed, tol.zero_sign);
         consider(
             &mut worst,

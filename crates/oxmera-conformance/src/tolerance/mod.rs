@@ -736,11 +736,13 @@ mod tests {
 
     #[test]
     fn the_scale_term_uses_the_computing_precision() {
-        // f16 output, sum bound 4·ε_f32·S with S = 10: an error of
-        // 4·2^-23·10 is allowed beyond the output rounding.
+        // f16 output, sum bound 4·ε_f32·S with S = 10 (`scale` hands
+        // `ε_f32·S` over): an error of 4·2^-23·10 is allowed beyond the
+        // output rounding.
         let tol = Tolerance::new(0.0, 4.0, Scale::AbsSum);
         let allowed = 4.0 * 2f64.powi(-23) * 10.0;
-        let c = compare_forward(&[1.0 + allowed], &[1.0], DType::F16, &tol, &[10.0]);
+        let unit = eps(acc_dtype(DType::F16));
+        let c = compare_forward(&[1.0 + allowed], &[1.0], DType::F16, &tol, &[unit * 10.0]);
         assert!((c.ratio - 1.0).abs() < 1e-9, "{}", c.ratio);
     }
 
@@ -800,6 +802,35 @@ mod tests {
     }
 
     #[test]
+    fn a_power_near_the_largest_f64_keeps_its_allowance() {
+        // `pow/specials`: the largest subnormal to the power -1 is about
+        // 2^1022, and `|want|·(1 + |b·ln a|)` (709 times that) passes
+        // f64's range. Counted as no allowance, it held the element to
+        // one rounding of its output, and a device's `exp(b·ln a)` (124
+        // ulp there, inside its derived bound) failed; `ε·S` is finite.
+        let r = oxmera_core::Device::Reference;
+        let x = f64::MIN_POSITIVE - f64::from_bits(1);
+        let a = Tensor::from_vec(vec![x], [1], r).unwrap();
+        let b = Tensor::from_vec(vec![-1.0f64], [1], r).unwrap();
+        let want = [x.powf(-1.0)];
+        let op = Op::Binary(oxmera_tensor::BinaryOp::Pow);
+        let tol = forward(&op, 1);
+        let unit = eps(DType::F64);
+        let s = scale(&tol, &op, &[a, b], &want, 1, unit).unwrap();
+        let expected = want[0] * unit * (1.0 + x.ln().abs());
+        assert!(
+            (s[0] / expected - 1.0).abs() < 1e-12,
+            "{s:?} vs {expected:e}"
+        );
+        let got = 4.494_232_837_155_666_5e307;
+        let c = compare_forward(&[got], &want, DType::F64, &tol, &s);
+        assert!(c.passed(), "{c:?}");
+        // An error past the derived bound still fails.
+        let far = want[0] * (1.0 - 8.0 * tol.acc * unit * (1.0 + x.ln().abs()));
+        assert!(!compare_forward(&[far], &want, DType::F64, &tol, &s).passed());
+    }
+
+    #[test]
     fn a_running_sum_fails_absorption_and_an_accurate_one_does_not() {
         // 2^24 then 69999 ones, in f32. Exact: 16847215, which f32 rounds
         // to 16847216. A running f32 sum never leaves 2^24.
@@ -815,12 +846,14 @@ mod tests {
         let exact = 16_777_216.0 + 69_999.0;
         let want = exact as f32 as f64;
         let running = 16_777_216.0f32 as f64;
-        let c = compare_forward(&[running], &[want], DType::F32, &tol, &[exact]);
+        // The scale `S = Σ|x| = exact`, handed over as `ε_f32·S`.
+        let s = eps(DType::F32) * exact;
+        let c = compare_forward(&[running], &[want], DType::F32, &tol, &[s]);
         assert!(!c.passed(), "{c:?}");
         // One leaf of 512 absorbed whole (the worst an accurate sum does
         // here) stays inside.
         let blocked = (16_777_216.0f32 + 69_488.0f32) as f64;
-        let c = compare_forward(&[blocked], &[want], DType::F32, &tol, &[exact]);
+        let c = compare_forward(&[blocked], &[want], DType::F32, &tol, &[s]);
         assert!(c.passed(), "{c:?}");
     }
 

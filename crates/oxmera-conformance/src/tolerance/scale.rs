@@ -9,16 +9,23 @@ use super::{Scale, Tolerance, summation};
 use crate::composite::Composite;
 use crate::ops::Op;
 
-/// The per-element scale `S` of `tol` for a run of `op` on the reference
-/// `inputs` (logical views) whose reference output is `want`.
+/// The per-element allowance `unit·S` of `tol`'s scale term for a run of
+/// `op` on the reference `inputs` (logical views) whose reference output
+/// is `want`, `unit` the computing precision's epsilon: the scale term of
+/// the bound is `acc` times it. Multiplied in before the bound can
+/// overflow: `S` itself may pass f64's range where `unit·S` does not (a
+/// power near f64's largest value times `1 + |b·ln a|`), and a scale that
+/// does overflow counts as 0 (no allowance), which would hold such an
+/// element to one rounding of its output.
 pub(crate) fn scale(
     tol: &Tolerance,
     op: &Op,
     inputs: &[Tensor],
     want: &[f64],
     n: usize,
+    unit: f64,
 ) -> Result<Vec<f64>> {
-    no_grad(|| scale_inner(tol, op, inputs, want, n))
+    no_grad(|| scale_inner(tol, op, inputs, want, n, unit))
 }
 
 pub(super) fn wide(x: &Tensor) -> Result<Tensor> {
@@ -31,6 +38,7 @@ fn scale_inner(
     inputs: &[Tensor],
     want: &[f64],
     n: usize,
+    unit: f64,
 ) -> Result<Vec<f64>> {
     let abs_want = || want.iter().map(|w| w.abs()).collect::<Vec<_>>();
     let nf = n as f64;
@@ -49,10 +57,14 @@ fn scale_inner(
                 _ => a.log()?.mul(&wide(&inputs[1])?)?,
             };
             let cond = cond.abs()?.to_f64_vec()?;
-            want.iter()
-                .zip(cond)
-                .map(|(w, c)| w.abs() * (1.0 + c))
-                .collect()
+            // `unit` first: `|want|·(1 + c)` overflows for f64 results
+            // within a factor `1 + c` of the largest finite value.
+            return Ok(finite_or_zero(
+                want.iter()
+                    .zip(cond)
+                    .map(|(w, c)| w.abs() * unit * (1.0 + c))
+                    .collect(),
+            ));
         }
         Scale::AbsScatter => {
             let (x, i, src) = (
@@ -273,9 +285,15 @@ fn scale_inner(
             _ => unreachable!("the pool scale belongs to the average pools"),
         },
     };
-    Ok(s.into_iter()
+    Ok(finite_or_zero(s.into_iter().map(|v| v * unit).collect()))
+}
+
+/// A non-finite allowance (an overflowing scale, or one from infinite
+/// inputs) as none.
+fn finite_or_zero(s: Vec<f64>) -> Vec<f64> {
+    s.into_iter()
         .map(|v| if v.is_finite() { v } else { 0.0 })
-        .collect())
+        .collect()
 }
 
 /// The mean of `|x|` over each adaptive window, on the host in `f64` with

@@ -95,6 +95,7 @@ pub fn prepare(name: &str, block: Dim3, seed: u64) -> Option<Demo> {
         "sort_keys" | "bitonic_step" => return super::sort::demo(name, block, seed),
         "scatter_add_f64" | "scan_f64" => return super::wide_accumulate::demo(name, block, seed),
         "unary_math_f64" => super::wide_math_demo::demo(block, seed),
+        "binary_math_f64" => super::wide_math_demo::binary_demo(block, seed),
         "logcumsumexp_f64" => super::wide_math_demo::scan_demo(block, seed),
         "softmax_f64" => super::wide_math_demo::softmax_demo(block, seed),
         "moments_f64" | "argbest_f64" => {

@@ -73,7 +73,8 @@ pub use wide::{
 };
 pub use wide_accumulate::{argbest_f64, scan_f64, scatter_add_f64};
 pub use wide_math::{
-    MOMENT_LOGSUMEXP, logcumsumexp_f64, moments_f64, softmax_f64, unary_math_f64, wide_math_code,
+    MOMENT_LOGSUMEXP, binary_math_f64, logcumsumexp_f64, moments_f64, softmax_f64, unary_math_f64,
+    wide_math_code,
 };
 
 use crate::registry::{Entry, Origin};
@@ -352,6 +353,11 @@ pub fn entries() -> Vec<Entry> {
             "scatter_add_f64",
             "scatter_words' add in f64: a thread per output adding its sources in order",
             scatter_add_f64,
+        ),
+        e(
+            "binary_math_f64",
+            "f64 pow (exp and ln of this module's own) and hypot over two strided / broadcast inputs",
+            binary_math_f64,
         ),
         e(
             "unary_math_f64",

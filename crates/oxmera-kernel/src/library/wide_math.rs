@@ -4,7 +4,8 @@
 //! SiLU, logsigmoid, ELU/SELU, exp2, log2, log10, sinh, cosh, GELU's tanh
 //! form, mish), rsqrt, and the exact ops sign, trunc, round, clamp,
 //! leaky ReLU and the hard activations — one kernel,
-//! [`unary_math_f64`], whose codes are [`wide_math_code`].
+//! [`unary_math_f64`], whose codes are [`wide_math_code`] — and `pow` and
+//! `hypot` of two tensors ([`binary_math_f64`]).
 //!
 //! Vulkan has no f64 `exp` or `log` (GLSL.std.450 defines them for 16-
 //! and 32-bit floats only), so they are written here out of operations
@@ -86,7 +87,9 @@ pub mod wide_math_code {
     pub const POWF: u32 = 25;
 }
 
-pub use wide_math_kernels::{logcumsumexp_f64, moments_f64, softmax_f64, unary_math_f64};
+pub use wide_math_kernels::{
+    binary_math_f64, logcumsumexp_f64, moments_f64, softmax_f64, unary_math_f64,
+};
 
 /// [`moments_f64`]'s log-sum-exp code, beside `moment_code`'s five.
 pub const MOMENT_LOGSUMEXP: u32 = 5;
@@ -561,6 +564,86 @@ pub mod wide_math_kernels {
             }
             let z = (ndim >> 16u32) as u64;
             out[i] = apply(op, x[xi], p0, p1, z);
+        }
+    }
+
+    /// `sqrt(a² + b²)` with neither overflow nor harmful underflow: the
+    /// larger magnitude past `2^±500` is brought in by `2^∓600` (exact),
+    /// so the squares stay normal where they matter (a smaller one that
+    /// underflows is below the larger's square's ulp), then the result is
+    /// scaled back. The squares' and the sum's roundings (1.5ε relative)
+    /// halve under the root, plus its own half ulp: within 1.25 ulp. An
+    /// infinite operand gives ∞ even beside a NaN, as C's `hypot`.
+    #[helper]
+    fn hypot64(a: f64, b: f64) -> f64 {
+        let x = a.abs();
+        let y = b.abs();
+        let mut big = x;
+        let mut small = y;
+        if y > x {
+            big = y;
+            small = x;
+        }
+        let x_nan = nan64(x);
+        let y_nan = nan64(y);
+        let mut r = 0.0f64;
+        if x == f64::INFINITY || y == f64::INFINITY {
+            r = f64::INFINITY;
+        } else if x_nan || y_nan {
+            r = f64::from_bits(0x7ff8_0000_0000_0000u64);
+        } else {
+            let mut scale = 1.0f64;
+            if big > pow2(500.0f64) {
+                scale = pow2(600.0f64);
+            } else if big < pow2(-500.0f64) {
+                scale = pow2(-600.0f64);
+            }
+            let xs = big / scale;
+            let ys = small / scale;
+            r = (xs * xs + ys * ys).sqrt() * scale;
+        }
+        r
+    }
+
+    /// `pow` or `hypot` of two strided / broadcast f64 inputs
+    /// (`binary_strided_f64`'s parameters): `op` is
+    /// [`super::binary_math_code`]'s `POW` (this module's `pow64`, the f32
+    /// kernels' special cases, within `ε·(1 + 4·(1 + |b·ln a|))·|want|`)
+    /// or `HYPOT` (within 1.25 ulp).
+    #[kernel(block = [64, 256])]
+    pub fn binary_math_f64(
+        a: &[f64],
+        b: &[f64],
+        out: &mut [f64],
+        shape: &[u32],
+        astride: &[i32],
+        bstride: &[i32],
+        ndim: u32,
+        n: u32,
+        aoff: i32,
+        boff: i32,
+        op: u32,
+    ) {
+        let i = block_idx_x() * block_dim_x() + thread_idx_x();
+        if i < n {
+            let mut rem = i;
+            let mut ai = aoff;
+            let mut bi = boff;
+            for k in 0..ndim {
+                let d = ndim - 1 - k;
+                let c = rem % shape[d];
+                rem = rem / shape[d];
+                ai += c as i32 * astride[d];
+                bi += c as i32 * bstride[d];
+            }
+            let z = (ndim >> 16u32) as u64;
+            let x = a[ai];
+            let y = b[bi];
+            let mut r = hypot64(x, y);
+            if op == 2u32 {
+                r = pow64(x, y, z);
+            }
+            out[i] = r;
         }
     }
 

@@ -65,6 +65,77 @@ pub(super) fn demo(block: Dim3, seed: u64) -> Demo {
     }
 }
 
+/// The demo of `binary_math_f64`: `pow` (odd seeds) of positive bases in
+/// `[0.5, 30)` to exponents in `[-8, 8)`, or `hypot` (even seeds) of
+/// values up to `1e300` (whose squares overflow), `b` a broadcast row;
+/// within the ops' bounds (pow's `ε·(1 + 4·(1 + |b·ln a|))`, hypot's
+/// 1.25 ulp, taken as 2).
+pub(super) fn binary_demo(block: Dim3, seed: u64) -> Demo {
+    let pow = seed % 2 == 1;
+    let r = rng_f32(seed, 20);
+    let a: Vec<f64> = r[..15]
+        .iter()
+        .map(|&v| {
+            let v = f64::from(v);
+            if pow { 15.25 + 14.75 * v } else { v * 1e300 }
+        })
+        .collect();
+    let b: Vec<f64> = r[15..]
+        .iter()
+        .map(|&v| {
+            if pow {
+                f64::from(v) * 8.0
+            } else {
+                f64::from(v) * 3e299
+            }
+        })
+        .collect();
+    let mut expected = Vec::new();
+    let mut tolerance = Vec::new();
+    for k in 0..15 {
+        let (x, y) = (a[k], b[k % 5]);
+        let want = if pow { x.powf(y) } else { x.hypot(y) };
+        let growth = if pow {
+            1.0 + 4.0 * (1.0 + (y * x.ln()).abs())
+        } else {
+            2.0
+        };
+        expected.push(want);
+        tolerance.push(growth * f64::EPSILON * want.abs());
+    }
+    let u = |v: u32| Arg::Scalar(Value::U32(v));
+    Demo {
+        launch: LaunchConfig {
+            grid: Dim3::x(15u32.div_ceil(block.count() as u32)),
+            block,
+        },
+        args: vec![
+            Arg::Buffer(Buffer::from_f64(&a)),
+            Arg::Buffer(Buffer::from_f64(&b)),
+            Arg::Buffer(Buffer::from_f64(&[0.0; 15])),
+            Arg::Buffer(Buffer::from_u32(&[3, 5])),
+            Arg::Buffer(Buffer::from_i32(&[5, 1])),
+            Arg::Buffer(Buffer::from_i32(&[0, 1])),
+            u(2),
+            u(15),
+            Arg::Scalar(Value::I32(0)),
+            Arg::Scalar(Value::I32(0)),
+            u(if pow {
+                super::binary_math_code::POW
+            } else {
+                super::binary_math_code::HYPOT
+            }),
+        ],
+        output: 2,
+        expected,
+        tolerance,
+        summary: format!(
+            "{} of a [3,5] f64 tensor and a broadcast row",
+            if pow { "pow" } else { "hypot" }
+        ),
+    }
+}
+
 /// The demo of `logcumsumexp_f64`: along the rows of a transposed
 /// `[5, 6]` f64 view, values in `[-300, 100)` so that early elements lie
 /// far below each row's later maximum, within the scan's conformance
