@@ -242,6 +242,23 @@ fn the_exact_ops_give_the_references_bits() {
     );
 }
 
+/// Whether `got` is `a^b` as C's `pow` gives it (the special values
+/// exactly), else within `pow_tolerance`'s bound
+/// `ε·(1 + 4·(1 + |b·ln a|))·|want|`.
+fn pow_meets(got: f64, a: f64, b: f64) -> bool {
+    let want = a.powf(b);
+    let scale = 1.0 + 4.0 * (1.0 + (b * a.abs().ln()).abs());
+    if got == want {
+        true
+    } else if want.is_nan() || got.is_nan() {
+        want.is_nan() && got.is_nan()
+    } else if want.is_infinite() || got.is_infinite() || want == 0.0 {
+        got == want
+    } else {
+        (got - want).abs() <= EPS * want.abs().max(f64::MIN_POSITIVE) + EPS * scale * want.abs()
+    }
+}
+
 #[test]
 fn powf_follows_c_and_stays_within_its_bound() {
     // The bound of `pow_tolerance`: ε·(1 + 4·(1 + |b·ln a|))·|want|.
@@ -268,17 +285,7 @@ fn powf_follows_c_and_stays_within_its_bound() {
         let got = run(c::POWF, p, 0.0, &x);
         for (&a, &g) in x.iter().zip(&got) {
             let w = a.powf(p);
-            let scale = 1.0 + 4.0 * (1.0 + (p * a.abs().ln()).abs());
-            let ok = if g == w {
-                true
-            } else if w.is_nan() || g.is_nan() {
-                w.is_nan() && g.is_nan()
-            } else if w.is_infinite() || g.is_infinite() || w == 0.0 {
-                g == w
-            } else {
-                (g - w).abs() <= EPS * w.abs().max(f64::MIN_POSITIVE) + EPS * scale * w.abs()
-            };
-            assert!(ok, "powf({a:e}, {p:e}) = {g:e}, want {w:e}");
+            assert!(pow_meets(g, a, p), "powf({a:e}, {p:e}) = {g:e}, want {w:e}");
         }
     }
 }
@@ -333,17 +340,7 @@ fn pow_and_hypot_of_two_tensors_stay_within_their_bounds() {
     for (k, &g) in got.iter().enumerate() {
         let (x, y) = (a[k / b.len()], b[k % b.len()]);
         let w = x.powf(y);
-        let scale = 1.0 + 4.0 * (1.0 + (y * x.abs().ln()).abs());
-        let ok = if g == w {
-            true
-        } else if w.is_nan() || g.is_nan() {
-            w.is_nan() && g.is_nan()
-        } else if w.is_infinite() || g.is_infinite() || w == 0.0 {
-            g == w
-        } else {
-            (g - w).abs() <= EPS * w.abs().max(f64::MIN_POSITIVE) + EPS * scale * w.abs()
-        };
-        assert!(ok, "pow({x:e}, {y:e}) = {g:e}, want {w:e}");
+        assert!(pow_meets(g, x, y), "pow({x:e}, {y:e}) = {g:e}, want {w:e}");
     }
     let got = run_binary(binary_math_code::HYPOT, &a, &b);
     let mut worst = 0;
