@@ -23,9 +23,11 @@
 //!   argmax has it — then the index the kernel found within that chunk is
 //!   gathered and offset by the chunk's start. Ties go to the first index,
 //!   as in one walk.
-//! - a float product is taken in f64 (where the adapter has it), whose
-//!   range holds any product of f32 partials; it rounds to the output
-//!   once, as the reference's f64 product does.
+//! - a float product is taken in f64 (where the adapter has it), as the
+//!   reference takes it, and rounds into the output once; only the order
+//!   of its factors differs (chunk by chunk), so a partial product may
+//!   over- or underflow where the reference's running one does not, as
+//!   under any reordering.
 //! - variance, standard deviation, log-sum-exp, softmax and layer norm are
 //!   composed of device ops as the reference defines them (the mean by the
 //!   blocked multi-pass sum, then the squared deviations, …), so each sum
