@@ -325,7 +325,10 @@ impl Backend for WgpuBackend {
                 return self.reduce_f32(xs[0], dims, mean, op.name());
             }
             let out = if values { DType::F32 } else { out_dtype };
-            if let Some(s) = self.reduce_long(op, xs[0], dims, out)? {
+            // A half's long walk, widened (f32's took the call above).
+            if is_half(x.dtype())
+                && let Some(s) = self.reduce_long(op, xs[0], dims, out)?
+            {
                 return Ok(Some(s));
             }
             if values && let Some(s) = self.moments_f32(op, xs[0], dims)? {

@@ -106,31 +106,20 @@ impl WgpuBackend {
         into_storage(self, out).map(Some)
     }
 
-    /// `op` of each chunk of `rows` (`[kept.., n]`, `n` walked): the
-    /// partials, `[kept.., chunks]`, the last chunk possibly short.
+    /// `op` of each chunk of `rows` (`[kept.., n]`, `n` walked, past
+    /// [`LONGEST_WALK`]): the partials, `[kept.., chunks]`, the last chunk
+    /// possibly short.
     fn partials(&self, op: ReduceOp, rows: &Tensor, out_dtype: DType) -> Result<Tensor> {
         let last = rows.rank() - 1;
-        let n = rows.dims()[last];
-        let kept = &rows.dims()[..last];
-        let (whole, rest) = (n / LONGEST_WALK, n % LONGEST_WALK);
-        let mut parts = Vec::with_capacity(2);
-        if whole > 0 {
-            // Splitting one dim is always a view, whatever its stride.
-            let head = rows
-                .narrow(-1, 0, whole * LONGEST_WALK)?
-                .view([kept, &[whole, LONGEST_WALK]].concat())?;
-            let s = self.reduce(op, &head, &[last + 1], out_dtype)?;
-            parts.push(Tensor::from_storage(s, [kept, &[whole]].concat()));
-        }
-        if rest > 0 {
-            let tail = rows.narrow(-1, whole * LONGEST_WALK, rest)?;
-            let s = self.reduce(op, &tail, &[last], out_dtype)?;
-            parts.push(Tensor::from_storage(s, [kept, &[1]].concat()));
-        }
-        if parts.len() == 1 {
-            return Ok(parts.remove(0));
-        }
-        no_grad(|| Tensor::cat(&parts, -1))
+        let (head, tail) = chunked(rows)?;
+        let s = self.reduce(op, &head, &[last + 1], out_dtype)?;
+        let head = Tensor::from_storage(s, &head.dims()[..=last]);
+        let Some(tail) = tail else {
+            return Ok(head);
+        };
+        let s = self.reduce(op, &tail, &[last], out_dtype)?;
+        let tail = Tensor::from_storage(s, [&tail.dims()[..last], &[1]].concat());
+        no_grad(|| Tensor::cat(&[head, tail], -1))
     }
 
     /// Argmax or argmin (`op`) over `dims` in chunks: the first chunk whose
@@ -274,16 +263,13 @@ impl WgpuBackend {
         let (rows, back) = dim_last(x, dim)?;
         let last = x.rank() - 1;
         let kept = rows.dims()[..last].to_vec();
-        let n = rows.dims()[last];
-        let (whole, rest) = (n / LONGEST_WALK, n % LONGEST_WALK);
         let scanned = |t: &Tensor, along: usize| -> Result<Tensor> {
             let s = self.scan(op, t, along, out_dtype)?;
             Ok(Tensor::from_storage(s, t.shape().clone()))
         };
         // Each whole chunk scanned alone: [kept.., whole, LONGEST_WALK].
-        let head = rows
-            .narrow(-1, 0, whole * LONGEST_WALK)?
-            .view([kept.as_slice(), &[whole, LONGEST_WALK]].concat())?;
+        let (head, tail) = chunked(&rows)?;
+        let whole = head.dims()[last];
         let local = scanned(&head, last + 1)?;
         // Each chunk's last value, scanned: the carry through its end.
         let ends = local
@@ -299,8 +285,8 @@ impl WgpuBackend {
             Tensor::cat(&chunks, -2)?
                 .reshape([kept.as_slice(), &[whole * LONGEST_WALK]].concat())?,
         ];
-        if rest > 0 {
-            let tail = scanned(&rows.narrow(-1, whole * LONGEST_WALK, rest)?, last)?;
+        if let Some(tail) = tail {
+            let tail = scanned(&tail, last)?;
             let carry = through.narrow(-1, whole - 1, 1)?;
             parts.push(carried(op, &tail, &carry)?);
         }
@@ -327,6 +313,23 @@ fn carried(op: ScanOp, local: &Tensor, carry: &Tensor) -> Result<Tensor> {
             Tensor::where_(&same_infinity, &hi, &formula)
         }
     }
+}
+
+/// `rows` (`[kept.., n]`, `n` past [`LONGEST_WALK`]) as its whole chunks,
+/// a view `[kept.., whole, LONGEST_WALK]` (splitting one dim is a view
+/// whatever its stride), and the short tail `[kept.., rest]` if any.
+fn chunked(rows: &Tensor) -> Result<(Tensor, Option<Tensor>)> {
+    let last = rows.rank() - 1;
+    let n = rows.dims()[last];
+    let (whole, rest) = (n / LONGEST_WALK, n % LONGEST_WALK);
+    let head = rows
+        .narrow(-1, 0, whole * LONGEST_WALK)?
+        .view([&rows.dims()[..last], &[whole, LONGEST_WALK]].concat())?;
+    let tail = match rest {
+        0 => None,
+        _ => Some(rows.narrow(-1, whole * LONGEST_WALK, rest)?),
+    };
+    Ok((head, tail))
 }
 
 /// `x` with `dim` moved last, the other dims in their order (a view), and

@@ -63,7 +63,7 @@ pub use ops::{
 pub use random::philox_uniform;
 pub use register_tiled::matmul_register_tiled;
 pub use scan::{scan_code, scan_strided};
-pub use sort::{bitonic_step, sort_key, sort_keys, sort_kind};
+pub use sort::{bitonic_step, sort_keys, sort_kind};
 pub use stencil::stencil3_tiled;
 pub(crate) use stencil::workload as stencil_workload;
 pub use unary::{unary_code, unary_strided};

@@ -173,8 +173,8 @@ pub fn bitonic_step(
 
 /// The `(hi, lo)` key [`sort_keys`] gives a value of `kind` whose words
 /// are `(w0, w1)` (low, high; `w0` is 0 for a 32-bit kind): the host's
-/// model, for the demos and the tests.
-pub fn sort_key(kind: u32, w0: u32, w1: u32, descending: bool) -> (u32, u32) {
+/// model, for the demo (the tests compare whole sorts with the reference).
+fn sort_key(kind: u32, w0: u32, w1: u32, descending: bool) -> (u32, u32) {
     let (h, l) = match kind {
         sort_kind::I32 | sort_kind::I64 => (w1 ^ 0x8000_0000, w0),
         _ => {
