@@ -77,6 +77,27 @@ pub struct Config {
     pub python_exe: String,
     /// How many times to repeat the whole interleaved run (at least 1).
     pub runs: usize,
+    /// The sections to run ([`SECTIONS`]); empty runs them all.
+    pub only: Vec<String>,
+}
+
+/// The bench's sections, in the order they run: what `--only` selects.
+pub const SECTIONS: [&str; 8] = [
+    "matmul",
+    "streams",
+    "softmax",
+    "layer_norm",
+    "conv",
+    "cnn",
+    "mlp",
+    "wgpu",
+];
+
+impl Config {
+    /// Whether `section` (one of [`SECTIONS`]) is to run.
+    pub fn runs_section(&self, section: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|s| s == section)
+    }
 }
 
 /// Everything one invocation measured: what `bench.json` holds.
@@ -348,19 +369,38 @@ fn one_run(
     samples: &cnn::Samples,
 ) -> Result<()> {
     let (py, libs) = (peers.process, peers.libs);
-    for &n in &sizes.matmul {
-        matmul(report, sizes, config, py, libs, n)?;
+    let wants = |section| config.runs_section(section);
+    if wants("matmul") {
+        for &n in &sizes.matmul {
+            matmul(report, sizes, config, py, libs, n)?;
+        }
     }
-    streams::streams(report, sizes, config, py, libs)?;
-    streams::softmax(report, sizes, py, libs)?;
-    streams::layer_norm(report, sizes, py, libs)?;
-    conv::rows(report, sizes, peers)?;
-    cnn::row(report, sizes, peers, samples)?;
-    mlp(report, sizes, config, py, libs)?;
+    if wants("streams") {
+        streams::streams(report, sizes, config, py, libs)?;
+    }
+    if wants("softmax") {
+        streams::softmax(report, sizes, py, libs)?;
+    }
+    if wants("layer_norm") {
+        streams::layer_norm(report, sizes, py, libs)?;
+    }
+    if wants("conv") {
+        conv::rows(report, sizes, peers)?;
+    }
+    if wants("cnn") {
+        cnn::row(report, sizes, peers, samples)?;
+    }
+    if wants("mlp") {
+        mlp(report, sizes, config, py, libs)?;
+    }
     #[cfg(feature = "wgpu")]
-    gpu::rows(report, sizes)?;
+    if wants("wgpu") {
+        gpu::rows(report, sizes)?;
+    }
     #[cfg(not(feature = "wgpu"))]
-    report.note("wgpu: skipped (built without the `wgpu` feature)");
+    if wants("wgpu") {
+        report.note("wgpu: skipped (built without the `wgpu` feature)");
+    }
     Ok(())
 }
 
@@ -661,6 +701,27 @@ mod tests {
         assert_eq!(t.ratio(10.0, 30.0), 3.0);
     }
 
+    /// `--only conv` runs the convolution rows and nothing else.
+    #[test]
+    fn only_runs_the_chosen_sections() {
+        let config = Config {
+            quick: true,
+            out: None,
+            threads: 1,
+            python: false,
+            python_exe: "python3".into(),
+            runs: 1,
+            only: vec!["conv".into()],
+        };
+        let report = run(&config).unwrap();
+        let rows = &report.runs[0].rows;
+        assert!(!rows.is_empty());
+        for r in rows {
+            assert!(r.name.starts_with("conv2d_"), "{} ran", r.name);
+        }
+        assert!(config.runs_section("conv") && !config.runs_section("matmul"));
+    }
+
     /// The quick mode end to end on tiny sizes, without the Python peers
     /// (which depend on the machine), twice: every benchmark produces rows
     /// whose ratio agrees with its two figures in both runs, the summary
@@ -675,6 +736,7 @@ mod tests {
             python: false,
             python_exe: "python3".into(),
             runs: 2,
+            only: Vec::new(),
         };
         let report = run(&config).unwrap();
         let text = std::fs::read_to_string(dir.join("bench.json")).unwrap();

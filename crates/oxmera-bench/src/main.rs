@@ -1,4 +1,4 @@
-//! `oxmera-bench [--quick] [--runs N] [--out DIR] [--threads N] [--no-python] [--python EXE]`
+//! `oxmera-bench [--quick] [--runs N] [--out DIR] [--threads N] [--no-python] [--python EXE] [--only SECTION,...]`
 //!
 //! Measures the CPU backend against the reference and its peers and
 //! prints the table; see the library docs for what is measured and how.
@@ -12,9 +12,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use oxmera_bench::{Config, run};
+use oxmera_bench::{Config, SECTIONS, run};
 
-const USAGE: &str = "usage: oxmera-bench [--quick] [--runs N] [--out DIR] [--threads N] [--no-python] [--python EXE]
+const USAGE: &str = "usage: oxmera-bench [--quick] [--runs N] [--out DIR] [--threads N] [--no-python] [--python EXE] [--only SECTION,...]
 
   --quick       tiny sizes, two rounds: checks the plumbing, not the speed
   --runs N      repeat the whole interleaved run N times (default 1) and
@@ -24,7 +24,10 @@ const USAGE: &str = "usage: oxmera-bench [--quick] [--runs N] [--out DIR] [--thr
                 or one per logical CPU)
   --no-python   do not start the NumPy/PyTorch peers
   --python EXE  the Python interpreter for NumPy/PyTorch (default:
-                OXMERA_BENCH_PYTHON, or python3 from PATH)";
+                OXMERA_BENCH_PYTHON, or python3 from PATH)
+  --only LIST   run only these sections, comma-separated, of: matmul,
+                streams (add, fused, sum), softmax, layer_norm, conv, cnn,
+                mlp, wgpu";
 
 fn main() -> ExitCode {
     let mut config = Config {
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
         python: true,
         python_exe: std::env::var("OXMERA_BENCH_PYTHON").unwrap_or_else(|_| "python3".into()),
         runs: 1,
+        only: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -55,6 +59,18 @@ fn main() -> ExitCode {
             "--threads" => match args.next().and_then(|n| n.parse().ok()) {
                 Some(n) if n > 0 => config.threads = n,
                 _ => return usage("--threads needs a positive number"),
+            },
+            "--only" => match args.next() {
+                Some(list) => {
+                    for section in list.split(',').filter(|s| !s.is_empty()) {
+                        if !SECTIONS.contains(&section) {
+                            let known = SECTIONS.join(", ");
+                            return usage(&format!("unknown section {section} (known: {known})"));
+                        }
+                        config.only.push(section.to_string());
+                    }
+                }
+                None => return usage("--only needs a list of sections"),
             },
             "-h" | "--help" => {
                 println!("{USAGE}");

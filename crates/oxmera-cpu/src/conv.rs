@@ -6,16 +6,19 @@
 //! kernel tap) by `P = oh · ow` columns (one per output position) — the
 //! "im2col" matrix, built with contiguous row copies. Then
 //! `out[o][p] = Σ_k W[o][k] · cols[k][p]`: a GEMM with the weight
-//! `[c_out_g × K]`. Images go to threads whole when there are enough of
-//! them, each product on one thread; that form packs `cols` as B, a
-//! streaming copy of whole rows. An image whose product the threads
-//! split instead is computed transposed when output positions outnumber
-//! output channels (the usual case early in a network),
-//! `outᵀ = colsᵀ · Wᵀ`, so that the large dim `P` is the GEMM's row dim
-//! that threads split (its packing gathers 12 values from each of `K`
-//! rows per step, and the result is transposed back: 8×32×64×64 with 32
-//! 3×3 filters took 3.3–3.7 ms that way against 3.0–3.1 ms direct, when
-//! each image ran on one thread).
+//! `[c_out_g × K]`. Small images are laid side by side first, several
+//! images' matrices making one `[K × nb·P]` (see [`TARGET_COLUMNS`]): the
+//! digits CNN's 4 × 4 images would otherwise each be a product of 16
+//! columns, half of one micro-kernel tile. Batches of images go to threads
+//! whole when there are enough of them, each product on one thread; that
+//! form packs `cols` as B, a streaming copy of whole rows. An image whose
+//! product the threads split instead is computed transposed when output
+//! positions outnumber output channels (the usual case early in a
+//! network), `outᵀ = colsᵀ · Wᵀ`, so that the large dim `P` is the GEMM's
+//! row dim that threads split (its packing gathers 12 values from each of
+//! `K` rows per step, and the result is transposed back: 8×32×64×64 with
+//! 32 3×3 filters took 3.3–3.7 ms that way against 3.0–3.1 ms direct,
+//! when each image ran on one thread).
 //! A 1 × 1 convolution with stride 1 and no padding needs no im2col at
 //! all: the image already is `cols`.
 //!
@@ -29,8 +32,7 @@ use half::{bf16, f16};
 use oxmera_core::{DType, Result};
 use oxmera_reference::Reference;
 use oxmera_tensor::{
-    Backend, Conv2dParams, Element, Pool2dParams, Storage, Tensor, window_input_index,
-    window_output_size,
+    Backend, Conv2dParams, Element, Pool2dParams, Storage, Tensor, window_output_size,
 };
 use rayon::prelude::*;
 
@@ -101,32 +103,55 @@ impl Geometry {
         self.oh * self.ow
     }
 
-    /// The input row that output row `oi` reads through kernel row `ki`,
-    /// if it is inside the image (`oi·sh + ki·dh - ph` in `[0, h)`).
-    fn input_row(&self, oi: usize, ki: usize) -> Option<usize> {
+    /// For kernel row `ki`: the output rows `lo..hi` whose input row
+    /// `oi·sh + ki·dh - ph` is inside the image, and the input row of `lo`
+    /// (the others follow every `sh`).
+    fn inside_rows(&self, ki: usize) -> (usize, usize, usize) {
         let p = self.p;
-        window_input_index(oi, ki, p.stride.0, p.padding.0, p.dilation.0, self.h)
+        inside(self.h, self.oh, p.stride.0, p.dilation.0, p.padding.0, ki)
     }
 
     /// For kernel column `kj`: the output columns `lo..hi` whose input
     /// column `oj·sw + kj·dw - pw` is inside the image, and the input
     /// column of `lo` (the others follow every `sw`).
     fn inside_columns(&self, kj: usize) -> (usize, usize, usize) {
-        let (sw, dw, pw) = (self.p.stride.1, self.p.dilation.1, self.p.padding.1);
-        let shift = kj * dw;
-        let lo = pw.saturating_sub(shift).div_ceil(sw);
-        let hi = (self.w + pw)
-            .checked_sub(shift)
-            .map_or(0, |v| v.div_ceil(sw))
-            .min(self.ow)
-            .max(lo);
-        (lo, hi, (lo * sw + shift).saturating_sub(pw))
+        let p = self.p;
+        inside(self.w, self.ow, p.stride.1, p.dilation.1, p.padding.1, kj)
     }
 
     fn is_pointwise(&self) -> bool {
         self.kh == 1 && self.kw == 1 && self.p.stride == (1, 1) && self.p.padding == (0, 0)
     }
 }
+
+/// Along one axis of `extent` inputs and `out_len` outputs, for kernel
+/// tap `tap`: the outputs `lo..hi` whose input `o·stride + tap·dilation -
+/// padding` is inside `[0, extent)`, and the input of `lo`. (`o` is inside
+/// when `o·stride ≥ padding - tap·dilation` and `o·stride < extent +
+/// padding - tap·dilation`.)
+fn inside(
+    extent: usize,
+    out_len: usize,
+    stride: usize,
+    dilation: usize,
+    padding: usize,
+    tap: usize,
+) -> (usize, usize, usize) {
+    let shift = tap * dilation;
+    let lo = padding.saturating_sub(shift).div_ceil(stride).min(out_len);
+    let hi = (extent + padding)
+        .checked_sub(shift)
+        .map_or(0, |v| v.div_ceil(stride))
+        .min(out_len)
+        .max(lo);
+    (lo, hi, (lo * stride + shift).saturating_sub(padding))
+}
+
+/// Output rows shorter than this take [`im2col_small`]: for the digits
+/// CNN's second layer (4-wide rows) the row-by-row copy — a zero fill, a
+/// copy and another fill per row, three library calls for four values —
+/// was a third of the layer's time.
+const SHORT_ROW: usize = 16;
 
 /// The convolution in `T`'s computing type (see [`host::Computed`]).
 fn conv_in<T: Computed>(
@@ -142,6 +167,27 @@ fn conv_in<T: Computed>(
     Ok(host::store(T::finish(out)))
 }
 
+/// Columns a convolution's product should have before images are
+/// batched into one: a product of an image with few output positions (the
+/// digits CNN's second layer has 16) wastes most of each 32-column tile of
+/// the micro-kernel and pays packing and dispatch per image, so small
+/// images are laid side by side in one im2col matrix, `[K × nb·P]`, and
+/// multiplied at once.
+const TARGET_COLUMNS: usize = 256;
+
+/// The fewest batches a batch of images is cut into (when it has that
+/// many), so that a few of them go to each thread.
+const MIN_BATCHES: usize = 4;
+
+/// Images per product: enough to reach [`TARGET_COLUMNS`], at most a
+/// [`MIN_BATCHES`]th of the batch. It depends on the geometry alone —
+/// never on the thread count — so the weight gradient, summed batch by
+/// batch, has the same bits on every machine size.
+fn images_per_product(g: &Geometry) -> usize {
+    let want = TARGET_COLUMNS.div_ceil(g.positions().max(1));
+    want.min(g.n / MIN_BATCHES).max(1)
+}
+
 /// The convolution of contiguous NCHW `x` with contiguous OIHW `w`.
 fn conv_values<T: Scalar + Element>(
     isa: Isa,
@@ -155,39 +201,47 @@ fn conv_values<T: Scalar + Element>(
     if out.is_empty() {
         return out;
     }
-    let flops_per_image = per_image * g.k();
-    let image = |(b, o): (usize, &mut [T]), parallel: bool| {
-        conv_image(isa, g, &x[b * g.c_in * g.h * g.w..], w, o, parallel);
+    let nb = images_per_product(g);
+    let image_len = g.c_in * g.h * g.w;
+    let batch = |(i, o): (usize, &mut [T]), parallel: bool| {
+        let images = o.len() / per_image;
+        let xs = &x[i * nb * image_len..(i * nb + images) * image_len];
+        conv_images(isa, g, (xs, images), w, o, parallel);
         if let Some(bias) = bias {
-            for (plane, &bv) in o.chunks_mut(pos).zip(bias) {
-                plane.iter_mut().for_each(|v| *v = *v + bv);
+            for image in o.chunks_mut(per_image) {
+                for (plane, &bv) in image.chunks_mut(pos).zip(bias) {
+                    plane.iter_mut().for_each(|v| *v = *v + bv);
+                }
             }
         }
     };
-    if g.n > 1 && (flops_per_image < 1 << 21 || g.n >= threads::num_threads()) {
-        // Small images, or at least one image per thread: one image per
+    let batches = g.n.div_ceil(nb);
+    let flops_per_batch = nb * per_image * g.k();
+    if batches > 1 && (flops_per_batch < 1 << 21 || batches >= threads::num_threads()) {
+        // Small batches, or at least one batch per thread: one batch per
         // task, each product single-threaded, so that im2col (a serial
         // copy) runs on every thread at once instead of stalling all but
         // one between products. (The GEMM's result does not depend on
         // whether it is split, so neither path changes the values.)
         threads::run(|| {
-            out.par_chunks_mut(per_image)
+            out.par_chunks_mut(nb * per_image)
                 .enumerate()
-                .for_each(|job| image(job, false))
+                .for_each(|job| batch(job, false))
         });
     } else {
-        out.chunks_mut(per_image)
+        out.chunks_mut(nb * per_image)
             .enumerate()
-            .for_each(|job| image(job, true));
+            .for_each(|job| batch(job, true));
     }
     out
 }
 
-/// One image: `out` is its `[c_out, oh * ow]` block.
-fn conv_image<T: Scalar + Element>(
+/// A batch of `nb` images side by side: `x` holds them, `out` is their
+/// `[nb, c_out, oh * ow]` block.
+fn conv_images<T: Scalar + Element>(
     isa: Isa,
     g: &Geometry,
-    x: &[T],
+    (x, nb): (&[T], usize),
     w: &[T],
     out: &mut [T],
     parallel: bool,
@@ -196,25 +250,47 @@ fn conv_image<T: Scalar + Element>(
     let groups = g.p.groups;
     let c_out_g = g.c_out / groups;
     let plane = g.h * g.w;
+    let image_len = g.c_in * plane;
+    let columns = nb * pos;
     // im2col overwrites every element, so a recycled buffer serves (a
     // fresh one was zero-filled first: 9% of a profiled batch).
     let mut scratch: Option<Vec<T>> = None;
+    // The product of several images, before it is dealt back to them.
+    let mut side_by_side: Option<Vec<T>> = None;
     for gi in 0..groups {
-        let input = &x[gi * g.c_in_g * plane..(gi + 1) * g.c_in_g * plane];
-        let cols: Cow<[T]> = if g.is_pointwise() {
-            Cow::Borrowed(input)
+        let group_input = |b: usize| {
+            let at = b * image_len + gi * g.c_in_g * plane;
+            &x[at..at + g.c_in_g * plane]
+        };
+        let cols: Cow<[T]> = if nb == 1 && g.is_pointwise() {
+            Cow::Borrowed(group_input(0))
         } else {
-            let buf = scratch.get_or_insert_with(|| strided::output(k * pos));
-            im2col(g, input, buf);
+            let buf = scratch.get_or_insert_with(|| strided::output(k * columns));
+            // (With no input channels, K = 0: no taps, and the product is 0.)
+            for b in (0..nb).filter(|_| k > 0) {
+                im2col(g, group_input(b), &mut buf[b * pos..], columns);
+            }
             Cow::Borrowed(&buf[..])
         };
-        let cols = MatRef::row_major(&cols[..], pos);
+        let cols = MatRef::row_major(&cols[..], columns);
         let weights = MatRef {
             data: w,
             offset: gi * c_out_g * k,
             row_stride: k,
             col_stride: 1,
         };
+        if nb > 1 {
+            // [c_out_g × nb·P], then each image's rows to its own block.
+            let t = side_by_side.get_or_insert_with(|| strided::output(c_out_g * columns));
+            gemm(isa, c_out_g, columns, k, weights, cols, t, parallel);
+            for (b, image) in out.chunks_mut(g.c_out * pos).enumerate() {
+                let dst = &mut image[gi * c_out_g * pos..(gi + 1) * c_out_g * pos];
+                for (o, row) in dst.chunks_mut(pos).enumerate() {
+                    row.copy_from_slice(&t[o * columns + b * pos..][..pos]);
+                }
+            }
+            continue;
+        }
         let dst = &mut out[gi * c_out_g * pos..(gi + 1) * c_out_g * pos];
         if parallel && pos >= c_out_g {
             // outᵀ [pos × c_out_g] = colsᵀ · weightsᵀ, then transposed back.
@@ -238,32 +314,37 @@ fn conv_image<T: Scalar + Element>(
             gemm(isa, c_out_g, pos, k, weights, cols, dst, parallel);
         }
     }
-    if let Some(buf) = scratch {
-        // Dropped as storage, it goes back to the host cache for the next
-        // image.
+    // Dropped as storage, the buffers go back to the host cache for the
+    // next batch.
+    for buf in [scratch, side_by_side].into_iter().flatten() {
         drop(host::store(buf));
     }
 }
 
-/// Fills `cols` (`K × P`, row-major) with the taps of one group's channels
-/// `x` (`c_in_g` planes of `h × w`): row `(c, ki, kj)`, column `(oi, oj)`
-/// holds `x[c][oi·sh + ki·dh - ph][oj·sw + kj·dw - pw]`, or 0 in the padding.
-fn im2col<T: Element>(g: &Geometry, x: &[T], cols: &mut [T]) {
+/// Fills `cols` (`K × P`, row-major, rows `ld` apart: several images'
+/// matrices side by side start `P` apart) with the taps of one group's
+/// channels `x` (`c_in_g` planes of `h × w`): row `(c, ki, kj)`, column
+/// `(oi, oj)` holds `x[c][oi·sh + ki·dh - ph][oj·sw + kj·dw - pw]`, or 0
+/// in the padding.
+fn im2col<T: Element>(g: &Geometry, x: &[T], cols: &mut [T], ld: usize) {
+    if g.ow < SHORT_ROW {
+        return im2col_small(g, x, cols, ld);
+    }
     let zero = T::from_f64(0.0);
-    let sw = g.p.stride.1;
-    let pos = g.positions();
+    let (sh, sw) = g.p.stride;
+    let (pos, ow) = (g.positions(), g.ow);
     for c in 0..g.c_in_g {
         let plane = &x[c * g.h * g.w..(c + 1) * g.h * g.w];
         for ki in 0..g.kh {
+            let (rlo, rhi, first_row) = g.inside_rows(ki);
             for kj in 0..g.kw {
-                let row = &mut cols[((c * g.kh + ki) * g.kw + kj) * pos..][..pos];
+                let row = &mut cols[((c * g.kh + ki) * g.kw + kj) * ld..][..pos];
                 let (lo, hi, first) = g.inside_columns(kj);
-                for oi in 0..g.oh {
-                    let dst = &mut row[oi * g.ow..(oi + 1) * g.ow];
-                    let Some(i) = g.input_row(oi, ki) else {
-                        dst.fill(zero);
-                        continue;
-                    };
+                row[..rlo * ow].fill(zero);
+                row[rhi * ow..].fill(zero);
+                let inside = row[rlo * ow..rhi * ow].chunks_exact_mut(ow);
+                for (r, dst) in inside.enumerate() {
+                    let i = first_row + r * sh;
                     let src = &plane[i * g.w..(i + 1) * g.w];
                     dst[..lo].fill(zero);
                     dst[hi..].fill(zero);
@@ -280,21 +361,68 @@ fn im2col<T: Element>(g: &Geometry, x: &[T], cols: &mut [T]) {
     }
 }
 
-/// The taps of pooling window `(oi, oj)` over an `h × w` plane, in
-/// row-major order: each one's input position `i·w + j`, or `None` where
-/// it falls in the padding.
-fn window_taps(
+/// [`im2col`] for images with short output rows: each channel is copied
+/// once into a zero-bordered plane, so that every entry of `cols` is one
+/// read at an offset computed once per call — no edge cases in the loop.
+fn im2col_small<T: Element>(g: &Geometry, x: &[T], cols: &mut [T], ld: usize) {
+    let zero = T::from_f64(0.0);
+    let Conv2dParams {
+        stride: (sh, sw),
+        padding: (ph, pw),
+        dilation: (dh, dw),
+        ..
+    } = g.p;
+    let (wide, pos, taps) = (g.w + 2 * pw, g.positions(), g.kh * g.kw);
+    // The bordered plane's index each (tap, position) reads. The last
+    // output row's last tap reads row (oh - 1)·sh + (kh - 1)·dh, at most
+    // h + 2·ph - 1 by the output size's definition, so all are inside.
+    let mut at = Vec::with_capacity(taps * pos);
+    for ki in 0..g.kh {
+        for kj in 0..g.kw {
+            for oi in 0..g.oh {
+                for oj in 0..g.ow {
+                    at.push((oi * sh + ki * dh) * wide + oj * sw + kj * dw);
+                }
+            }
+        }
+    }
+    let mut bordered = vec![zero; (g.h + 2 * ph) * wide];
+    for c in 0..g.c_in_g {
+        let plane = &x[c * g.h * g.w..(c + 1) * g.h * g.w];
+        for (i, src) in plane.chunks_exact(g.w).enumerate() {
+            bordered[(i + ph) * wide + pw..][..g.w].copy_from_slice(src);
+        }
+        for (t, reads) in at.chunks_exact(pos).enumerate() {
+            let row = &mut cols[(c * taps + t) * ld..][..pos];
+            for (d, &ix) in row.iter_mut().zip(reads) {
+                *d = bordered[ix];
+            }
+        }
+    }
+}
+
+/// Visits the taps of pooling window `(oi, oj)` over an `h × w` plane in
+/// row-major order: `visit(Some(i·w + j))` for a tap on input `(i, j)`,
+/// `visit(None)` for one in the padding. (Plain loops with the window's
+/// corner computed once: an iterator of per-tap index checks was a
+/// third of the digits CNN's training step.)
+#[inline]
+fn for_window_taps(
     p: Pool2dParams,
     (oi, oj): (usize, usize),
     (h, w): (usize, usize),
-) -> impl Iterator<Item = Option<usize>> {
-    (0..p.kernel.0).flat_map(move |ki| {
-        let i = window_input_index(oi, ki, p.stride.0, p.padding.0, 1, h);
-        (0..p.kernel.1).map(move |kj| {
-            let j = window_input_index(oj, kj, p.stride.1, p.padding.1, 1, w);
-            i.zip(j).map(|(i, j)| i * w + j)
-        })
-    })
+    mut visit: impl FnMut(Option<usize>),
+) {
+    // Tensor extents fit in isize (allocations are at most isize::MAX).
+    let i0 = (oi * p.stride.0) as isize - p.padding.0 as isize;
+    let j0 = (oj * p.stride.1) as isize - p.padding.1 as isize;
+    for i in i0..i0 + p.kernel.0 as isize {
+        let row_inside = i >= 0 && (i as usize) < h;
+        for j in j0..j0 + p.kernel.1 as isize {
+            let inside = row_inside && j >= 0 && (j as usize) < w;
+            visit(inside.then(|| i as usize * w + j as usize));
+        }
+    }
 }
 
 pub(crate) fn max_pool2d(x: &Tensor, p: Pool2dParams) -> Result<Storage> {
@@ -345,14 +473,15 @@ fn pool<T: Element>(x: &Tensor, p: Pool2dParams, kind: Pool) -> Result<Vec<T>> {
                 } else {
                     0.0
                 };
-                for at in window_taps(p, (oi, oj), (h, w)).flatten() {
+                for_window_taps(p, (oi, oj), (h, w), |tap| {
+                    let Some(at) = tap else { return };
                     let v = src[at].to_f64();
                     acc = match kind {
                         Pool::Max if acc.is_nan() || v.is_nan() => f64::NAN,
                         Pool::Max => acc.max(v),
                         Pool::Avg => acc + v,
                     };
-                }
+                });
                 if kind == Pool::Avg {
                     acc /= taps;
                 }
@@ -407,25 +536,24 @@ fn pool_backward<T: Element>(
         for oi in 0..oh {
             for oj in 0..ow {
                 let g = gs[(pi * oh + oi) * ow + oj].to_f64();
-                let taps = window_taps(p, (oi, oj), (h, w));
                 match kind {
-                    Pool::Avg => {
-                        for at in taps.flatten() {
+                    Pool::Avg => for_window_taps(p, (oi, oj), (h, w), |tap| {
+                        if let Some(at) = tap {
                             acc[at] += g * share;
                         }
-                    }
+                    }),
                     Pool::Max => {
                         let value =
                             |t: Option<usize>| t.map_or(f64::NEG_INFINITY, |at| src[at].to_f64());
                         let mut best: Option<(Option<usize>, f64)> = None;
-                        for t in taps {
+                        for_window_taps(p, (oi, oj), (h, w), |t| {
                             let v = value(t);
                             best = match best {
                                 Some((_, b)) if b.is_nan() => best,
                                 Some((_, b)) if !(v.is_nan() || v > b) => best,
                                 _ => Some((t, v)),
                             };
-                        }
+                        });
                         if let Some((Some(at), _)) = best {
                             acc[at] += g;
                         }

@@ -624,6 +624,39 @@ fn conv2d_geometries_and_layouts() {
     }
 }
 
+/// Batches of small images, whose products are taken side by side (the
+/// CPU backend lays several images' im2col matrices into one): batches of
+/// 13 and 9 images cut into equal batches and a shorter last one, with
+/// groups, stride, padding and a 1 × 1 kernel, and images of no channels;
+/// forward and backward.
+#[test]
+fn batches_of_small_images_match_the_reference() {
+    let p = |stride, padding, groups| Conv2dParams {
+        stride: (stride, stride),
+        padding: (padding, padding),
+        dilation: (1, 1),
+        groups,
+    };
+    let cases: [([usize; 4], [usize; 4], Conv2dParams); 4] = [
+        ([13, 4, 5, 5], [6, 2, 3, 3], p(1, 1, 2)),
+        ([9, 8, 3, 3], [4, 8, 1, 1], p(1, 0, 1)),
+        ([13, 3, 6, 5], [5, 3, 3, 3], p(2, 1, 1)),
+        // No input channels: the output is the bias, the gradients empty.
+        ([12, 0, 4, 4], [3, 0, 3, 3], p(1, 1, 1)),
+    ];
+    for dtype in FLOATS {
+        for (ci, (xs, ws, params)) in cases.iter().enumerate() {
+            let seed = 60 + 3 * ci as u64;
+            let x = operand(seed, xs, "permuted", dtype).unwrap();
+            let w = operand(seed + 1, ws, "contiguous", dtype).unwrap();
+            let b = operand(seed + 2, &[ws[0]], "contiguous", dtype).unwrap();
+            let what = format!("{dtype} conv {xs:?} * {ws:?} {params:?}");
+            check_conv(&what, &x, &w, Some(&b), *params);
+            check_conv_backward(&what, &x, &w, &b, *params);
+        }
+    }
+}
+
 #[test]
 fn pooling_forward() {
     for dtype in FLOATS {
@@ -819,14 +852,10 @@ fn abs_gradients(
         .collect()
 }
 
-#[test]
-fn conv_and_pool_backward_match_the_reference() {
-    let p = Conv2dParams {
-        stride: (2, 1),
-        padding: (1, 1),
-        dilation: (1, 2),
-        groups: 2,
-    };
+/// Compares the gradients of a convolution (input, weight, bias) with the
+/// reference's, each under the dot-product bound for the terms it sums.
+fn check_conv_backward(what: &str, x: &Tensor, w: &Tensor, b: &Tensor, p: Conv2dParams) {
+    let dtype = x.dtype();
     let conv_loss = move |v: &[Tensor], r: &Tensor| {
         v[0].conv2d(&v[1], Some(&v[2]), p)
             .unwrap()
@@ -835,39 +864,51 @@ fn conv_and_pool_backward_match_the_reference() {
             .sum_all()
             .unwrap()
     };
+    let out_dims = x.conv2d(w, Some(b), p).unwrap().dims().to_vec();
+    let r = operand(4, &out_dims, "contiguous", dtype).unwrap();
+    let (cx, rx) = leaf_pair(x);
+    let (cw, rw) = leaf_pair(w);
+    let (cb, rb) = leaf_pair(b);
+    conv_loss(&[cx.clone(), cw.clone(), cb.clone()], &r)
+        .backward()
+        .unwrap();
+    conv_loss(&[rx.clone(), rw.clone(), rb.clone()], &on_reference(&r))
+        .backward()
+        .unwrap();
+    let bounds = abs_gradients(&[x, w, b], &r, conv_loss);
+    // Terms per gradient entry: grad x sums over the output channels of
+    // its group and the taps, grad w and grad b over the batch and the
+    // output positions.
+    let wd = w.dims();
+    let positions = out_dims[0] * out_dims[2] * out_dims[3];
+    let terms = [wd[0] / p.groups * wd[2] * wd[3], positions, positions];
+    for (i, (name, c, rf)) in [("x", &cx, &rx), ("w", &cw, &rw), ("b", &cb, &rb)]
+        .into_iter()
+        .enumerate()
+    {
+        let bound = &bounds[i];
+        assert_close(
+            &format!("{what}: grad {name}"),
+            &c.grad().unwrap(),
+            &rf.grad().unwrap(),
+            |j, v| dot_tolerance(terms[i], dtype, bound[j], v),
+        );
+    }
+}
+
+#[test]
+fn conv_and_pool_backward_match_the_reference() {
+    let p = Conv2dParams {
+        stride: (2, 1),
+        padding: (1, 1),
+        dilation: (1, 2),
+        groups: 2,
+    };
     for dtype in FLOATS {
         let x = operand(1, &[2, 4, 9, 8], "permuted", dtype).unwrap();
         let w = operand(2, &[6, 2, 3, 3], "contiguous", dtype).unwrap();
         let b = operand(3, &[6], "contiguous", dtype).unwrap();
-        let out_dims = x.conv2d(&w, Some(&b), p).unwrap().dims().to_vec();
-        let r = operand(4, &out_dims, "contiguous", dtype).unwrap();
-        let (cx, rx) = leaf_pair(&x);
-        let (cw, rw) = leaf_pair(&w);
-        let (cb, rb) = leaf_pair(&b);
-        conv_loss(&[cx.clone(), cw.clone(), cb.clone()], &r)
-            .backward()
-            .unwrap();
-        conv_loss(&[rx.clone(), rw.clone(), rb.clone()], &on_reference(&r))
-            .backward()
-            .unwrap();
-        let bounds = abs_gradients(&[&x, &w, &b], &r, conv_loss);
-        // Terms per gradient entry: grad x sums over the output channels
-        // of its group and the taps, grad w and grad b over the batch and
-        // the output positions.
-        let positions = out_dims[0] * out_dims[2] * out_dims[3];
-        let terms = [3 * 3 * 3, positions, positions];
-        for (i, (name, c, rf)) in [("x", &cx, &rx), ("w", &cw, &rw), ("b", &cb, &rb)]
-            .into_iter()
-            .enumerate()
-        {
-            let bound = &bounds[i];
-            assert_close(
-                &format!("{dtype} conv grad {name}"),
-                &c.grad().unwrap(),
-                &rf.grad().unwrap(),
-                |j, v| dot_tolerance(terms[i], dtype, bound[j], v),
-            );
-        }
+        check_conv_backward(&format!("{dtype} conv"), &x, &w, &b, p);
         // Pools: each input collects the gradient of the (overlapping)
         // windows that picked it, at most 2 here (kernel 3 over stride 2
         // by kernel 2 over stride 2): a sum of 2 terms, bounded as one.
