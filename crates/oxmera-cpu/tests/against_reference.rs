@@ -627,8 +627,9 @@ fn conv2d_geometries_and_layouts() {
 /// Batches of small images, whose products are taken side by side (the
 /// CPU backend lays several images' im2col matrices into one): batches of
 /// 13 and 9 images cut into equal batches and a shorter last one, with
-/// groups, stride, padding and a 1 × 1 kernel, and images of no channels;
-/// forward and backward.
+/// groups, stride, padding and a 1 × 1 kernel, images of no channels, and
+/// an image of 256 positions (its im2col rows padded apart), and input
+/// gradients computed as convolutions; forward and backward.
 #[test]
 fn batches_of_small_images_match_the_reference() {
     let p = |stride, padding, groups| Conv2dParams {
@@ -637,10 +638,19 @@ fn batches_of_small_images_match_the_reference() {
         dilation: (1, 1),
         groups,
     };
-    let cases: [([usize; 4], [usize; 4], Conv2dParams); 4] = [
+    let cases: [([usize; 4], [usize; 4], Conv2dParams); 8] = [
         ([13, 4, 5, 5], [6, 2, 3, 3], p(1, 1, 2)),
         ([9, 8, 3, 3], [4, 8, 1, 1], p(1, 0, 1)),
         ([13, 3, 6, 5], [5, 3, 3, 3], p(2, 1, 1)),
+        // More output channels than taps: the weight gradient untransposed.
+        ([10, 1, 5, 5], [16, 1, 1, 1], p(1, 0, 1)),
+        // 256 positions: im2col rows a cache line further apart than 256.
+        ([2, 3, 16, 16], [4, 3, 3, 3], p(1, 1, 1)),
+        // 32 input channels per group, stride 1: the input gradient as a
+        // convolution of the output gradient with the flipped weights
+        // (a 3 × 2 kernel, groups).
+        ([3, 32, 5, 6], [4, 32, 3, 2], p(1, 1, 1)),
+        ([2, 64, 4, 4], [6, 32, 3, 3], p(1, 1, 2)),
         // No input channels: the output is the bias, the gradients empty.
         ([12, 0, 4, 4], [3, 0, 3, 3], p(1, 1, 1)),
     ];
