@@ -80,7 +80,8 @@ fn grads<T: Scalar + Element>(
 ) -> (Vec<T>, Vec<T>) {
     let image_len = g.c_in * g.h * g.w;
     if g.n * image_len == 0 {
-        // No images, or images of no values (then K = 0 too).
+        // No images, or images of no values: every tap reads padding (or
+        // there are none), so both gradients are zeros.
         let gw = strided::zeros::<T>(g.c_out * g.k());
         return (strided::zeros::<T>(g.n * image_len), gw);
     }
