@@ -274,35 +274,12 @@ fn conv_images<T: Scalar + Element>(
     let (pos, k) = (g.positions(), g.k());
     let groups = g.p.groups;
     let c_out_g = g.c_out / groups;
-    let plane = g.h * g.w;
-    let image_len = g.c_in * plane;
     let columns = nb * pos;
-    // im2col overwrites every element, so a recycled buffer serves (a
-    // fresh one was zero-filled first: 9% of a profiled batch).
     let mut scratch: Option<Vec<T>> = None;
     // The product of several images, before it is dealt back to them.
     let mut side_by_side: Option<Vec<T>> = None;
     for gi in 0..groups {
-        let group_input = |b: usize| {
-            let at = b * image_len + gi * g.c_in_g * plane;
-            &x[at..at + g.c_in_g * plane]
-        };
-        let cols = if nb == 1 && g.is_pointwise() {
-            MatRef::row_major(group_input(0), pos)
-        } else {
-            let ld = spread_rows::<T>(columns);
-            let buf = scratch.get_or_insert_with(|| strided::output(k * ld));
-            // (With no input channels, K = 0: no taps, and the product is 0.)
-            for b in (0..nb).filter(|_| k > 0) {
-                im2col(g, group_input(b), &mut buf[b * pos..], ld);
-            }
-            MatRef {
-                data: &buf[..],
-                offset: 0,
-                row_stride: ld,
-                col_stride: 1,
-            }
-        };
+        let cols = im2col_matrix(g, (x, nb), gi, &mut scratch);
         let weights = MatRef {
             data: w,
             offset: gi * c_out_g * k,
@@ -314,16 +291,12 @@ fn conv_images<T: Scalar + Element>(
             // colsᵀ has unit row stride, so the GEMM reads it where it
             // lies, `MR` positions of one tap per step; the weights are
             // the small operand it packs.
-            let t = side_by_side.get_or_insert_with(|| strided::output(columns * c_out_g));
-            let (a, b) = (cols.t(), weights.t());
-            gemm(isa, columns, c_out_g, k, a, b, t, parallel);
-            for (b, image) in out.chunks_mut(g.c_out * pos).enumerate() {
-                let dst = &mut image[gi * c_out_g * pos..(gi + 1) * c_out_g * pos];
-                let rows = &t[b * pos * c_out_g..(b + 1) * pos * c_out_g];
-                for (o, row) in dst.chunks_mut(pos).enumerate() {
-                    for (d, position) in row.iter_mut().zip(rows.chunks_exact(c_out_g)) {
-                        *d = position[o];
-                    }
+            let t = side_by_side.get_or_insert_with(|| strided::output(pos * c_out_g));
+            gemm(isa, pos, c_out_g, k, cols.t(), weights.t(), t, parallel);
+            let dst = &mut out[gi * c_out_g * pos..(gi + 1) * c_out_g * pos];
+            for (o, row) in dst.chunks_mut(pos).enumerate() {
+                for (d, position) in row.iter_mut().zip(t.chunks_exact(c_out_g)) {
+                    *d = position[o];
                 }
             }
         } else if nb > 1 {
@@ -345,6 +318,41 @@ fn conv_images<T: Scalar + Element>(
     // next batch.
     for buf in [scratch, side_by_side].into_iter().flatten() {
         drop(host::store(buf));
+    }
+}
+
+/// Group `gi`'s im2col matrix of the `nb` images in `x`, side by side,
+/// `[K × nb·P]`: one 1 × 1 image at stride 1 without padding is its own,
+/// read where it lies; otherwise the matrix is built in `scratch` (taken
+/// on first use from the host cache — im2col overwrites every element, so
+/// a recycled buffer serves: a fresh one was zero-filled first, 9% of a
+/// profiled batch), its rows [`spread_rows`] apart. The forward pass and
+/// the weight gradient both read it.
+fn im2col_matrix<'a, T: Element>(
+    g: &Geometry,
+    (x, nb): (&'a [T], usize),
+    gi: usize,
+    scratch: &'a mut Option<Vec<T>>,
+) -> MatRef<'a, T> {
+    let (pos, k, plane) = (g.positions(), g.k(), g.h * g.w);
+    let group_input = |b: usize| {
+        let at = (b * g.c_in + gi * g.c_in_g) * plane;
+        &x[at..at + g.c_in_g * plane]
+    };
+    if nb == 1 && g.is_pointwise() {
+        return MatRef::row_major(group_input(0), pos);
+    }
+    let ld = spread_rows::<T>(nb * pos);
+    let buf = scratch.get_or_insert_with(|| strided::output(k * ld));
+    // (With no input channels, K = 0: no taps, and the product is 0.)
+    for b in (0..nb).filter(|_| k > 0) {
+        im2col(g, group_input(b), &mut buf[b * pos..], ld);
+    }
+    MatRef {
+        data: &buf[..],
+        offset: 0,
+        row_stride: ld,
+        col_stride: 1,
     }
 }
 

@@ -31,7 +31,7 @@ use oxmera_tensor::{Backend, Conv2dParams, Element, Storage, Tensor};
 
 use rayon::prelude::*;
 
-use super::{Geometry, conv_values, im2col, images_per_product, spread_rows};
+use super::{Geometry, conv_values, im2col_matrix, images_per_product};
 use crate::gemm::{MatRef, Scalar, gemm};
 use crate::host::Computed;
 use crate::{Isa, host, isa, strided, threads};
@@ -214,7 +214,6 @@ fn batch_grads<T: Scalar + Element>(
     let plane = g.h * g.w;
     let image_len = g.c_in * plane;
     let columns = nb * pos;
-    let ld = spread_rows::<T>(columns);
     let mut gw = vec![T::default(); g.c_out * k];
     // im2col and the ∂cols product overwrite every element they read, so
     // recycled buffers serve (fresh ones cost a page fault per 4 KiB).
@@ -223,21 +222,7 @@ fn batch_grads<T: Scalar + Element>(
     for gi in 0..g.p.groups {
         let group_at = |b: usize| b * image_len + gi * g.c_in_g * plane;
         let pointwise = nb == 1 && g.is_pointwise();
-        let cols = if pointwise {
-            MatRef::row_major(&x[group_at(0)..group_at(0) + g.c_in_g * plane], pos)
-        } else {
-            let buf = cols_buf.get_or_insert_with(|| strided::output::<T>(k * ld));
-            for b in 0..nb {
-                let input = &x[group_at(b)..group_at(b) + g.c_in_g * plane];
-                im2col(g, input, &mut buf[b * pos..], ld);
-            }
-            MatRef {
-                data: &buf[..],
-                offset: 0,
-                row_stride: ld,
-                col_stride: 1,
-            }
-        };
+        let cols = im2col_matrix(g, (x, nb), gi, &mut cols_buf);
         // This group's output gradient, [c_out_g × nb·P]: the images' rows
         // side by side (one image's is a view of `gy`).
         let gout = if nb == 1 {
