@@ -639,9 +639,12 @@ pub mod wide_math_kernels {
             let z = (ndim >> 16u32) as u64;
             let x = a[ai];
             let y = b[bi];
-            let mut r = hypot64(x, y);
+            // One of the two per element (`binary_math_code::POW` is 2).
+            let mut r = 0.0f64;
             if op == 2u32 {
                 r = pow64(x, y, z);
+            } else {
+                r = hypot64(x, y);
             }
             out[i] = r;
         }
