@@ -55,11 +55,12 @@ fn current_pool() -> Option<Arc<rayon::ThreadPool>> {
 /// on one of the backend's own worker threads, and returns its result.
 ///
 /// Why it matters: an op called from a thread outside the pool (a
-/// program's `main`, say) hands its parallel work to the pool and sleeps
-/// until the workers are done, so every parallel op costs a wake-up of a
-/// worker and then a wake-up of the caller, each a trip through the
-/// operating system's scheduler, both on the critical path. Called from a
-/// worker, an op splits its work in place: the worker starts on its own
+/// program's `main`, say) hands its parallel work to the pool, and most
+/// ops then sleep until the workers are done, so such an op costs a
+/// wake-up of a worker and then a wake-up of the caller, each a trip
+/// through the operating system's scheduler, both on the critical path.
+/// (Small matrix products share their work with the caller instead —
+/// see `for_each_task` — but still wake a worker.) Called from a worker, an op splits its work in place: the worker starts on its own
 /// half at once, the other half goes to whichever thread takes it first
 /// (the worker itself, if the others are still waking), and nobody
 /// sleeps. On a 2-vCPU AMD EPYC (Zen 4) the character transformer's
@@ -115,6 +116,47 @@ pub(crate) fn for_each_chunk<T: Send>(
     }
 }
 
+/// Calls `f(item)` once for every item, on the chosen pool's threads.
+///
+/// Called from one of the pool's workers it is a parallel iterator: the
+/// worker starts at once and idle workers steal the rest. Called from
+/// outside the pool — a program's `main`, a test — the calling thread
+/// works too, where a parallel iterator would hand everything to the pool
+/// and put the caller to sleep until a worker wakes it: helpers are
+/// spawned on the pool for the other threads, every thread (the caller
+/// included) claims the next unclaimed item, and the caller returns once
+/// every claimed item is finished. A helper the scheduler starts late
+/// finds nothing left and returns; the caller never waits for it.
+///
+/// What it is for: short work called from `main`. On a 2-vCPU Zen 4 a
+/// 128³ product called from `main` took about one thread's time through a
+/// parallel iterator (the caller's own sleep and wake-up cost as much as
+/// the second thread saved) and 159 GFLOP/s this way, against 114
+/// (docs/bench.md). Long work gains nothing from it and measured 5–10%
+/// slower at 512³–1024³ from `main` (not understood), so the GEMM uses it
+/// only below `gemm::SHARED_MAX_FLOPS`.
+///
+/// Which thread runs which item differs from run to run; what an item
+/// computes must not depend on it (each writes its own part of the
+/// result). A panic in `f` reaches the caller once every claimed item
+/// has finished.
+pub(crate) fn for_each_task<T: Send>(items: Vec<T>, f: impl Fn(T) + Sync + Send) {
+    if items.len() <= 1 {
+        items.into_iter().for_each(f);
+        return;
+    }
+    match current_pool() {
+        Some(p) if p.current_thread_index().is_none() => {
+            shared::run(items, &f, p.current_num_threads(), |job| p.spawn(job))
+        }
+        None if rayon::current_thread_index().is_none() => {
+            shared::run(items, &f, rayon::current_num_threads(), rayon::spawn)
+        }
+        Some(p) => p.install(|| items.into_par_iter().for_each(f)),
+        None => items.into_par_iter().for_each(f),
+    }
+}
+
 /// Elements per parallel task in memory-bound loops: large enough that a
 /// task's work (tens of microseconds) dwarfs the cost of handing it out,
 /// small enough that several tasks per thread balance the load.
@@ -124,6 +166,8 @@ pub(crate) const CHUNK: usize = 1 << 15;
 pub(crate) fn worth_splitting(n: usize) -> bool {
     n >= 2 * CHUNK
 }
+
+mod shared;
 
 #[cfg(test)]
 mod tests {
