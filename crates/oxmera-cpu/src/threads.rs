@@ -133,9 +133,10 @@ pub(crate) fn for_each_chunk<T: Send>(
 /// 128³ product called from `main` took about one thread's time through a
 /// parallel iterator (the caller's own sleep and wake-up cost as much as
 /// the second thread saved) and 159 GFLOP/s this way, against 114
-/// (docs/bench.md). Long work gains nothing from it and measured 5–10%
-/// slower at 512³–1024³ from `main` (not understood), so the GEMM uses it
-/// only below `gemm::SHARED_MAX_FLOPS`.
+/// (docs/bench.md). Long work gains nothing from it (and measured 6–10%
+/// slower at 512³–1024³ from `main` while the waiting caller yielded in
+/// a loop; it parks now), so the GEMM uses it only up to
+/// `gemm::SHARED_MAX_FLOPS`.
 ///
 /// Which thread runs which item differs from run to run; what an item
 /// computes must not depend on it (each writes its own part of the

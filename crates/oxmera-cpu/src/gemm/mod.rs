@@ -334,8 +334,10 @@ pub(crate) const PARALLEL_MIN_FLOPS: usize = 1 << 21;
 /// from outside the pool shares its row blocks with the calling thread
 /// ([`threads::for_each_task`]) rather than handing them all to the pool
 /// and sleeping: a 128³ product from `main` went from 114 to 159 GFLOP/s
-/// on a 2-vCPU Zen 4. Larger ones keep the pool's parallel iterator,
-/// which measured 5–10% faster than the shared path at 512³–1024³.
+/// on a 2-vCPU Zen 4. Larger ones keep the pool's parallel iterator:
+/// the shared path gains them nothing, and measured 6–10% slower at
+/// 512³–1024³ while its caller yielded in a loop as it waited (parking
+/// instead brought 1024³ within this host's noise, not a clear win).
 const SHARED_MAX_FLOPS: usize = 1 << 23;
 /// The widest `C` for which A is read in place rather than packed.
 /// Packing A costs about as much as `n / NR` of the sweeps that then use
