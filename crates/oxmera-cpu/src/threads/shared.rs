@@ -117,13 +117,16 @@ impl Claims {
             if i >= self.n {
                 return;
             }
-            // SAFETY: item `i` is claimed and not finished, so `left` is
-            // above 0 and the caller is still inside `run`, waiting, with
-            // the closure alive. It stays so until the `fetch_sub` below.
-            let f = unsafe { &*job.0 };
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(i))) {
-                let mut first = self.panic.lock().unwrap_or_else(|e| e.into_inner());
-                first.get_or_insert(payload);
+            {
+                // SAFETY: item `i` is claimed and not finished, so `left`
+                // is above 0 and the caller is still inside `run`,
+                // waiting, with the closure alive. It stays so until the
+                // `fetch_sub` below; the reference ends with this block.
+                let f = unsafe { &*job.0 };
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(i))) {
+                    let mut first = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+                    first.get_or_insert(payload);
+                }
             }
             // Release: the item's writes are seen by the caller that
             // reads `left` as 0 (Acquire). The last finisher wakes the
