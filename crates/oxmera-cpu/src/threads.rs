@@ -154,8 +154,8 @@ pub(crate) fn for_each_task<T: Send>(items: Vec<T>, f: impl Fn(T) + Sync + Send)
         None if rayon::current_thread_index().is_none() => {
             shared::run(items, &f, rayon::current_num_threads(), rayon::spawn)
         }
-        Some(p) => p.install(|| items.into_par_iter().for_each(f)),
-        None => items.into_par_iter().for_each(f),
+        // On a worker: `run` enters the chosen pool (a no-op from its own).
+        _ => run(|| items.into_par_iter().for_each(f)),
     }
 }
 
