@@ -5,6 +5,7 @@
 # needed here): build them where cargo is, e.g.
 #
 #   cargo build --release -p oxmera-cli --features cuda,wgpu
+#   cargo build --release -p oxmera-bench --features cuda,wgpu
 #
 # and run this script beside the checkout (it reads README.md for the
 # user-kernel section). Each section has a time budget; the whole stays
@@ -13,7 +14,8 @@
 # the driver and the date. The exit status is 0 when every section passed,
 # 1 when one failed or ran out of its budget.
 #
-#   scripts/gpu-check.sh [--out DIR] [--bin PATH/TO/oxmera] [--device cuda|wgpu]
+#   scripts/gpu-check.sh [--out DIR] [--bin PATH/TO/oxmera]
+#                        [--bench PATH/TO/oxmera-bench] [--device cuda|wgpu]
 #
 # Without a CUDA driver it stops after the first section with the driver's
 # BackendUnavailable message and exit status 2. `--device wgpu` runs the
@@ -36,13 +38,15 @@ export OXMERA_TUNE_CACHE=off
 
 out=gpu-check-out
 ox=${OXMERA_BIN:-target/release/oxmera}
+bench=${OXMERA_BENCH_BIN:-target/release/oxmera-bench}
 device=cuda
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
         --bin) ox=$2; shift 2 ;;
+        --bench) bench=$2; shift 2 ;;
         --device) device=$2; shift 2 ;;
-        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "gpu-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -112,13 +116,28 @@ readme_kernel() {
 export -f readme_kernel
 section readme_kernel 30 readme_kernel
 
-# 4. The conformance corpus on the device (ops through the host fallback
-#    until the backend launches the library's kernels for them).
+# 4. The conformance corpus on the device: the GPU op layer's launches,
+#    and the host fallback (counted) where it has no kernel.
 section conformance 150 "$ox" conformance --device "$device"
 
 # 5. Training, one epoch each, on the device.
 section train_mlp 90 "$ox" train --device "$device" --epochs 1 --out "$out/train-mlp"
 section train_cnn 90 "$ox" train --device "$device" --model cnn --epochs 1 --out "$out/train-cnn"
+
+# 5b. The bench's rows for the device, each a ratio in one run: on CUDA
+#    add and sum over 256M f32, softmax and layer norm 8192² against the
+#    GPU's copy bandwidth, matmul 4096 against cuBLAS (where installed),
+#    the MLP step against the CPU backend (oxmera-bench's cuda.rs).
+bench_rows() {
+    if [ ! -x "$bench" ]; then
+        echo "no oxmera-bench binary at $bench (build it with --features cuda,wgpu, or pass --bench)"
+        return 77
+    fi
+    "$bench" --only "$device" --no-python --out "$out/bench"
+}
+export -f bench_rows
+export bench out
+section bench 180 bench_rows
 
 # 6. The wgpu rows, where the machine also has a Vulkan driver and the
 #    binary was built with wgpu.

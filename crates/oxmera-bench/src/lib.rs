@@ -25,7 +25,9 @@
 //!
 //! With the `wgpu` feature it adds rows for `wgpu:0` against the CPU
 //! backend (elementwise add, matmul, an MLP step); on a CPU driver such
-//! as lavapipe those say nothing about GPUs, and the table says so.
+//! as lavapipe those say nothing about GPUs, and the table says so. With
+//! the `cuda` feature it adds rows for `cuda:0` against the same GPU's
+//! copy bandwidth and cuBLAS, measured in the run (`cuda.rs`).
 //!
 //! It must never know about backend internals (it could not tell a fast
 //! path from a slow one, and should not), and nothing in the framework may
@@ -47,6 +49,8 @@ use oxmera_reference as _;
 
 mod cnn;
 mod conv;
+#[cfg(feature = "cuda")]
+mod cuda;
 #[cfg(feature = "wgpu")]
 mod gpu;
 pub mod machine;
@@ -82,7 +86,7 @@ pub struct Config {
 }
 
 /// The bench's sections, in the order they run: what `--only` selects.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 9] = [
     "matmul",
     "streams",
     "softmax",
@@ -91,6 +95,7 @@ pub const SECTIONS: [&str; 8] = [
     "cnn",
     "mlp",
     "wgpu",
+    "cuda",
 ];
 
 impl Config {
@@ -180,6 +185,9 @@ struct Sizes {
     cnn_samples: Option<usize>,
     /// batch, input, hidden, classes.
     mlp: (usize, usize, usize, usize),
+    /// The CUDA rows' sizes.
+    #[cfg(feature = "cuda")]
+    cuda: cuda::CudaSizes,
     plan: Plan,
 }
 
@@ -194,6 +202,8 @@ impl Sizes {
                 conv: conv::shapes(true),
                 cnn_samples: Some(2 * conv::CNN_BATCH),
                 mlp: (8, 20, 16, 10),
+                #[cfg(feature = "cuda")]
+                cuda: cuda::CudaSizes::of(true),
                 plan: Plan {
                     rounds: 2,
                     round_seconds: 0.0,
@@ -208,6 +218,8 @@ impl Sizes {
                 conv: conv::shapes(false),
                 cnn_samples: None,
                 mlp: (256, 784, 512, 10),
+                #[cfg(feature = "cuda")]
+                cuda: cuda::CudaSizes::of(false),
                 plan: Plan {
                     rounds: 9,
                     round_seconds: 0.05,
@@ -400,6 +412,14 @@ fn one_run(
     #[cfg(not(feature = "wgpu"))]
     if wants("wgpu") {
         report.note("wgpu: skipped (built without the `wgpu` feature)");
+    }
+    #[cfg(feature = "cuda")]
+    if wants("cuda") {
+        cuda::rows(report, sizes)?;
+    }
+    #[cfg(not(feature = "cuda"))]
+    if wants("cuda") {
+        report.note("cuda: skipped (built without the `cuda` feature)");
     }
     Ok(())
 }

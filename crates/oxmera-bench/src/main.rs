@@ -27,7 +27,7 @@ const USAGE: &str = "usage: oxmera-bench [--quick] [--runs N] [--out DIR] [--thr
                 OXMERA_BENCH_PYTHON, or python3 from PATH)
   --only LIST   run only these sections, comma-separated, of: matmul,
                 streams (add, fused, sum), softmax, layer_norm, conv, cnn,
-                mlp, wgpu";
+                mlp, wgpu, cuda";
 
 fn main() -> ExitCode {
     let mut config = Config {

@@ -33,6 +33,11 @@ pub(crate) struct Gpu {
     functions: Mutex<HashMap<(usize, Dim3), (CudaFunction, u32)>>,
     /// (kernel, block, grid) launches the analysis passed.
     passed: Mutex<HashSet<(usize, Dim3, Dim3)>>,
+    /// The matmul kernel and tile for this part: read from the tuning
+    /// cache at the first matmul (`oxmera_gpu::tuned`).
+    matmul: OnceLock<(&'static Kernel, u32)>,
+    /// The block of `reduce_strided`, likewise.
+    reduce_block: OnceLock<u32>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -56,9 +61,9 @@ fn driver_present() -> bool {
 
 /// Runs a driver call; a panic inside cudarc (a symbol an old driver lacks)
 /// becomes an error like any other.
-fn guarded<T>(
+pub(crate) fn guarded<T, E: std::fmt::Display>(
     what: &str,
-    f: impl FnOnce() -> std::result::Result<T, DriverError>,
+    f: impl FnOnce() -> std::result::Result<T, E>,
 ) -> std::result::Result<T, String> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
@@ -109,6 +114,11 @@ pub(crate) fn opened(device: Device) -> Result<Arc<Gpu>> {
         minor: minor as u32,
     };
     let stream = ctx.default_stream();
+    // SAFETY: every allocation, copy and launch of this context goes to its
+    // one stream, in order, so the per-buffer events cudarc would record to
+    // order work across streams have nothing to order (and would cost two
+    // events an allocation).
+    unsafe { ctx.disable_event_tracking() };
     let gpu = Arc::new(Gpu {
         device,
         ctx,
@@ -117,7 +127,14 @@ pub(crate) fn opened(device: Device) -> Result<Arc<Gpu>> {
         target: Target::cuda(cc),
         functions: Mutex::default(),
         passed: Mutex::default(),
+        matmul: OnceLock::new(),
+        reduce_block: OnceLock::new(),
     });
+    // Without it the device still works, allocating from the driver more
+    // often: said, not fatal.
+    if let Err(why) = crate::device::keep_freed_memory(&gpu) {
+        eprintln!("warning: {device}: {why}");
+    }
     gpus.insert(ordinal, gpu.clone());
     Ok(gpu)
 }
@@ -158,7 +175,7 @@ fn report(ordinal: usize) -> Result<GpuReport> {
         let sms = gpu
             .ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        Ok((gpu.ctx.name()?, sms, gpu.ctx.total_mem()?))
+        Ok::<_, DriverError>((gpu.ctx.name()?, sms, gpu.ctx.total_mem()?))
     })
     .map_err(|m| unavailable(device, m))?;
     Ok(GpuReport {
@@ -185,6 +202,31 @@ pub(crate) fn identity(device: Device) -> Result<String> {
 }
 
 impl Gpu {
+    /// The matmul kernel and its tile: the tuning cache's entry for this
+    /// part, else the library's default (`oxmera_gpu::tuned`).
+    pub fn tuned_matmul(&self) -> (&'static Kernel, u32) {
+        *self.matmul.get_or_init(|| {
+            let base = oxmera_kernel::library::matmul_strided();
+            oxmera_gpu::tuned::matmul_choice(base, self.cached(base), self.target)
+        })
+    }
+
+    /// The block `reduce_strided` runs with: the tuning cache's entry for
+    /// this part, else the default (`oxmera_gpu::tuned`).
+    pub fn tuned_reduce_block(&self) -> u32 {
+        *self.reduce_block.get_or_init(|| {
+            let k = oxmera_kernel::library::reduce_strided();
+            oxmera_gpu::tuned::reduce_block_choice(k, self.cached(k), self.target)
+        })
+    }
+
+    /// The tuning cache's configuration of `k` for this part, if any (none
+    /// where the part's identity cannot be read).
+    fn cached(&self, k: &Kernel) -> Option<oxmera_kernel::space::Config> {
+        let id = identity(self.device).ok()?;
+        oxmera_kernel::tune::cache::tuned(&id, k)
+    }
+
     /// A failure on the device, as the seam reports it.
     pub fn fault(&self, op: &'static str, message: impl Into<String>) -> Error {
         Error::DeviceFault {

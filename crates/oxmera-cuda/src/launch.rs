@@ -165,7 +165,7 @@ mod on_gpu {
 
     impl Gpu {
         /// A driver error, as this op's `DeviceFault` on this GPU.
-        fn driver_fault(&self, op: &'static str) -> impl Fn(DriverError) -> Error + '_ {
+        pub(crate) fn driver_fault(&self, op: &'static str) -> impl Fn(DriverError) -> Error + '_ {
             move |e| self.fault(op, e.to_string())
         }
 
@@ -211,18 +211,36 @@ mod on_gpu {
             timed: bool,
             op: &'static str,
         ) -> Result<Option<(CudaEvent, CudaEvent)>> {
+            let buffers: Vec<&CudaSlice<u8>> = staged.buffers.iter().collect();
+            self.launch_bound(k, launch, &buffers, &staged.words, timed, op)
+        }
+
+        /// Launches `k` at `launch`, after the gate: `buffers` bind its
+        /// buffer parameters in order, `words` its scalar parameters in
+        /// order (each a value's bits, zero-extended; see `stage`); with
+        /// `timed`, between two timing events the result returns.
+        pub(crate) fn launch_bound(
+            &self,
+            k: &'static Kernel,
+            launch: LaunchConfig,
+            buffers: &[&CudaSlice<u8>],
+            words: &[u64],
+            timed: bool,
+            op: &'static str,
+        ) -> Result<Option<(CudaEvent, CudaEvent)>> {
             self.gate(k, launch, op)?;
             let (f, dynamic) = self.function(k, launch.block, op)?;
             let mut builder = self.stream.launch_builder(&f);
-            let (mut next_buffer, mut next_word) = (staged.buffers.iter(), staged.words.iter());
+            let (mut next_buffer, mut next_word) = (buffers.iter(), words.iter());
             for p in &k.params {
-                // `check_args` matched the arguments to the parameters
-                // before anything was staged, so neither list runs short;
-                // were one to, that is a fault, not a panic.
+                // The callers match the arguments to the parameters first
+                // (`check_args`, or the op layer's fixed orders), so
+                // neither list runs short; were one to, that is a fault,
+                // not a panic.
                 let short = || self.fault(op, "fewer arguments than the kernel's parameters");
                 match p.kind {
                     ParamKind::Buffer { .. } => {
-                        builder.arg(next_buffer.next().ok_or_else(short)?);
+                        builder.arg(*next_buffer.next().ok_or_else(short)?);
                     }
                     ParamKind::Scalar(_) => {
                         builder.arg(next_word.next().ok_or_else(short)?);
@@ -240,9 +258,12 @@ mod on_gpu {
             };
             // SAFETY: the entry was emitted from `k` and takes its parameters
             // in order — a buffer as a 64-bit device pointer (each a live
-            // allocation of the argument's words, checked against the
-            // kernel by `check_args`), a scalar as 4 bytes; the block is the
-            // one compiled in (`.reqntid`) and the analysis passed for it.
+            // allocation: a tensor's memory, or words uploaded for this
+            // launch, whose stream-ordered free comes after the kernel), a
+            // scalar as the first bytes of its word; the block is the one
+            // compiled in (`.reqntid`) and the analysis passed for it. An
+            // out-of-bounds access the analysis cannot see faults the
+            // context (reported at the next synchronization), not the host.
             unsafe { builder.launch(cfg) }.map_err(self.driver_fault(op))
         }
 

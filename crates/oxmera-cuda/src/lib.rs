@@ -10,13 +10,18 @@
 //! times one launch with CUDA events and [`identity`] names the part for a
 //! tuning cache: together, what `oxmera kernel tune --device cuda` uses.
 //!
-//! What stands today, and what does not: the device services (upload,
-//! download, synchronization) are the driver's; **every tensor op goes
-//! through the device seam's visible host fallback** (download, reference,
-//! upload), counted per op in [`oxmera_tensor::fallback`] — the library's
-//! kernels are emitted and assembled for every part in CI, but the backend
-//! does not launch them for ops yet. None of this has run on an NVIDIA GPU:
-//! `scripts/gpu-check.sh` is the script that will, where a driver exists.
+//! Tensor ops are computed by `oxmera_gpu::GpuBackend`, the op layer the
+//! wgpu backend uses too: this crate gives it the device (memory from the
+//! driver's stream-ordered pool, uploads, read-backs, launches on one
+//! stream) and the layer launches the library's kernels — the same ones,
+//! with the same arguments and size limits, that run on lavapipe in CI and
+//! lane by lane in the simulator in `oxmera-gpu`'s tests. What the layer
+//! has no kernel for, or what does not fit one launch, goes through the
+//! device seam's visible host fallback, counted per op in
+//! [`oxmera_tensor::fallback`]. **None of this has run on an NVIDIA GPU
+//! yet**: every kernel is assembled by `ptxas` for sm_80 and sm_90 in CI,
+//! and `scripts/gpu-check.sh` is the script that runs the rest where a
+//! driver exists.
 //!
 //! The crate builds in two ways. With its `cuda` feature (off by default)
 //! it links cudarc, which loads the driver library (`libcuda.so`) at run
@@ -42,13 +47,15 @@ use oxmera_tensor::Provider;
 use oxmera_reference as _;
 
 #[cfg(feature = "cuda")]
-mod backend;
+mod device;
 #[cfg(feature = "cuda")]
 mod driver;
 mod launch;
+mod peers;
 mod report;
 
 pub use launch::{identity, run, target, time_launch};
+pub use peers::{CublasSgemm, DeviceCopy};
 pub use report::{GpuReport, driver_release, identity_of};
 
 /// The device kind this crate provides.
@@ -66,7 +73,7 @@ fn open(device: Device) -> Result<Arc<dyn oxmera_tensor::Backend>> {
     #[cfg(feature = "cuda")]
     {
         let gpu = driver::opened(device)?;
-        Ok(Arc::new(backend::CudaBackend::new(device, gpu)))
+        Ok(Arc::new(oxmera_gpu::GpuBackend::new(gpu)))
     }
     #[cfg(not(feature = "cuda"))]
     {

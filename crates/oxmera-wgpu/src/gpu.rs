@@ -14,6 +14,15 @@ use wgpu::util::DeviceExt;
 use crate::probe::AdapterReport;
 use crate::{PoolStats, QueueStats, unavailable};
 
+/// The identity the tuning cache keys an adapter by: its name, backend
+/// and driver.
+pub(crate) fn identity(report: &AdapterReport) -> String {
+    format!(
+        "wgpu: {}; {}; {}",
+        report.name, report.backend, report.driver
+    )
+}
+
 /// Every adapter wgpu finds, in a fixed order.
 pub(crate) fn adapters() -> Vec<wgpu::Adapter> {
     let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
@@ -724,12 +733,12 @@ impl Gpu {
     }
 
     /// The matmul kernel and its tile: the tuning cache's entry for this
-    /// adapter, else the documented default (`crate::tuned`).
+    /// adapter, else the documented default (`oxmera_gpu::tuned`).
     pub(crate) fn matmul_kernel(&self) -> (&'static Kernel, u32) {
         *self.matmul.get_or_init(|| {
             let base = oxmera_kernel::library::matmul_strided();
-            let id = crate::tuned::identity(&self.report);
-            crate::tuned::matmul_choice(
+            let id = identity(&self.report);
+            oxmera_gpu::tuned::matmul_choice(
                 base,
                 oxmera_kernel::tune::cache::tuned(&id, base),
                 self.target,
@@ -738,12 +747,12 @@ impl Gpu {
     }
 
     /// The block `reduce_strided` runs with: the tuning cache's entry for
-    /// this adapter, else the documented default (`crate::tuned`).
+    /// this adapter, else the documented default (`oxmera_gpu::tuned`).
     pub(crate) fn reduce_block(&self) -> u32 {
         *self.reduce_block.get_or_init(|| {
             let k = oxmera_kernel::library::reduce_strided();
-            let id = crate::tuned::identity(&self.report);
-            crate::tuned::reduce_block_choice(
+            let id = identity(&self.report);
+            oxmera_gpu::tuned::reduce_block_choice(
                 k,
                 oxmera_kernel::tune::cache::tuned(&id, k),
                 self.target,
@@ -793,5 +802,84 @@ impl Gpu {
                 contents: &bytes,
                 usage: wgpu::BufferUsages::STORAGE,
             })
+    }
+}
+
+impl oxmera_gpu::DeviceMemory for GpuBuffer {
+    type Raw = wgpu::Buffer;
+
+    fn raw(&self) -> &wgpu::Buffer {
+        GpuBuffer::raw(self)
+    }
+}
+
+/// The op layer's view of an adapter: each method is the one above of the
+/// same name.
+impl oxmera_gpu::GpuDevice for Gpu {
+    type Raw = wgpu::Buffer;
+    type Buffer = GpuBuffer;
+
+    fn device(&self) -> Device {
+        self.device_id
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "wgpu"
+    }
+
+    fn part_name(&self) -> String {
+        self.report.name.clone()
+    }
+
+    fn alloc(&self, bytes: u64, op: &'static str) -> Result<GpuBuffer> {
+        Gpu::alloc(self, bytes, op)
+    }
+
+    fn upload(&self, bytes: &[u8], op: &'static str) -> Result<GpuBuffer> {
+        Gpu::upload(self, bytes, op)
+    }
+
+    fn download(&self, buffer: &GpuBuffer, bytes: u64, op: &'static str) -> Result<Vec<u8>> {
+        Gpu::download(self, buffer, bytes, op)
+    }
+
+    fn wait(&self, op: &'static str) -> Result<()> {
+        Gpu::wait(self, op)
+    }
+
+    fn metadata(&self, words: &[u32]) -> Result<wgpu::Buffer> {
+        Ok(Gpu::metadata(self, words))
+    }
+
+    fn launch(
+        &self,
+        kernel: &'static Kernel,
+        launch: LaunchConfig,
+        buffers: &[&wgpu::Buffer],
+        scalars: &[Value],
+        op: &'static str,
+    ) -> Result<()> {
+        Gpu::launch(self, kernel, launch, buffers, scalars, op)
+    }
+
+    fn check_binding(&self, bytes: u64, op: &'static str) -> Result<()> {
+        Gpu::check_binding(self, bytes, op)
+    }
+
+    fn max_grid(&self) -> Dim3 {
+        let max = self.report.max_workgroups_per_dimension;
+        Dim3::new(max, max, max)
+    }
+
+    fn has_feature(&self, name: &str) -> bool {
+        self.report.features.contains(&name)
+    }
+
+    fn matmul_kernel(&self) -> (&'static Kernel, u32) {
+        Gpu::matmul_kernel(self)
+    }
+
+    fn reduce_block(&self) -> u32 {
+        Gpu::reduce_block(self)
     }
 }

@@ -93,7 +93,7 @@ pub fn time_launch(
 pub fn identity(device: Device) -> Result<String> {
     #[cfg(feature = "wgpu")]
     {
-        Ok(crate::tuned::identity(&crate::gpu::opened(device)?.report))
+        Ok(crate::gpu::identity(&crate::gpu::opened(device)?.report))
     }
     #[cfg(not(feature = "wgpu"))]
     {

@@ -11,8 +11,12 @@
 //! analysis checks it for *this adapter's* warp (subgroup) width and limits;
 //! a kernel with a finding does not launch.
 //!
-//! What the backend does not compute natively it hands to the device seam's
-//! visible host fallback (download, reference, upload), counted per op in
+//! Which kernel computes each op, with which arguments, is not this crate's:
+//! it is `oxmera-gpu`'s op layer (`oxmera_gpu::GpuBackend`), shared with
+//! the CUDA backend. This crate is the device under it — the adapter, its
+//! buffer pool, WGSL pipelines, the batched queue, the gate. What the
+//! layer does not compute natively goes to the device seam's visible host
+//! fallback (download, reference, upload), counted per op in
 //! [`oxmera_tensor::fallback`]; `oxmera conformance --device wgpu` lists
 //! which ops ran where.
 //!
@@ -41,33 +45,9 @@ use std::sync::Arc;
 use oxmera_reference as _;
 
 #[cfg(feature = "wgpu")]
-mod backend;
-#[cfg(feature = "wgpu")]
-mod conv;
-#[cfg(feature = "wgpu")]
-mod copy;
-#[cfg(feature = "wgpu")]
 mod gpu;
-#[cfg(feature = "wgpu")]
-mod halves;
-#[cfg(feature = "wgpu")]
-mod ints;
 mod launch;
-#[cfg(feature = "wgpu")]
-mod long;
-#[cfg(feature = "wgpu")]
-mod native;
 mod probe;
-#[cfg(feature = "wgpu")]
-mod reduce;
-#[cfg(feature = "wgpu")]
-mod sort;
-#[cfg(feature = "wgpu")]
-mod structural;
-#[cfg(feature = "wgpu")]
-mod tuned;
-#[cfg(feature = "wgpu")]
-mod wide;
 
 pub use launch::{identity, run, target, time_launch};
 pub use probe::{AdapterReport, probe};
@@ -87,7 +67,7 @@ fn open(device: Device) -> Result<Arc<dyn oxmera_tensor::Backend>> {
     #[cfg(feature = "wgpu")]
     {
         let gpu = gpu::Gpu::open(device)?;
-        Ok(Arc::new(backend::WgpuBackend::new(device, gpu)))
+        Ok(Arc::new(oxmera_gpu::GpuBackend::new(gpu)))
     }
     #[cfg(not(feature = "wgpu"))]
     {

@@ -30,6 +30,7 @@ pub const LAYERS: &[&str] = &[
     "oxmera-kernel-lower",
     "oxmera-kernel-macros",
     "oxmera-kernel",
+    "oxmera-gpu",
     "oxmera-wgpu",
     "oxmera-cuda",
     "oxmera-conformance",

@@ -16,7 +16,8 @@ use oxmera_kernel::ir::Value;
 use oxmera_kernel::library::{self, int_code, int_kind, int_out, int_reduce_code};
 use oxmera_tensor::{BinaryOp, CmpOp, ReduceOp, Storage, Tensor, UnaryOp};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
+use crate::device::{DeviceMemory, GpuDevice};
 use crate::native::{
     ELEMENTWISE_BLOCK, SCATTER_MAX_ALONG, Strided, dims_of, reduce_sizes, view_of,
 };
@@ -142,7 +143,7 @@ pub(crate) fn native_int(op: &str, dtype: DType) -> bool {
     }
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// One launch of `int_elementwise`: `op` on `a` and `b` (`a` again for
     /// a unary op or a scalar one), the scalar `s` placed by `scalar` (0
     /// none, 1 second, 2 first). Comparisons write bool bytes; the rest
@@ -344,9 +345,9 @@ impl WgpuBackend {
                 .map(|d| u32::from(dims.contains(&d)))
                 .collect();
             let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
+                gpu.metadata(&shape)?,
+                gpu.metadata(&strides)?,
+                gpu.metadata(&marks)?,
             );
             let mut scalars = vec![
                 Value::U32(shape.len() as u32),
@@ -403,9 +404,9 @@ impl WgpuBackend {
                 self.buffer(b.storage(), "matmul")?,
             );
             let (s, ma, mb) = (
-                gpu.metadata(&batch),
-                gpu.metadata(&sa[..rank - 2]),
-                gpu.metadata(&sb[..rank - 2]),
+                gpu.metadata(&batch)?,
+                gpu.metadata(&sa[..rank - 2])?,
+                gpu.metadata(&sb[..rank - 2])?,
             );
             let i = |v: u32| Value::I32(v as i32);
             let mut scalars = vec![

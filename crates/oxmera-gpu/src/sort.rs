@@ -14,12 +14,13 @@ use oxmera_kernel::library::{self, sort_kind};
 use oxmera_tensor::fused_backward::into_storage;
 use oxmera_tensor::{Backend, Storage, Tensor, no_grad};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
 use crate::copy::Place;
+use crate::device::{DeviceMemory, GpuDevice};
 use crate::long::dim_last;
 use crate::native::{ELEMENTWISE_BLOCK, dims_of};
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// The sorting permutation of `x` along `dim` (`Backend::sort`), or
     /// `None` where the padded rows do not fit one dispatch or the
     /// kernels' arithmetic.
@@ -78,7 +79,7 @@ impl WgpuBackend {
             gpu.alloc(words, name)?,
         );
         let src_buf = self.buffer(rows_view.storage(), name)?;
-        let (s, st) = (gpu.metadata(&shape), gpu.metadata(&strides));
+        let (s, st) = (gpu.metadata(&shape)?, gpu.metadata(&strides)?);
         self.linear(
             library::sort_keys(),
             ELEMENTWISE_BLOCK,

@@ -10,8 +10,9 @@ use oxmera_kernel::ir::{Kernel, Value};
 use oxmera_kernel::library::{self, moment_code};
 use oxmera_tensor::{ReduceOp, Storage, Tensor};
 
-use crate::backend::WgpuBackend;
-use crate::gpu::GpuBuffer;
+use crate::backend::GpuBackend;
+use crate::device::{DeviceMemory, GpuDevice};
+
 use crate::long::LONGEST_WALK;
 use crate::native::{
     ELEMENTWISE_BLOCK, SCATTER_MAX_ALONG, SOFTMAX_BLOCK, dims_of, reduce_sizes, view_of,
@@ -35,7 +36,7 @@ struct Walk<'a> {
     extra: Vec<Value>,
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// Launches a [`Walk`]; `None` where a size does not fit.
     fn walk(&self, w: Walk<'_>) -> Result<Option<Storage>> {
         let (n_out, n_walked) = reduce_sizes(w.x, w.dims);
@@ -54,9 +55,9 @@ impl WgpuBackend {
                 .map(|d| u32::from(w.dims.contains(&d)))
                 .collect();
             let (s, st, r) = (
-                gpu.metadata(&shape),
-                gpu.metadata(&strides),
-                gpu.metadata(&marks),
+                gpu.metadata(&shape)?,
+                gpu.metadata(&strides)?,
+                gpu.metadata(&marks)?,
             );
             let mut scalars = vec![
                 Value::U32(shape.len() as u32),
@@ -218,7 +219,7 @@ impl WgpuBackend {
         let out = gpu.alloc((n * dtype.size_in_bytes()) as u64, name)?;
         if rows > 0 && len > 0 {
             let src = self.buffer(x.storage(), name)?;
-            let (s, st) = (gpu.metadata(&shape), gpu.metadata(&strides));
+            let (s, st) = (gpu.metadata(&shape)?, gpu.metadata(&strides)?);
             self.linear(
                 kernel,
                 block,
@@ -276,7 +277,7 @@ impl WgpuBackend {
         mean: bool,
         name: &'static str,
     ) -> Result<Option<Storage>> {
-        // The tuned block for this adapter, else 64 (`crate::tuned`).
+        // The tuned block for this device, else 64 (`crate::tuned`).
         let block = self.gpu().reduce_block();
         self.reduce_passes(
             library::reduce_strided(),
@@ -327,7 +328,7 @@ impl WgpuBackend {
         };
         let (n_out, n_reduced) = reduce_sizes(x, dims);
         let chunk = library::REDUCE_CHUNK as usize;
-        let max_threads = self.gpu().report.max_workgroups_per_dimension as usize * block as usize;
+        let max_threads = self.gpu().max_grid().x as usize * block as usize;
         let first_chunks = n_reduced.div_ceil(chunk).max(1);
         if u32::try_from(n_reduced).is_err()
             || n_out
@@ -342,7 +343,7 @@ impl WgpuBackend {
         let marks: Vec<u32> = (0..shape.len()).map(|d| dims.contains(&d) as u32).collect();
         // The current input: a buffer and how to read it.
         let src = self.buffer(x.storage(), name)?;
-        let mut held: Option<GpuBuffer> = None;
+        let mut held: Option<D::Buffer> = None;
         let (mut shape, mut strides, mut marks, mut offset) = (shape, strides, marks, offset);
         let mut terms = n_reduced;
         loop {
@@ -352,9 +353,9 @@ impl WgpuBackend {
                 .gpu()
                 .alloc((n_out * n_chunks * elem.size_in_bytes()) as u64, name)?;
             let (s, st, r) = (
-                self.gpu().metadata(&shape),
-                self.gpu().metadata(&strides),
-                self.gpu().metadata(&marks),
+                self.gpu().metadata(&shape)?,
+                self.gpu().metadata(&strides)?,
+                self.gpu().metadata(&marks)?,
             );
             let input = held.as_ref().map_or(src.buffer.raw(), |b| b.raw());
             self.linear(

@@ -1,14 +1,16 @@
-//! Tuned launches: the backend's kernels at the configuration
-//! `oxmera kernel tune` found best for this adapter, else at the defaults
+//! Tuned launches: the op layer's kernels at the configuration
+//! `oxmera kernel tune` found best for this device, else at the defaults
 //! fixed before any tuning.
 //!
 //! The tuning cache (`oxmera_kernel::tune::cache`) is keyed by the
-//! adapter's identity ([`identity`]: name, backend, driver), the kernel's IR
-//! hash and the oxmera version, so an entry is used only on the adapter,
+//! device's identity (each backend's `identity`: for wgpu the adapter's
+//! name, backend and driver; for CUDA the part, its compute capability and
+//! the driver), the kernel's IR
+//! hash and the oxmera version, so an entry is used only on the device,
 //! driver and code it was measured with. A missing, disabled
 //! (`OXMERA_TUNE_CACHE=off`) or corrupt cache — the last with a warning —
 //! leaves the default, and so does an entry that is not a configuration
-//! of the kernel's search space for the adapter or does not fit its limits
+//! of the kernel's search space for the device or does not fit its limits
 //! (with a warning: [`admissible`]). Two launches read it: `matmul_strided`'s tile (the
 //! choice whose best value differs most between GPUs: shared memory,
 //! registers, warp width) and `reduce_strided`'s block.
@@ -20,29 +22,16 @@ use oxmera_kernel::target::Target;
 
 /// The matmul tile used when the cache says nothing: 16 x 16, the
 /// kernel's own default and contract (256 threads, 2 KiB of shared memory:
-/// inside every adapter's limits oxmera has met).
-pub(crate) const DEFAULT_MATMUL_TILE: u32 = 16;
+/// inside every device's limits oxmera has met).
+pub const DEFAULT_MATMUL_TILE: u32 = 16;
 
-/// The identity the tuning cache keys an adapter by.
-pub(crate) fn identity(report: &crate::AdapterReport) -> String {
-    format!(
-        "wgpu: {}; {}; {}",
-        report.name, report.backend, report.driver
-    )
-}
-
-/// Whether `c`, cached for `k` on an adapter of `target`, may be launched
+/// Whether `c`, cached for `k` on a device of `target`, may be launched
 /// there: a configuration of the kernel's search space for the target,
 /// whose block and shared memory fit the target's limits and in which the
 /// analysis finds nothing at a launch of `grid` — the backend's own gate,
 /// run once here, so that an entry written by hand or by another build
 /// cannot make every launch of the kernel fail. `Err` says why not.
-pub(crate) fn admissible(
-    k: &Kernel,
-    c: &Config,
-    target: Target,
-    grid: Dim3,
-) -> Result<Kernel, String> {
+pub fn admissible(k: &Kernel, c: &Config, target: Target, grid: Dim3) -> Result<Kernel, String> {
     let label = c.label(k);
     if !oxmera_kernel::space::configurations(k, &target)
         .iter()
@@ -86,11 +75,11 @@ fn checked(
 /// The matmul kernel and its tile for a cached configuration: the
 /// specialized kernel when the entry is [`admissible`] on `target` (a
 /// square tile of the kernel's search space with its `(TILE, TILE)`
-/// block, inside the adapter's limits), else — with a warning when there
+/// block, inside the device's limits), else — with a warning when there
 /// was an entry — the library's kernel at [`DEFAULT_MATMUL_TILE`]. The
-/// specialized kernel is leaked once per adapter: the backend keys its
+/// specialized kernel is leaked once per device: the backend keys its
 /// pipelines by the kernel's address.
-pub(crate) fn matmul_choice(
+pub fn matmul_choice(
     base: &'static Kernel,
     cached: Option<Config>,
     target: Target,
@@ -110,13 +99,13 @@ pub(crate) fn matmul_choice(
 
 /// The block `reduce_strided` runs with when the cache says nothing: 64,
 /// small because its threads' loops can be long and uneven.
-pub(crate) const DEFAULT_REDUCE_BLOCK: u32 = 64;
+pub const DEFAULT_REDUCE_BLOCK: u32 = 64;
 
 /// The reduction's block for a cached configuration: a one-dimensional
 /// block of the kernel's search space (its contract's blocks) that is
 /// [`admissible`] on `target`, else — with a warning when there was an
 /// entry — [`DEFAULT_REDUCE_BLOCK`].
-pub(crate) fn reduce_block_choice(k: &Kernel, cached: Option<Config>, target: Target) -> u32 {
+pub fn reduce_block_choice(k: &Kernel, cached: Option<Config>, target: Target) -> u32 {
     match checked(k, cached, target, Dim3::x(2)) {
         Some((c, _)) if c.block.y == 1 && c.block.z == 1 && k.launch.blocks.contains(&c.block) => {
             c.block.x

@@ -1,6 +1,6 @@
-//! `Backend` for a wgpu adapter: device services, and for each op the
-//! native path (`crate::native`) where it has one, else the visible host
-//! fallback.
+//! `Backend` for any [`GpuDevice`]: the device's services, and for each op
+//! the native path (`crate::native` and its siblings) where it has one,
+//! else the visible host fallback.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -14,51 +14,57 @@ use oxmera_tensor::{
     Pool2dParams, ReduceOp, ScanOp, ScatterMode, Storage, Support, Tensor, UnaryOp,
 };
 
-use crate::gpu::{Gpu, GpuBuffer};
+use crate::device::GpuDevice;
 use crate::halves::is_half;
 use crate::ints::native_int;
 use crate::native::{F32_ELEMENT_MOVERS, math_unary_of, native_f32, unary_code_of};
 use crate::wide::native_f64;
 
-/// The wgpu backend for one adapter.
-pub(crate) struct WgpuBackend {
+/// The backend for one opened GPU: every op of [`Backend`] on the device
+/// `D` drives.
+pub struct GpuBackend<D: GpuDevice> {
     device: Device,
-    gpu: Arc<Gpu>,
+    gpu: Arc<D>,
 }
 
-impl std::fmt::Debug for WgpuBackend {
+impl<D: GpuDevice> std::fmt::Debug for GpuBackend<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "WgpuBackend({}: {})", self.device, self.gpu.report.name)
+        write!(f, "GpuBackend({}: {})", self.device, self.gpu.part_name())
     }
 }
 
-/// A tensor's bytes in a GPU buffer, and how many of them are its.
+/// A tensor's bytes in device memory, and how many of them are its.
 #[derive(Debug)]
-pub(crate) struct WgpuStorage {
-    /// The pooled buffer (possibly larger than the tensor).
-    pub(crate) buffer: GpuBuffer,
+pub(crate) struct GpuStorage<B> {
+    /// The device's buffer (possibly pooled, possibly larger than the
+    /// tensor).
+    pub(crate) buffer: B,
     /// The tensor's bytes at its start.
     pub(crate) bytes: u64,
 }
 
-impl DeviceBuffer for WgpuStorage {
+impl<B: std::fmt::Debug + Send + Sync + 'static> DeviceBuffer for GpuStorage<B> {
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
 
-impl WgpuBackend {
-    pub(crate) fn new(device: Device, gpu: Arc<Gpu>) -> WgpuBackend {
-        WgpuBackend { device, gpu }
+impl<D: GpuDevice> GpuBackend<D> {
+    /// The backend for `gpu`.
+    pub fn new(gpu: Arc<D>) -> GpuBackend<D> {
+        GpuBackend {
+            device: gpu.device(),
+            gpu,
+        }
     }
 
-    pub(crate) fn store(&self, dtype: DType, len: usize, buffer: GpuBuffer) -> Storage {
+    pub(crate) fn store(&self, dtype: DType, len: usize, buffer: D::Buffer) -> Storage {
         let bytes = (len * dtype.size_in_bytes()) as u64;
         Storage::device_buffer(
             self.device,
             dtype,
             len,
-            Box::new(WgpuStorage { buffer, bytes }),
+            Box::new(GpuStorage { buffer, bytes }),
         )
     }
 
@@ -66,29 +72,30 @@ impl WgpuBackend {
         &self,
         storage: &'a Storage,
         op: &'static str,
-    ) -> Result<&'a WgpuStorage> {
+    ) -> Result<&'a GpuStorage<D::Buffer>> {
         let foreign = || Error::DeviceFault {
             op,
             device: self.device,
             reason: format!(
-                "storage of {} was not made by this wgpu backend",
-                storage.device()
+                "storage of {} was not made by this {} backend",
+                storage.device(),
+                self.gpu.backend_name()
             ),
         };
         storage
-            .device_buffer_as::<WgpuStorage>()
+            .device_buffer_as::<GpuStorage<D::Buffer>>()
             .ok_or_else(foreign)
     }
 
-    /// The adapter's device, queue, pool and pipelines.
-    pub(crate) fn gpu(&self) -> &Gpu {
+    /// The opened device.
+    pub(crate) fn gpu(&self) -> &D {
         &self.gpu
     }
 }
 
-impl Backend for WgpuBackend {
+impl<D: GpuDevice> Backend for GpuBackend<D> {
     fn name(&self) -> &'static str {
-        "wgpu"
+        self.gpu.backend_name()
     }
 
     fn device(&self) -> Device {
@@ -135,14 +142,14 @@ impl Backend for WgpuBackend {
         DType::I32
     }
 
-    /// `f64` where the adapter has it as a shader type (Metal has none);
+    /// `f64` where the device has it as a shader type (Metal has none);
     /// everything else everywhere: `i64` because the kernels treat it as
     /// word pairs, `f16` and `bf16` because they are moved as 16-bit halves
     /// of words and computed in `f32` (`halves.rs`), never as a shader
     /// type; the rest as bytes.
     fn stores(&self, dtype: DType) -> bool {
         match dtype {
-            DType::F64 => self.gpu.report.features.contains(&"f64"),
+            DType::F64 => self.gpu.has_feature("f64"),
             _ => true,
         }
     }
@@ -355,7 +362,7 @@ impl Backend for WgpuBackend {
     /// `cumsum` natively (f32 and halves through f32; the integers and
     /// bool into wrapping i64), `cumprod` (a float product carried as
     /// `m·2^e`) and `logcumsumexp` (f32 and halves), a row a thread in
-    /// order; f64's in f64 where the adapter has it.
+    /// order; f64's in f64 where the device has it.
     fn scan(&self, op: ScanOp, x: &Tensor, dim: usize, out_dtype: DType) -> Result<Storage> {
         if let Some(s) = self.scan_any(op, x, dim, out_dtype)? {
             return Ok(s);
@@ -400,7 +407,7 @@ impl Backend for WgpuBackend {
     }
 
     /// `scatter` and `scatter_add` natively for every dtype (f64's sums
-    /// where the adapter computes in f64), deterministic (a thread per
+    /// where the device computes in f64), deterministic (a thread per
     /// output, no atomics).
     fn scatter(
         &self,
@@ -466,7 +473,7 @@ impl Backend for WgpuBackend {
     }
 
     /// Between any two of f32, f16, bf16, i32, i64, u8, bool and (where
-    /// the adapter stores it) f64 natively (`cast_strided`, on the bits),
+    /// the device stores it) f64 natively (`cast_strided`, on the bits),
     /// but f64 into a half; the older paths (bytes to f32, i64 to i32,
     /// halves to and from f32) where that declines a size.
     fn cast(&self, x: &Tensor, dtype: DType) -> Result<Storage> {

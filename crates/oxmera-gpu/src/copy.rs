@@ -15,7 +15,8 @@ use oxmera_kernel::ir::{Kernel, Value};
 use oxmera_kernel::library;
 use oxmera_tensor::{Storage, Tensor};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
+use crate::device::{DeviceMemory, GpuDevice};
 
 /// The block the word kernels run with (one of those they declare).
 const BLOCK: u32 = 256;
@@ -114,7 +115,7 @@ struct Launch<'a> {
     threads: u32,
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// Runs planned launches writing into `out`; `None` (and nothing
     /// launched) if one is past one dispatch.
     fn run_words(
@@ -129,12 +130,16 @@ impl WgpuBackend {
         let gpu = self.gpu();
         let dst = self.buffer(&out, name)?;
         for l in launches.into_iter().filter(|l| l.threads > 0) {
-            let metas: Vec<wgpu::Buffer> = l.metas.iter().map(|m| gpu.metadata(m)).collect();
+            let metas: Vec<D::Raw> = l
+                .metas
+                .iter()
+                .map(|m| gpu.metadata(m))
+                .collect::<Result<_>>()?;
             let mut buffers = l
                 .tensors
                 .iter()
                 .map(|t| Ok(self.buffer(t.storage(), name)?.buffer.raw()))
-                .collect::<Result<Vec<&wgpu::Buffer>>>()?;
+                .collect::<Result<Vec<&D::Raw>>>()?;
             buffers.push(dst.buffer.raw());
             buffers.extend(metas.iter());
             self.linear(

@@ -1,6 +1,6 @@
-//! The f64 ops computed on the device, on adapters with f64 and i64
-//! shader types (wgpu's SHADER_F64 and SHADER_INT64; lavapipe has both,
-//! Metal neither): elementwise arithmetic (a scalar operand filled once
+//! The f64 ops computed on the device, on devices with f64 and i64
+//! shader types (wgpu's SHADER_F64 and SHADER_INT64 — lavapipe has both,
+//! Metal neither; PTX has both on every NVIDIA part): elementwise arithmetic (a scalar operand filled once
 //! and broadcast), the exact unary ops, comparisons, sums and means, and
 //! matmul, by the f64 siblings of the f32 kernels
 //! (`oxmera_kernel::library::wide`), launched with the f32 kernels'
@@ -14,7 +14,8 @@ use oxmera_kernel::ir::Value;
 use oxmera_kernel::library::{self, binary_math_code, unary_code, wide_math_code as m};
 use oxmera_tensor::{BinaryOp, CmpOp, SELU_ALPHA, SELU_SCALE, Storage, Tensor, UnaryOp};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
+use crate::device::GpuDevice;
 use crate::native::{Strided, binary_code_of, compare_code_of};
 
 /// The unary ops `unary_strided_f64` computes (exact, or correctly
@@ -149,13 +150,12 @@ const F64_MATH_NAMES: [&str; 39] = [
     "hardswish",
 ];
 
-impl WgpuBackend {
-    /// Whether f64 ops run on the device: the adapter's features (after
-    /// `OXMERA_WGPU_MASK`) have f64 and i64 shader types (the kernels read
-    /// an f64's bits as a u64).
+impl<D: GpuDevice> GpuBackend<D> {
+    /// Whether f64 ops run on the device: the part has f64 and i64 shader
+    /// types (the kernels read an f64's bits as a u64; on wgpu, after
+    /// `OXMERA_WGPU_MASK`).
     pub(crate) fn f64_native(&self) -> bool {
-        let f = &self.gpu().report.features;
-        f.contains(&"f64") && f.contains(&"i64")
+        self.gpu().has_feature("f64") && self.gpu().has_feature("i64")
     }
 
     /// `op x` for an f64 `x`, where `unary_strided_f64` (the exact and

@@ -13,7 +13,8 @@ use oxmera_kernel::ir::Value;
 use oxmera_kernel::library;
 use oxmera_tensor::{Conv2dParams, Pool2dParams, Storage, Tensor, window_output_size};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
+use crate::device::{DeviceMemory, GpuDevice};
 
 /// The longest loop a thread of these kernels may run (llvmpipe stops a
 /// loop after 65535 iterations; a margin below it).
@@ -93,7 +94,7 @@ fn loops_fit(extents: &[usize]) -> bool {
     extents.iter().all(|&e| e <= MAX_LOOP)
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// `x` itself where its elements are already the storage's first
     /// ones in row-major order; else a contiguous copy made on the device.
     fn dense(&self, x: &Tensor) -> Result<Option<Tensor>> {
@@ -134,7 +135,7 @@ impl WgpuBackend {
                 .iter()
                 .map(|x| self.buffer(x.storage(), name))
                 .collect::<Result<Vec<_>>>()?;
-            let mut buffers: Vec<&wgpu::Buffer> = sources.iter().map(|b| b.buffer.raw()).collect();
+            let mut buffers: Vec<&D::Raw> = sources.iter().map(|b| b.buffer.raw()).collect();
             buffers.push(out.raw());
             let mut all = vec![Value::U32(n as u32)];
             all.extend(scalars);

@@ -1,7 +1,8 @@
 //! `f16` and `bf16` tensors computed with the `f32` kernels.
 //!
 //! WGSL has no `bf16`, `f16` only behind an adapter feature, and the kernel
-//! language neither, so a half tensor is stored as packed 16-bit halves and
+//! language neither (so CUDA, whose PTX has both, computes them the same
+//! way, with the same kernels), so a half tensor is stored as packed 16-bit halves and
 //! an op on it runs in three launches: each operand widened to `f32`
 //! (exactly), the op's `f32` kernel, the result narrowed once, to nearest
 //! even (`halves_to_f32`, `f32_to_halves` in the kernel library).
@@ -23,7 +24,8 @@ use oxmera_kernel::ir::Value as KValue;
 use oxmera_kernel::library::{self, half_mode};
 use oxmera_tensor::{Conv2dParams, Storage, Tensor};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
+use crate::device::GpuDevice;
 use crate::native::Strided;
 
 /// True for the dtypes this module computes through `f32`.
@@ -39,7 +41,7 @@ fn mode_of(dtype: DType) -> u32 {
     }
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// `x` (f16 or bf16, any layout) as contiguous f32 storage.
     fn widen_storage(&self, x: &Tensor) -> Result<Option<Storage>> {
         self.strided(Strided {

@@ -23,7 +23,7 @@
 //!   argmax has it — then the index the kernel found within that chunk is
 //!   gathered and offset by the chunk's start. Ties go to the first index,
 //!   as in one walk.
-//! - a float product is taken in f64 (where the adapter has it), as the
+//! - a float product is taken in f64 (where the device has it), as the
 //!   reference takes it, and rounds into the output once; only the order
 //!   of its factors differs (chunk by chunk), so a partial product may
 //!   over- or underflow where the reference's running one does not, as
@@ -38,7 +38,7 @@
 //! chunks' last values scanned into carries, and each chunk combined with
 //! the carry of those before it (added, multiplied, or log-add-exp'd as
 //! the reference's step does). Integers wrap, so their carries are exact;
-//! floats run in f64 (where the adapter has it) and round into the output
+//! floats run in f64 (where the device has it) and round into the output
 //! once, as the reference's f64 running value does.
 
 use oxmera_core::{DType, Result};
@@ -46,7 +46,8 @@ use oxmera_kernel::library;
 use oxmera_tensor::fused_backward::into_storage;
 use oxmera_tensor::{Backend, ReduceOp, ScanOp, Storage, Tensor, no_grad};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
+use crate::device::GpuDevice;
 use crate::halves::is_half;
 use crate::native::reduce_sizes;
 
@@ -61,12 +62,12 @@ fn signed(dims: &[usize]) -> Vec<isize> {
     dims.iter().map(|&d| d as isize).collect()
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// `op` over `dims` where one output's walk is longer than
     /// [`LONGEST_WALK`] (see the module docs for how each op combines);
     /// `None` where the walk is short (the walk kernels take it), for
     /// float sums and means (`reduce_strided` is multi-pass already), and
-    /// for a float product on an adapter without f64.
+    /// for a float product on a device without f64.
     pub(crate) fn reduce_long(
         &self,
         op: ReduceOp,
@@ -159,7 +160,7 @@ impl WgpuBackend {
         })
     }
 
-    /// `logsumexp` of a float tensor (f32, or f64 where the adapter has it)
+    /// `logsumexp` of a float tensor (f32, or f64 where the device has it)
     /// over `dims`, composed of device ops as the reference defines it:
     /// `m + ln Σ exp(x − m)` with `m` the maximum clamped into the finite
     /// range (so an all-`−∞` slice gives `−∞`, a `+∞` gives `+∞`, and a
@@ -219,10 +220,10 @@ impl WgpuBackend {
     }
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// The scan `op` of `x` along `dim`, a row longer than one thread of
     /// the scan kernels walks, in chunks (see the module docs); `None` for
-    /// a float scan on an adapter without f64.
+    /// a float scan on a device without f64.
     pub(crate) fn scan_long(
         &self,
         op: ScanOp,

@@ -1,10 +1,10 @@
-//! The ops the wgpu backend computes on the device: each a launch of a
+//! The ops a GPU backend computes on the device: each a launch of a
 //! library kernel (checked by the analysis for its launch before it runs),
 //! or `None` where a size does not fit the kernel's 32-bit arithmetic or
 //! one dispatch — the caller then hands the op to the host.
 //!
 //! Most kernels here are strided elementwise kernels, and they share one
-//! parameter order so one helper ([`WgpuBackend::strided`]) launches them
+//! parameter order so one helper (`GpuBackend::strided`) launches them
 //! all: the input buffers, the output, the output's shape, each input's
 //! strides, `ndim`, `n` (the outputs), each input's offset, then the op's
 //! own scalars. The others (matmul, scatter-add) have shapes of their own
@@ -23,11 +23,12 @@ use oxmera_tensor::{
     UnaryOp,
 };
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
 use crate::copy::Place;
+use crate::device::{DeviceMemory, GpuDevice};
 
 /// The block the elementwise kernels run with: one of the sizes they
-/// declare, and a multiple of every subgroup width an adapter reports.
+/// declare, and a multiple of every subgroup width a device reports.
 pub(crate) const ELEMENTWISE_BLOCK: u32 = 256;
 
 /// The block `softmax_strided` runs with (the one it declares).
@@ -79,14 +80,14 @@ pub(crate) fn reduce_sizes(x: &Tensor, dims: &[usize]) -> (usize, usize) {
     (n_out, n_reduced)
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// Launches a kernel with one thread per output, `block` threads a
     /// block.
     pub(crate) fn linear(
         &self,
         kernel: &'static Kernel,
         block: u32,
-        buffers: &[&wgpu::Buffer],
+        buffers: &[&D::Raw],
         scalars: &[Value],
         n: usize,
         op: &'static str,
@@ -101,7 +102,7 @@ impl WgpuBackend {
     /// Whether a launch of `threads` elementwise threads fits one dispatch
     /// (and the kernels' i32 indexing).
     pub(crate) fn fits(&self, threads: usize) -> bool {
-        let max = self.gpu().report.max_workgroups_per_dimension as u64;
+        let max = u64::from(self.gpu().max_grid().x);
         (threads as u64) <= max * ELEMENTWISE_BLOCK as u64 && threads < i32::MAX as usize
     }
 
@@ -157,10 +158,12 @@ impl WgpuBackend {
                 .iter()
                 .map(|x| self.buffer(x.storage(), l.name))
                 .collect::<Result<Vec<_>>>()?;
-            let shape_meta = gpu.metadata(&shape);
-            let stride_metas: Vec<wgpu::Buffer> =
-                views.iter().map(|(s, _)| gpu.metadata(s)).collect();
-            let mut buffers: Vec<&wgpu::Buffer> = sources.iter().map(|b| b.buffer.raw()).collect();
+            let shape_meta = gpu.metadata(&shape)?;
+            let stride_metas: Vec<D::Raw> = views
+                .iter()
+                .map(|(s, _)| gpu.metadata(s))
+                .collect::<Result<_>>()?;
+            let mut buffers: Vec<&D::Raw> = sources.iter().map(|b| b.buffer.raw()).collect();
             buffers.push(out.raw());
             buffers.push(&shape_meta);
             buffers.extend(stride_metas.iter());
@@ -472,8 +475,8 @@ impl WgpuBackend {
                 self.buffer(index.storage(), name)?,
                 self.buffer(src.storage(), name)?,
             );
-            let (mxs, mis) = (gpu.metadata(&xshape), gpu.metadata(&ishape));
-            let (mx, mi, ms) = (gpu.metadata(&xs), gpu.metadata(&is), gpu.metadata(&ss));
+            let (mxs, mis) = (gpu.metadata(&xshape)?, gpu.metadata(&ishape)?);
+            let (mx, mi, ms) = (gpu.metadata(&xs)?, gpu.metadata(&is)?, gpu.metadata(&ss)?);
             self.linear(
                 library::scatter_add_strided(),
                 ELEMENTWISE_BLOCK,
@@ -506,7 +509,7 @@ impl WgpuBackend {
     /// `a @ b` by `matmul_strided`: both operands read through their
     /// strides (transposed and broadcast operands are views). `None` where
     /// a size does not fit the kernel's u32/i32 or one dispatch.
-    /// The tile is the one `oxmera kernel tune` cached for this adapter,
+    /// The tile is the one `oxmera kernel tune` cached for this device,
     /// else 16 (`crate::tuned`).
     pub(crate) fn matmul_f32(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
         let (kernel, tile) = self.gpu().matmul_kernel();
@@ -531,13 +534,14 @@ impl WgpuBackend {
         let (Some((sa, oa)), Some((sb, ob))) = (view_of(a), view_of(b)) else {
             return Ok(None);
         };
-        let max = self.gpu().report.max_workgroups_per_dimension as usize;
+        let max = self.gpu().max_grid();
         let fits = |v: usize| u32::try_from(v).is_ok();
+        let within = |v: usize, limit: u32| v <= limit as usize;
         if !(fits(count)
             && fits(k)
-            && batch <= max
-            && n.div_ceil(tile as usize) <= max
-            && m.div_ceil(tile as usize) <= max)
+            && within(batch, max.z)
+            && within(n.div_ceil(tile as usize), max.x)
+            && within(m.div_ceil(tile as usize), max.y))
         {
             return Ok(None);
         }
@@ -550,10 +554,10 @@ impl WgpuBackend {
                 self.buffer(b.storage(), "matmul")?,
             );
             let shape: Vec<u32> = ad[..rank - 2].iter().map(|&d| d as u32).collect();
-            let s = self.gpu().metadata(&shape);
+            let s = self.gpu().metadata(&shape)?;
             let (ma, mb) = (
-                self.gpu().metadata(&sa[..rank - 2]),
-                self.gpu().metadata(&sb[..rank - 2]),
+                self.gpu().metadata(&sa[..rank - 2])?,
+                self.gpu().metadata(&sb[..rank - 2])?,
             );
             let i = |v: u32| Value::I32(v as i32);
             let launch = LaunchConfig {

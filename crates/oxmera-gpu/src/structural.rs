@@ -16,7 +16,8 @@ use oxmera_kernel::ir::{Kernel, Value};
 use oxmera_kernel::library::{self, cast_code, scan_code, scatter_code};
 use oxmera_tensor::{ScanOp, Storage, Tensor};
 
-use crate::backend::WgpuBackend;
+use crate::backend::GpuBackend;
+use crate::device::{DeviceMemory, GpuDevice};
 use crate::halves::is_half;
 use crate::native::{ELEMENTWISE_BLOCK, SCATTER_MAX_ALONG, dims_of, view_of};
 
@@ -39,7 +40,7 @@ fn words_for(dtype: DType, n: usize) -> usize {
     (n * dtype.size_in_bytes()).div_ceil(4)
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// Launches a kernel of the strided parameter order over `shape`
     /// with `threads` threads, writing `shape`'s elements of `out`;
     /// `None` where a size does not fit the kernel's i32/u32 or one
@@ -70,10 +71,12 @@ impl WgpuBackend {
                 .iter()
                 .map(|x| self.buffer(x.storage(), name))
                 .collect::<Result<Vec<_>>>()?;
-            let shape_meta = gpu.metadata(&dims);
-            let stride_metas: Vec<wgpu::Buffer> =
-                views.iter().map(|(s, _)| gpu.metadata(s)).collect();
-            let mut buffers: Vec<&wgpu::Buffer> = sources.iter().map(|b| b.buffer.raw()).collect();
+            let shape_meta = gpu.metadata(&dims)?;
+            let stride_metas: Vec<D::Raw> = views
+                .iter()
+                .map(|(s, _)| gpu.metadata(s))
+                .collect::<Result<_>>()?;
+            let mut buffers: Vec<&D::Raw> = sources.iter().map(|b| b.buffer.raw()).collect();
             buffers.push(output.raw());
             buffers.push(&shape_meta);
             buffers.extend(stride_metas.iter());
@@ -123,7 +126,7 @@ fn wide_of(dtype: DType) -> Option<u32> {
     }
 }
 
-impl WgpuBackend {
+impl<D: GpuDevice> GpuBackend<D> {
     /// Runs a word op on `values` (one dtype): directly for four- and
     /// eight-byte dtypes (`wide` 1 or 2); for halves through a word each
     /// (`in_words`: their bits zero-extended and packed back); for `u8`
@@ -220,8 +223,8 @@ impl WgpuBackend {
                 self.buffer(index.storage(), name)?,
                 self.buffer(src.storage(), name)?,
             );
-            let (mxs, mis) = (gpu.metadata(&xshape), gpu.metadata(&ishape));
-            let (mx, mi, ms) = (gpu.metadata(&xs), gpu.metadata(&is), gpu.metadata(&ss));
+            let (mxs, mis) = (gpu.metadata(&xshape)?, gpu.metadata(&ishape)?);
+            let (mx, mi, ms) = (gpu.metadata(&xs)?, gpu.metadata(&is)?, gpu.metadata(&ss)?);
             let mode = if add {
                 scatter_code::ADD
             } else {
@@ -317,7 +320,7 @@ impl WgpuBackend {
     /// i32, i64, u8, bool into i64 (wrapping); `logcumsumexp` of f32 (and
     /// halves) by `logcumsumexp_strided`, the reference's step element by
     /// element; `cumsum` and `cumprod` of f64 by `scan_f64` and its
-    /// `logcumsumexp` by `logcumsumexp_f64` where the adapter computes in
+    /// `logcumsumexp` by `logcumsumexp_f64` where the device computes in
     /// f64. A row past what one thread may walk goes in chunks
     /// (`crate::long`); `None` where a size does not fit.
     pub(crate) fn scan_any(
@@ -412,7 +415,7 @@ impl WgpuBackend {
         let output = gpu.alloc((n * out.size_in_bytes()) as u64, name)?;
         if n > 0 {
             let b = self.buffer(x.storage(), name)?;
-            let (ms, mx) = (gpu.metadata(&dims), gpu.metadata(&xs));
+            let (ms, mx) = (gpu.metadata(&dims)?, gpu.metadata(&xs)?);
             let mut scalars = vec![
                 Value::U32(dims.len() as u32),
                 Value::U32(rows as u32),
