@@ -90,4 +90,44 @@ pub trait GpuDevice: Send + Sync + 'static {
 
     /// The block `reduce_strided` runs with on this part.
     fn reduce_block(&self) -> u32;
+
+    /// A matmul kernel for dense operands, where the part runs one faster
+    /// than [`GpuDevice::matmul_kernel`]'s: a kernel with
+    /// `matmul_register_tiled`'s parameters (`a`, `b`, `c`, `m`, `n`, `k`;
+    /// row-major, each buffer from its start), the side of the square tile
+    /// of `c` one block computes, and its block. `None` (the default):
+    /// every matmul goes through `matmul_kernel`'s strided kernel.
+    fn dense_matmul_kernel(&self) -> Option<DenseMatmul> {
+        None
+    }
+}
+
+/// A register-tiled matmul as a device runs it (see
+/// [`GpuDevice::dense_matmul_kernel`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DenseMatmul {
+    /// The kernel, with `matmul_register_tiled`'s parameters.
+    pub kernel: &'static Kernel,
+    /// The side of the tile of `c` one block computes.
+    pub tile: u32,
+    /// The block it runs with.
+    pub block: Dim3,
+}
+
+impl DenseMatmul {
+    /// The library's `matmul_register_tiled` at its contract: `TILE` of
+    /// its default specialization, its one declared block.
+    pub fn register_tiled() -> DenseMatmul {
+        let kernel = oxmera_kernel::library::matmul_register_tiled();
+        DenseMatmul {
+            kernel,
+            tile: kernel.default_specs().first().map_or(32, |&t| t as u32),
+            block: kernel
+                .launch
+                .blocks
+                .first()
+                .copied()
+                .unwrap_or(Dim3::new(8, 8, 1)),
+        }
+    }
 }

@@ -46,4 +46,4 @@ pub mod tuned;
 mod wide;
 
 pub use backend::GpuBackend;
-pub use device::{DeviceMemory, GpuDevice};
+pub use device::{DenseMatmul, DeviceMemory, GpuDevice};

@@ -511,9 +511,75 @@ impl<D: GpuDevice> GpuBackend<D> {
     /// a size does not fit the kernel's u32/i32 or one dispatch.
     /// The tile is the one `oxmera kernel tune` cached for this device,
     /// else 16 (`crate::tuned`).
+    ///
+    /// Dense operands go first to the device's register-tiled kernel,
+    /// where it has one (`matmul_dense`).
     pub(crate) fn matmul_f32(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
+        if let Some(s) = self.matmul_dense(a, b)? {
+            return Ok(Some(s));
+        }
         let (kernel, tile) = self.gpu().matmul_kernel();
         self.matmul_with(kernel, tile, DType::F32, a, b)
+    }
+
+    /// `a @ b` by the device's register-tiled kernel, when it has one and
+    /// the product is one dense `m × k` by `k × n` (every batch dim 1; both
+    /// operands row-major from their buffer's start) whose element indices
+    /// fit the kernel's `u32` arithmetic and whose grid fits the part;
+    /// `None` otherwise (the strided kernel then takes it).
+    fn matmul_dense(&self, a: &Tensor, b: &Tensor) -> Result<Option<Storage>> {
+        let Some(dense) = self.gpu().dense_matmul_kernel() else {
+            return Ok(None);
+        };
+        let (ad, bd) = (a.dims(), b.dims());
+        let rank = ad.len();
+        let (m, k, n) = (ad[rank - 2], ad[rank - 1], bd[rank - 1]);
+        let batch: usize = ad[..rank - 2].iter().product();
+        // Row-major from the start: the last stride 1 (or one column) and
+        // the one before it the row length (or one row), offset 0.
+        let row_major = |t: &Tensor, rows: usize, cols: usize| {
+            view_of(t).is_some_and(|(s, offset)| {
+                offset == 0
+                    && (cols == 1 || s[rank - 1] == 1)
+                    && (rows == 1 || s[rank - 2] as usize == cols)
+            })
+        };
+        let tile = dense.tile as usize;
+        let max = self.gpu().max_grid();
+        let indexable =
+            |x: usize, y: usize| x.checked_mul(y).is_some_and(|p| p <= u32::MAX as usize);
+        if batch != 1
+            || m == 0
+            || n == 0
+            || !row_major(a, m, k)
+            || !row_major(b, k, n)
+            || !(indexable(m, k) && indexable(k, n) && indexable(m, n))
+            || n.div_ceil(tile) > max.x as usize
+            || m.div_ceil(tile) > max.y as usize
+        {
+            return Ok(None);
+        }
+        let out = self.gpu().alloc((m * n * 4) as u64, "matmul")?;
+        let (ba, bb) = (
+            self.buffer(a.storage(), "matmul")?,
+            self.buffer(b.storage(), "matmul")?,
+        );
+        let launch = LaunchConfig {
+            grid: Dim3::new(n.div_ceil(tile) as u32, m.div_ceil(tile) as u32, 1),
+            block: dense.block,
+        };
+        self.gpu().launch(
+            dense.kernel,
+            launch,
+            &[ba.buffer.raw(), bb.buffer.raw(), out.raw()],
+            &[
+                Value::U32(m as u32),
+                Value::U32(n as u32),
+                Value::U32(k as u32),
+            ],
+            "matmul",
+        )?;
+        Ok(Some(self.store(DType::F32, m * n, out)))
     }
 
     /// `a @ b` by `matmul_strided` or its f64 sibling (`elem`), which share

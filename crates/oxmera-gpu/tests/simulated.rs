@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use oxmera_core::{Device, Error, Result};
-use oxmera_gpu::{DeviceMemory, GpuBackend, GpuDevice};
+use oxmera_gpu::{DenseMatmul, DeviceMemory, GpuBackend, GpuDevice};
 use oxmera_kernel::ir::{Dim3, Kernel, ParamKind, Value};
 use oxmera_kernel::launch::LaunchConfig;
 use oxmera_kernel::library;
@@ -21,6 +21,9 @@ use oxmera_tensor::{Provider, Support, Tensor};
 
 /// The device kind the simulated GPU registers.
 const KIND: &str = "gpusim";
+
+/// The part the simulated GPU stands for.
+const SM_80: ComputeCapability = ComputeCapability { major: 8, minor: 0 };
 
 /// Device memory: bytes behind a lock (a launch reads and writes them).
 #[derive(Debug)]
@@ -38,7 +41,6 @@ impl DeviceMemory for SimMemory {
 struct SimGpu {
     device: Device,
     target: Target,
-    launches: Mutex<u64>,
     /// Kernels compiled for the simulator, by address (as a GPU backend
     /// keeps its modules).
     programs: Mutex<HashMap<usize, Arc<Program>>>,
@@ -165,7 +167,7 @@ impl GpuDevice for SimGpu {
                 m.0.lock().expect("memory")[..out.len()].copy_from_slice(out);
             }
         }
-        *self.launches.lock().expect("count") += 1;
+        LAUNCHES.with(|l| *l.borrow_mut().entry(kernel.name.clone()).or_default() += 1);
         Ok(())
     }
 
@@ -182,7 +184,7 @@ impl GpuDevice for SimGpu {
 
     fn max_grid(&self) -> Dim3 {
         // An NVIDIA part's, as the CUDA backend reports them.
-        Dim3::new(i32::MAX as u32, 65535, 65535)
+        SM_80.max_grid()
     }
 
     fn has_feature(&self, name: &str) -> bool {
@@ -196,6 +198,11 @@ impl GpuDevice for SimGpu {
     fn reduce_block(&self) -> u32 {
         64
     }
+
+    fn dense_matmul_kernel(&self) -> Option<DenseMatmul> {
+        // As the CUDA backend's.
+        Some(DenseMatmul::register_tiled())
+    }
 }
 
 fn opened() -> &'static Arc<SimGpu> {
@@ -203,8 +210,7 @@ fn opened() -> &'static Arc<SimGpu> {
     GPU.get_or_init(|| {
         Arc::new(SimGpu {
             device: device(),
-            target: Target::cuda(ComputeCapability { major: 8, minor: 0 }),
-            launches: Mutex::new(0),
+            target: Target::cuda(SM_80),
             programs: Mutex::default(),
             passed: Mutex::default(),
         })
@@ -222,8 +228,19 @@ static PROVIDE_SIM: Provider = Provider {
     open: |_| Ok(Arc::new(GpuBackend::new(opened().clone()))),
 };
 
-fn launches() -> u64 {
-    *opened().launches.lock().expect("count")
+thread_local! {
+    /// Launches this thread made, by kernel name: per thread, because the
+    /// tests run side by side on one simulated GPU (and a launch runs on
+    /// the thread that makes it).
+    static LAUNCHES: std::cell::RefCell<HashMap<String, u64>> = Default::default();
+}
+
+/// Launches this thread has made so far: all, and of the kernel `name`.
+fn launches(name: &str) -> (u64, u64) {
+    LAUNCHES.with(|l| {
+        let all = l.borrow();
+        (all.values().sum(), all.get(name).copied().unwrap_or(0))
+    })
 }
 
 #[test]
@@ -233,9 +250,12 @@ fn a_small_mlp_step_runs_its_ops_as_launches_on_the_simulated_gpu() {
     let ws: Vec<f32> = (0..8).map(|i| 0.5 - i as f32 * 0.125).collect();
     let x = Tensor::from_vec(xs.clone(), [3, 4], d).unwrap();
     let w = Tensor::from_vec(ws.clone(), [4, 2], d).unwrap();
-    let before = launches();
+    let (before, _) = launches("");
     let y = x.matmul(&w).unwrap().relu().unwrap().sum_all().unwrap();
-    assert!(launches() >= before + 3, "matmul, relu and sum each launch");
+    assert!(
+        launches("").0 >= before + 3,
+        "matmul, relu and sum each launch"
+    );
     let mut want = 0.0f32;
     for i in 0..3 {
         for j in 0..2 {
@@ -248,6 +268,65 @@ fn a_small_mlp_step_runs_its_ops_as_launches_on_the_simulated_gpu() {
         (got - want).abs() <= 1e-5 * want.abs().max(1.0),
         "{got} vs {want}"
     );
+}
+
+/// `a @ b` on the host, in f64, for `m × k` by `k × n` row-major data.
+fn host_matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k)
+                .map(|q| f64::from(a[i * k + q]) * f64::from(b[q * n + j]))
+                .sum();
+        }
+    }
+    c
+}
+
+/// A dense product runs the register-tiled kernel (as on CUDA); a
+/// transposed operand or a batch, the strided one; both as the host
+/// computes them, within `(k + 1)·ε·Σ|a·b|` (here `Σ|a·b| ≤ k`, the data
+/// in [-1, 1)).
+#[test]
+fn dense_products_run_the_register_tiled_kernel_and_views_the_strided_one() {
+    let d = device();
+    let (m, k, n) = (45, 37, 50);
+    let data = |len: usize, seed: u32| -> Vec<f32> {
+        (0..len)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) >> 8) as f32
+                    / (1u32 << 23) as f32
+                    - 1.0
+            })
+            .collect()
+    };
+    let (av, bv) = (data(m * k, 1), data(k * n, 2));
+    let want = host_matmul(&av, &bv, m, k, n);
+    let bound = (k as f64 + 1.0) * f64::from(f32::EPSILON) * k as f64;
+    let check = |got: Vec<f32>| {
+        for (g, w) in got.iter().zip(&want) {
+            assert!((f64::from(*g) - w).abs() <= bound, "{g} vs {w}");
+        }
+    };
+    let a = Tensor::from_vec(av.clone(), [m, k], d).unwrap();
+    let b = Tensor::from_vec(bv.clone(), [k, n], d).unwrap();
+    let (_, dense_before) = launches("matmul_register_tiled");
+    check(a.matmul(&b).unwrap().to_vec::<f32>().unwrap());
+    assert_eq!(launches("matmul_register_tiled").1, dense_before + 1);
+    // `a` as the transpose of its transpose: the same values, a strided
+    // view, so the strided kernel.
+    let at = Tensor::from_vec(host_transpose(&av, m, k), [k, m], d).unwrap();
+    let (_, strided_before) = launches("matmul_strided");
+    check(at.t().unwrap().matmul(&b).unwrap().to_vec::<f32>().unwrap());
+    assert_eq!(launches("matmul_register_tiled").1, dense_before + 1);
+    assert_eq!(launches("matmul_strided").1, strided_before + 1);
+}
+
+/// The `rows × cols` row-major `x`, transposed.
+fn host_transpose(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    (0..rows * cols)
+        .map(|i| x[(i % rows) * cols + i / rows])
+        .collect()
 }
 
 #[test]

@@ -64,6 +64,13 @@ impl ComputeCapability {
             .map(|t| t.2)
             .unwrap_or(STATIC_SHARED_CAP)
     }
+
+    /// The most blocks a launch may have along x, y and z: 2³¹ − 1, 65535
+    /// and 65535 on every compute capability from 3.0 on (the CUDA
+    /// programming guide's table of technical specifications).
+    pub fn max_grid(self) -> crate::ir::Dim3 {
+        crate::ir::Dim3::new(i32::MAX as u32, 65535, 65535)
+    }
 }
 
 impl fmt::Display for ComputeCapability {
