@@ -38,6 +38,7 @@ mod device;
 mod halves;
 mod ints;
 mod long;
+mod matmul;
 mod native;
 mod reduce;
 mod sort;

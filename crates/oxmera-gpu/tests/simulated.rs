@@ -59,10 +59,12 @@ impl SimGpu {
     }
 }
 
-/// Bytes rounded as a GPU backend allocates: whole 8-byte words, at least
-/// one (a kernel of 64-bit elements reads whole elements).
+/// Bytes rounded exactly as the CUDA backend (and wgpu's pool, at its
+/// smallest) allocates: whole 32-bit words, at least two. A launch binds a
+/// buffer as whole elements of the parameter's type, so a kernel reading
+/// past what the CUDA backend would have allocated fails here.
 fn rounded(bytes: u64) -> usize {
-    bytes.max(8).next_multiple_of(8) as usize
+    bytes.max(8).next_multiple_of(4) as usize
 }
 
 impl GpuDevice for SimGpu {
