@@ -140,12 +140,10 @@ impl GpuDevice for SimGpu {
                     let m = next_buffer
                         .next()
                         .ok_or_else(|| self.fault(op, "too few buffers".into()))?;
-                    let bytes = m.0.lock().expect("memory").clone();
-                    let whole = bytes.len() - bytes.len() % elem.size_bytes() as usize;
-                    args.push(Arg::Buffer(Buffer::from_bytes(
-                        elem,
-                        bytes[..whole].to_vec(),
-                    )));
+                    // Bound as whole elements of the parameter's type.
+                    let mut bytes = m.0.lock().expect("memory").clone();
+                    bytes.truncate(bytes.len() - bytes.len() % elem.size_bytes() as usize);
+                    args.push(Arg::Buffer(Buffer::from_bytes(elem, bytes)));
                     bound.push(writable.then_some(*m));
                 }
                 ParamKind::Scalar(_) => {
