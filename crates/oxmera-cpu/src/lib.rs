@@ -158,7 +158,7 @@ impl Backend for Cpu {
         Device::Cpu
     }
 
-    oxmera_tensor::host_backend_services!(Device::Cpu);
+    oxmera_tensor::host_backend_services!(Device::Cpu, fill = data::fill);
 
     fn from_host(&self, data: HostBuffer) -> Result<Storage> {
         Ok(Storage::host(Device::Cpu, data))

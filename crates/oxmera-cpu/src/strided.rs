@@ -282,6 +282,10 @@ pub(crate) fn map2<S: Copy + Sync, U: oxmera_tensor::Element>(
 }
 
 /// `f` applied to each triple of elements of three views of one shape.
+/// As in [`map2`], the common run shapes — all contiguous, or one a
+/// broadcast value (`masked_fill`'s fill, a `where` against a scalar) —
+/// get their own loops; a broadcast operand in the generic loop cost
+/// `where` over `[256, 512]` 260 µs against 24 µs contiguous.
 pub(crate) fn map3<C: Copy + Sync, S: Copy + Sync, U: oxmera_tensor::Element>(
     (c, lc): (&[C], &Layout),
     (a, la): (&[S], &Layout),
@@ -294,17 +298,36 @@ pub(crate) fn map3<C: Copy + Sync, S: Copy + Sync, U: oxmera_tensor::Element>(
     fill(&mut out, |start, chunk| {
         walk.runs(start, start + chunk.len(), |pos, len, [oc, oa, ob]| {
             let dst = &mut chunk[pos - start..pos - start + len];
-            if (sc, sa, sb) == (1, 1, 1) {
-                let src = c[oc..oc + len]
-                    .iter()
-                    .zip(&a[oa..oa + len])
-                    .zip(&b[ob..ob + len]);
-                for (d, ((&k, &x), &y)) in dst.iter_mut().zip(src) {
-                    *d = f(k, x, y);
+            let (cs, as_, bs) = (&c[oc..], &a[oa..], &b[ob..]);
+            match (sc, sa, sb) {
+                (1, 1, 1) => {
+                    let src = cs[..len].iter().zip(&as_[..len]).zip(&bs[..len]);
+                    for (d, ((&k, &x), &y)) in dst.iter_mut().zip(src) {
+                        *d = f(k, x, y);
+                    }
                 }
-            } else {
-                for (i, d) in dst.iter_mut().enumerate() {
-                    *d = f(c[oc + i * sc], a[oa + i * sa], b[ob + i * sb]);
+                (1, 1, 0) => {
+                    let y = bs[0];
+                    for (d, (&k, &x)) in dst.iter_mut().zip(cs[..len].iter().zip(&as_[..len])) {
+                        *d = f(k, x, y);
+                    }
+                }
+                (1, 0, 1) => {
+                    let x = as_[0];
+                    for (d, (&k, &y)) in dst.iter_mut().zip(cs[..len].iter().zip(&bs[..len])) {
+                        *d = f(k, x, y);
+                    }
+                }
+                (0, 1, 1) => {
+                    let k = cs[0];
+                    for (d, (&x, &y)) in dst.iter_mut().zip(as_[..len].iter().zip(&bs[..len])) {
+                        *d = f(k, x, y);
+                    }
+                }
+                _ => {
+                    for (i, d) in dst.iter_mut().enumerate() {
+                        *d = f(cs[i * sc], as_[i * sa], bs[i * sb]);
+                    }
                 }
             }
         });
@@ -383,5 +406,40 @@ mod tests {
         let w = Walk::new([&b]);
         assert_eq!(runs(&w, 0, 5), vec![(0, 5, [3])]);
         assert_eq!(w.inner_strides(), [0]);
+    }
+
+    /// Every run shape of `map3` — all contiguous, each operand in turn a
+    /// broadcast value, and a transposed one (the generic loop) — against
+    /// the same triple computed element by element from the layouts.
+    #[test]
+    fn map3_takes_every_run_shape_to_the_same_elements() {
+        let (rows, cols) = (3, 5);
+        let dense = Layout::contiguous([rows, cols]);
+        let splat = Layout::new([rows, cols], vec![0, 0], 2);
+        let transposed = Layout::new([rows, cols], vec![1, rows], 0);
+        let c: Vec<u8> = (0..20).map(|i| (i * 7 % 5) as u8).collect();
+        let a: Vec<i32> = (0..20).map(|i| 100 + i).collect();
+        let b: Vec<i32> = (0..20).map(|i| -i * 3).collect();
+        let at = |l: &Layout, r: usize, k: usize| l.offset_of_linear(r * cols + k);
+        let f = |k: u8, x: i32, y: i32| if k % 2 == 0 { x } else { y } + k as i32;
+        for lc in [&dense, &splat, &transposed] {
+            for la in [&dense, &splat, &transposed] {
+                for lb in [&dense, &splat] {
+                    let got = map3((&c, lc), (&a, la), (&b, lb), f);
+                    let want: Vec<i32> = (0..rows)
+                        .flat_map(|r| (0..cols).map(move |k| (r, k)))
+                        .map(|(r, k)| f(c[at(lc, r, k)], a[at(la, r, k)], b[at(lb, r, k)]))
+                        .collect();
+                    assert_eq!(
+                        got,
+                        want,
+                        "strides {:?} {:?} {:?}",
+                        lc.strides(),
+                        la.strides(),
+                        lb.strides()
+                    );
+                }
+            }
+        }
     }
 }

@@ -65,10 +65,16 @@ pub fn scalar_operand(x: &Tensor, value: f64) -> Result<Tensor> {
 /// a stride-0 host operand, and `support` answering native for every op.
 /// The reference and CPU backends write
 /// `oxmera_tensor::host_backend_services!(Device::Cpu);` (with their own
-/// device) among their methods, and the ops after it.
+/// device) among their methods, and the ops after it. A backend with its
+/// own way to fill a buffer names it: `host_backend_services!(Device::Cpu,
+/// fill = path::to::fill)`, a function of the same signature as
+/// [`fill`].
 #[macro_export]
 macro_rules! host_backend_services {
     ($device:expr) => {
+        $crate::host_backend_services!($device, fill = $crate::host_device::fill);
+    };
+    ($device:expr, fill = $fill:path) => {
         fn download(
             &self,
             storage: &$crate::Storage,
@@ -82,7 +88,7 @@ macro_rules! host_backend_services {
             len: usize,
             value: f64,
         ) -> $crate::__core::Result<$crate::Storage> {
-            Ok($crate::host_device::fill($device, dtype, len, value))
+            Ok($fill($device, dtype, len, value))
         }
 
         fn arange(
