@@ -246,6 +246,16 @@ impl Backend for Cpu {
         update::adam(param, grad, exp_avg, exp_avg_sq, step)
     }
 
+    fn sgd_update(
+        &self,
+        param: &Tensor,
+        grad: &Tensor,
+        momentum_buffer: Option<&Tensor>,
+        step: &oxmera_tensor::fused_update::SgdStep,
+    ) -> Result<(Storage, Option<Storage>)> {
+        update::sgd(param, grad, momentum_buffer, step)
+    }
+
     fn matmul(&self, a: &Tensor, b: &Tensor) -> Result<Storage> {
         matmul::matmul(a, b)
     }

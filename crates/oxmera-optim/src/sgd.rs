@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use oxmera_core::{Error, Result};
 use oxmera_nn::Param;
+use oxmera_tensor::fused_update::SgdStep;
 use oxmera_tensor::{Tensor, no_grad};
 
 use crate::Optimizer;
@@ -133,7 +134,9 @@ impl Sgd {
         &self.config
     }
 
-    /// The new value and buffer of one parameter.
+    /// The new value and buffer of one parameter: one backend call, the
+    /// formula above as tensor ops (`oxmera_tensor::fused_update::sgd`)
+    /// where the backend has no fused kernel, one pass where it has.
     fn update(
         &self,
         value: &Tensor,
@@ -141,26 +144,19 @@ impl Sgd {
         buf: Option<&Tensor>,
     ) -> Result<(Tensor, Option<Tensor>)> {
         let c = &self.config;
-        let mut g = grad.clone();
-        if c.weight_decay != 0.0 {
-            g = g.add(&value.mul_scalar(c.weight_decay)?)?;
-        }
-        let mut new_buf = None;
-        if c.momentum != 0.0 {
-            let b = match buf {
-                None => g.clone(),
-                Some(b) => b
-                    .mul_scalar(c.momentum)?
-                    .add(&g.mul_scalar(1.0 - c.dampening)?)?,
-            };
-            g = if c.nesterov {
-                g.add(&b.mul_scalar(c.momentum)?)?
-            } else {
-                b.clone()
-            };
-            new_buf = Some(b);
-        }
-        Ok((value.sub(&g.mul_scalar(c.lr)?)?, new_buf))
+        let step = SgdStep {
+            lr: c.lr,
+            momentum: c.momentum,
+            dampening: c.dampening,
+            nesterov: c.nesterov,
+            weight_decay: c.weight_decay,
+        };
+        let (p, b) = value.backend()?.sgd_update(value, grad, buf, &step)?;
+        let shape = value.shape();
+        Ok((
+            Tensor::from_storage(p, shape.clone()),
+            b.map(|b| Tensor::from_storage(b, shape.clone())),
+        ))
     }
 }
 

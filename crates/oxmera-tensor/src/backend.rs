@@ -435,6 +435,22 @@ pub trait Backend: Send + Sync + fmt::Debug {
         crate::fused_update::adam_on(self, param, grad, exp_avg, exp_avg_sq, step)
     }
 
+    /// One SGD step ([`crate::fused_update::SgdStep`]) of `param` with
+    /// gradient `grad` and, with momentum, the previous buffer (`None` on
+    /// the first step; one shape and float dtype, any layouts): the new
+    /// parameter and, with momentum, the new buffer. The default composes
+    /// it from this backend's own ops ([`crate::fused_update::sgd_on`]); a
+    /// backend overrides it with one pass.
+    fn sgd_update(
+        &self,
+        param: &Tensor,
+        grad: &Tensor,
+        momentum_buffer: Option<&Tensor>,
+        step: &crate::fused_update::SgdStep,
+    ) -> Result<(Storage, Option<Storage>)> {
+        crate::fused_update::sgd_on(self, param, grad, momentum_buffer, step)
+    }
+
     /// Batched matrix product: `a` is `[..., m, k]`, `b` is `[..., k, n]`
     /// with identical batch dims (possibly stride-0 broadcasts); the output
     /// is `[..., m, n]`.

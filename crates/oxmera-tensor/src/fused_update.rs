@@ -1,5 +1,12 @@
 //! Optimizer updates a backend may fuse, written as compositions of ops.
 //!
+//! (SGD is here for the same reason: with momentum a step is five passes
+//! — `μ·buf`, `(1 - τ)·g`, their sum, `lr·buf`, `p - lr·buf` — each
+//! allocating a parameter-sized tensor, where one pass reads the
+//! parameter, gradient and buffer and writes the new two. [`sgd`] is the
+//! composition, the default body of
+//! [`Backend::sgd_update`](crate::Backend::sgd_update).)
+//!
 //! An Adam step is fourteen elementwise passes over each parameter and
 //! its two moments — for a model of a million parameters, over a hundred
 //! megabytes of memory traffic for arithmetic that costs nothing — where a
@@ -95,4 +102,79 @@ pub fn adam_on<B: Backend + ?Sized>(
         crate::fused_backward::into_storage(backend, m)?,
         crate::fused_backward::into_storage(backend, v)?,
     ])
+}
+
+/// The constants of one SGD step (see `oxmera_optim::Sgd`): each is
+/// rounded to the parameter's dtype where the composition multiplies by
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdStep {
+    /// The learning rate.
+    pub lr: f64,
+    /// The momentum factor `μ` (0: no momentum, no buffer).
+    pub momentum: f64,
+    /// The dampening `τ` of the momentum.
+    pub dampening: f64,
+    /// Nesterov momentum.
+    pub nesterov: bool,
+    /// The L2 penalty `λ` (0 for none).
+    pub weight_decay: f64,
+}
+
+/// One SGD step of `param` with gradient `grad` and, with momentum, the
+/// buffer of the previous step (`None` on the first): the new parameter
+/// and, with momentum, the new buffer.
+///
+/// ```text
+/// g   = g + p·λ                       (λ ≠ 0)
+/// buf = g                             (μ ≠ 0, first step)
+/// buf = buf·μ + g·(1 - τ)             (μ ≠ 0, later steps)
+/// g   = g + buf·μ   if nesterov, else   g = buf      (μ ≠ 0)
+/// p   = p - g·lr
+/// ```
+pub fn sgd(
+    param: &Tensor,
+    grad: &Tensor,
+    momentum_buffer: Option<&Tensor>,
+    s: &SgdStep,
+) -> Result<(Tensor, Option<Tensor>)> {
+    no_grad(|| {
+        let mut g = grad.clone();
+        if s.weight_decay != 0.0 {
+            g = g.add(&param.mul_scalar(s.weight_decay)?)?;
+        }
+        let mut new_buf = None;
+        if s.momentum != 0.0 {
+            let b = match momentum_buffer {
+                None => g.clone(),
+                Some(b) => b
+                    .mul_scalar(s.momentum)?
+                    .add(&g.mul_scalar(1.0 - s.dampening)?)?,
+            };
+            g = if s.nesterov {
+                g.add(&b.mul_scalar(s.momentum)?)?
+            } else {
+                b.clone()
+            };
+            new_buf = Some(b);
+        }
+        Ok((param.sub(&g.mul_scalar(s.lr)?)?, new_buf))
+    })
+}
+
+/// [`sgd`] on `backend`'s own ops, as the storage
+/// [`Backend::sgd_update`] returns: its default body, and what a backend
+/// that fuses only some dtypes calls for the others.
+pub fn sgd_on<B: Backend + ?Sized>(
+    backend: &B,
+    param: &Tensor,
+    grad: &Tensor,
+    momentum_buffer: Option<&Tensor>,
+    s: &SgdStep,
+) -> Result<(Storage, Option<Storage>)> {
+    let (p, b) = sgd(param, grad, momentum_buffer, s)?;
+    let b = b
+        .map(|b| crate::fused_backward::into_storage(backend, b))
+        .transpose()?;
+    Ok((crate::fused_backward::into_storage(backend, p)?, b))
 }
