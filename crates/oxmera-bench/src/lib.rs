@@ -764,7 +764,7 @@ mod tests {
         assert_eq!(parsed, report);
         assert_eq!(report.runs.len(), 2);
         assert_eq!(report.machine.threads, 2);
-        assert_eq!(report.machine.kernels, oxmera_cpu::isa().name());
+        assert_eq!(report.machine.kernels, machine::kernels(oxmera_cpu::isa()));
         let rows = &report.runs[0].rows;
         for prefix in [
             "matmul_f32_16",

@@ -219,12 +219,20 @@ pub struct Peak {
     pub gflops: f64,
 }
 
+/// The instruction set `isa` and the `f32` GEMM tile it runs here (the
+/// tile follows the part: `oxmera_cpu::gemm::tile`).
+pub fn kernels(isa: oxmera_cpu::Isa) -> String {
+    let k = <f32 as oxmera_cpu::gemm::Scalar>::kernel(isa);
+    format!("{}, f32 GEMM tile {}x{}", isa.name(), k.mr(), k.nr())
+}
+
 /// The report's header: the machine and what the run chose on it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
     /// The processor.
     pub cpu: Cpu,
-    /// The instruction set of the CPU kernels chosen (`avx512`, …).
+    /// The instruction set of the CPU kernels chosen and the `f32` GEMM
+    /// micro-kernel's tile (`avx512, f32 GEMM tile 8x32`, …).
     pub kernels: String,
     /// Threads given to oxmera and every peer.
     pub threads: usize,
@@ -245,7 +253,7 @@ impl Machine {
         let tries = if quick { 1 } else { 3 };
         Machine {
             cpu: Cpu::detect(),
-            kernels: oxmera_cpu::isa().name().to_string(),
+            kernels: kernels(oxmera_cpu::isa()),
             threads,
             fma_peak: oxmera_cpu::peak::fma_peak(threads, steps, tries)
                 .into_iter()

@@ -105,9 +105,7 @@ fn one_pass_sgd_is_the_composition_to_the_bit() -> Result<()> {
             .randn(dims.clone(), dtype, Device::Cpu)?
             .mul_scalar(0.05)?;
         // A transposed view of a buffer: the pass reads any layout.
-        let bt = rng
-            .randn([dims[1], dims[0]], dtype, Device::Cpu)?
-            .t()?;
+        let bt = rng.randn([dims[1], dims[0]], dtype, Device::Cpu)?.t()?;
         for (momentum, dampening, nesterov, weight_decay) in [
             (0.0, 0.0, false, 0.0),
             (0.0, 0.0, false, 0.01),

@@ -15,7 +15,8 @@
 //! # Level 1 — the micro-kernel (registers)
 //!
 //! The innermost routine computes a small `MR × NR` tile of `C` (12 × 32
-//! for AVX-512, 6 × 16 for AVX2, 8 × 8 for NEON, 4 × 8 portable) and keeps
+//! for AVX-512 — 8 × 32 on AMD Zen 4, see `tile` —, 6 × 16 for AVX2, 8 × 8
+//! for NEON, 4 × 8 portable) and keeps
 //! the whole tile in vector registers for the entire inner product. Per
 //! step `p` of that product it loads one row of `NR` values of `B` (two
 //! AVX-512 vectors) and `MR` single values of `A`, broadcasting each to a
@@ -108,6 +109,7 @@
 mod cache;
 mod pack;
 mod portable;
+pub mod tile;
 
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -119,6 +121,7 @@ use rayon::prelude::*;
 
 use crate::Isa;
 use crate::threads;
+pub use tile::{Tile, avx512_f32_kernel};
 
 /// A read-only strided matrix view: element `(i, j)` is
 /// `data[offset + i * row_stride + j * col_stride]`.
@@ -277,7 +280,10 @@ impl Scalar for f32 {
     fn kernel(isa: Isa) -> Kernel<f32> {
         match isa {
             #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
-            Isa::Avx512 if isa.is_available() => x86::AVX512_F32,
+            Isa::Avx512 if isa.is_available() => match tile::avx512_f32_tile() {
+                Tile::Wide => x86::AVX512_F32,
+                Tile::Narrow => x86::AVX512_F32_8X32,
+            },
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2Fma | Isa::Avx512 if Isa::Avx2Fma.is_available() => x86::AVX2_F32,
             #[cfg(target_arch = "aarch64")]
@@ -379,6 +385,27 @@ pub fn gemm<T: Scalar>(
     c: &mut [T],
     parallel: bool,
 ) {
+    gemm_with(&T::kernel(isa), m, n, k, a, b, c, parallel);
+}
+
+/// [`gemm`] with a given micro-kernel rather than `isa`'s choice: for
+/// comparing kernels on the same products (`avx512_f32_kernel` gives
+/// either AVX-512 tile; the `gemm_tiles` example of `oxmera-bench` times
+/// them call by call).
+///
+/// # Panics
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_with<T: Scalar>(
+    kernel: &Kernel<T>,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    c: &mut [T],
+    parallel: bool,
+) {
     assert_eq!(c.len(), m * n, "gemm: C must be m × n");
     if k == 0 {
         c.fill(T::default());
@@ -386,7 +413,7 @@ pub fn gemm<T: Scalar>(
     if m == 0 || n == 0 || k == 0 {
         return;
     }
-    let kernel = T::kernel(isa);
+    let kernel = *kernel;
     // A packed B is one more fork-join before the product's own: the
     // threads pay from twice the size.
     let min_flops = if reads_b_in_place(&kernel, b, m) {

@@ -352,3 +352,55 @@ fn operands_are_packed_where_reading_in_place_would_not_pay() {
         IN_PLACE_B_MAX_M
     ));
 }
+
+/// The two AVX-512 tiles (`tile`) compute each element as the same sums
+/// in the same order, so they give the same bits — which is what lets the
+/// tile follow the processor without changing any result: odd sizes,
+/// transposed and strided operands, operands read in place, several depth
+/// blocks, one thread and several. (Each tile is also checked against the
+/// loop above wherever it is this processor's choice.)
+#[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+#[test]
+fn both_avx512_tiles_give_the_same_bits() {
+    if !Isa::Avx512.is_available() {
+        return;
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let shapes = [
+        (1, 1, 1),
+        (7, 33, 5),
+        (13, 65, 130),
+        (128, 128, 128),
+        (256, 10, 512),
+        (257, 96, 300),
+        (40, 1100, 600),
+    ];
+    for (m, n, k) in shapes {
+        for (a_t, b_t) in [(false, false), (true, false), (false, true)] {
+            let a: Vec<f32> = fill(m * k, 5).iter().map(|&v| v as f32).collect();
+            let b: Vec<f32> = fill(k * n, 6).iter().map(|&v| v as f32).collect();
+            let av = if a_t {
+                mk(&a, 0, 1, m)
+            } else {
+                mk(&a, 0, k, 1)
+            };
+            let bv = if b_t {
+                mk(&b, 0, 1, k)
+            } else {
+                mk(&b, 0, n, 1)
+            };
+            for parallel in [false, true] {
+                let run = |kernel: &Kernel<f32>| {
+                    let mut c = vec![f32::NAN; m * n];
+                    blocked(kernel, m, n, k, av, bv, &mut c, parallel);
+                    bits(&c)
+                };
+                assert_eq!(
+                    run(&x86::AVX512_F32),
+                    run(&x86::AVX512_F32_8X32),
+                    "{m}x{k}@{k}x{n} a_t {a_t} b_t {b_t} parallel {parallel}"
+                );
+            }
+        }
+    }
+}

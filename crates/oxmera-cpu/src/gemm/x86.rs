@@ -1,5 +1,5 @@
 //! x86-64 micro-kernels: AVX2+FMA (`f32` 6 × 16, `f64` 6 × 8) and AVX-512
-//! (`f32` 12 × 32). The `f32` kernels also read A in place (see
+//! (`f32` 12 × 32 or 8 × 32, by part: see `tile`). The `f32` kernels also read A in place (see
 //! [`Panel`]); the packed layout is one case of theirs.
 //!
 //! Each kernel keeps its `MR × NR` tile of `C` in vector registers —
@@ -215,7 +215,7 @@ unsafe fn avx2_f64_inner(
 }
 
 #[cfg(oxmera_avx512)]
-pub(super) use avx512::AVX512_F32;
+pub(super) use avx512::{AVX512_F32, AVX512_F32_8X32};
 
 /// AVX-512 needs Rust 1.89 for its intrinsics; `build.rs` sets
 /// `oxmera_avx512` only on such a compiler, so on an older one this module
@@ -233,6 +233,14 @@ mod avx512 {
         nr: 32,
         run: avx512_f32::<12, 2>,
         direct: Some(avx512_direct::<12, 2>),
+    };
+
+    /// AVX-512F, `f32`, 8 × 32: the same kernel with 16 accumulators.
+    pub(in crate::gemm) const AVX512_F32_8X32: Kernel<f32> = Kernel {
+        mr: 8,
+        nr: 32,
+        run: avx512_f32::<8, 2>,
+        direct: Some(avx512_direct::<8, 2>),
     };
 
     /// AVX-512F, `f32`, `MR` rows of `V` vectors (`NR = 16·V`), on packed
