@@ -6,7 +6,6 @@ use oxmera_tensor::{Element, HostBuffer, Storage, Tensor, with_host_buffer};
 
 use crate::{host, strided};
 
-/// The elements of `x` in logical order, in its own dtype.
 /// `len` copies of `value` in `dtype` (each `Element::from_f64(value)`,
 /// as the shared host service converts it), in a buffer recycled from a
 /// dropped tensor where the host cache has one, written in parallel.
@@ -50,6 +49,7 @@ pub(crate) fn fill(device: Device, dtype: DType, len: usize, value: f64) -> Stor
     Storage::host(device, buffer)
 }
 
+/// The elements of `x` in logical order, in its own dtype.
 pub(crate) fn to_host(x: &Tensor) -> Result<HostBuffer> {
     let buf = x.storage().as_host().ok_or_else(|| host_error(x))?;
     Ok(with_host_buffer!(buf, v => Element::into_buffer(copy(v, x.layout()))))

@@ -14,8 +14,9 @@
 //!   leave 8 of 12 rows of the last panel idle at 128 and 256, 4 of 12 at
 //!   784). Measured on a 2-vCPU Zen 4 (EPYC, family 25 model 17), each
 //!   tile alternating call by call in one process, medians of 300
-//!   (`gemm_tiles` example, docs/bench.md): 128³ 19.6 against 23.0 µs,
-//!   1024³ 0.6% and 2048³ 2.1% faster, the MLP step's eight products 2.3%.
+//!   (`gemm_tiles` example, docs/bench.md): 128³ 19.4 against 22.6 µs,
+//!   512³ 4.5% and 1024³ 1.4% faster, 2048³ even, the MLP step's eight
+//!   products 2.8%.
 //!
 //! The choice is made once per process, from the processor's vendor and
 //! family (CPUID), so it is the same on every run on one machine; the
