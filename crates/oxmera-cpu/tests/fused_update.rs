@@ -16,24 +16,31 @@ fn bits(t: &Tensor) -> Result<Vec<u64>> {
         .collect())
 }
 
+/// The shapes both steps are checked at: 70 000 elements is above the
+/// size where the pass splits across threads.
+const SHAPES: [([usize; 2], DType); 3] = [
+    ([7, 5], DType::F32),
+    ([350, 200], DType::F32),
+    ([7, 5], DType::F64),
+];
+
+/// A parameter and a gradient a tenth its size.
+fn param_and_grad(rng: &mut Generator, dims: &[usize], dtype: DType) -> Result<(Tensor, Tensor)> {
+    let p = rng.randn(dims.to_vec(), dtype, Device::Cpu)?;
+    let g = rng
+        .randn(dims.to_vec(), dtype, Device::Cpu)?
+        .mul_scalar(0.1)?;
+    Ok((p, g))
+}
+
 #[test]
 fn one_pass_adam_is_the_composition_to_the_bit() -> Result<()> {
     let mut rng = Generator::new(9);
-    // 70 000 elements: above the size where the pass splits across threads.
-    for (dims, dtype) in [
-        (vec![7usize, 5], DType::F32),
-        (vec![350, 200], DType::F32),
-        (vec![7, 5], DType::F64),
-    ] {
-        let p = rng.randn(dims.clone(), dtype, Device::Cpu)?;
-        let g = rng
-            .randn(dims.clone(), dtype, Device::Cpu)?
-            .mul_scalar(0.1)?;
-        let m = rng
-            .randn(dims.clone(), dtype, Device::Cpu)?
-            .mul_scalar(0.01)?;
+    for (dims, dtype) in SHAPES {
+        let (p, g) = param_and_grad(&mut rng, &dims, dtype)?;
+        let m = rng.randn(dims, dtype, Device::Cpu)?.mul_scalar(0.01)?;
         let v = rng
-            .randn(dims.clone(), dtype, Device::Cpu)?
+            .randn(dims, dtype, Device::Cpu)?
             .square()?
             .mul_scalar(1e-4)?;
         for (weight_decay, decoupled) in [(0.0, true), (0.01, true), (0.01, false)] {
@@ -91,19 +98,9 @@ fn a_first_step_by_hand() -> Result<()> {
 #[test]
 fn one_pass_sgd_is_the_composition_to_the_bit() -> Result<()> {
     let mut rng = Generator::new(10);
-    // 70 000 elements: above the size where the pass splits across threads.
-    for (dims, dtype) in [
-        (vec![7usize, 5], DType::F32),
-        (vec![350, 200], DType::F32),
-        (vec![7, 5], DType::F64),
-    ] {
-        let p = rng.randn(dims.clone(), dtype, Device::Cpu)?;
-        let g = rng
-            .randn(dims.clone(), dtype, Device::Cpu)?
-            .mul_scalar(0.1)?;
-        let b = rng
-            .randn(dims.clone(), dtype, Device::Cpu)?
-            .mul_scalar(0.05)?;
+    for (dims, dtype) in SHAPES {
+        let (p, g) = param_and_grad(&mut rng, &dims, dtype)?;
+        let b = rng.randn(dims, dtype, Device::Cpu)?.mul_scalar(0.05)?;
         // A transposed view of a buffer: the pass reads any layout.
         let bt = rng.randn([dims[1], dims[0]], dtype, Device::Cpu)?.t()?;
         for (momentum, dampening, nesterov, weight_decay) in [
