@@ -22,14 +22,10 @@ pub(crate) fn fill(device: Device, dtype: DType, len: usize, value: f64) -> Stor
     fn filled<T: Element>(len: usize, value: f64) -> HostBuffer {
         let v = T::from_f64(value);
         let out = match oxmera_tensor::host_cache::take::<T>(len) {
-            Some(mut buf) => {
-                strided::fill(&mut buf, |_, chunk| chunk.fill(v));
-                buf
-            }
             // Fresh memory comes zeroed: a zero needs no pass.
             None if value.to_bits() == 0 => strided::zeros(len),
-            None => {
-                let mut buf = strided::zeros(len);
+            cached => {
+                let mut buf = cached.unwrap_or_else(|| strided::zeros(len));
                 strided::fill(&mut buf, |_, chunk| chunk.fill(v));
                 buf
             }

@@ -280,10 +280,7 @@ impl Scalar for f32 {
     fn kernel(isa: Isa) -> Kernel<f32> {
         match isa {
             #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
-            Isa::Avx512 if isa.is_available() => match tile::avx512_f32_tile() {
-                Tile::Wide => x86::AVX512_F32,
-                Tile::Narrow => x86::AVX512_F32_8X32,
-            },
+            Isa::Avx512 if isa.is_available() => tile::kernel_at(tile::avx512_f32_tile()),
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2Fma | Isa::Avx512 if Isa::Avx2Fma.is_available() => x86::AVX2_F32,
             #[cfg(target_arch = "aarch64")]

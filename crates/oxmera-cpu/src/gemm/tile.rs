@@ -63,13 +63,20 @@ impl Tile {
 pub fn avx512_f32_kernel(tile: Tile) -> Option<Kernel<f32>> {
     #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
     if crate::Isa::Avx512.is_available() {
-        return Some(match tile {
-            Tile::Wide => super::x86::AVX512_F32,
-            Tile::Narrow => super::x86::AVX512_F32_8X32,
-        });
+        return Some(kernel_at(tile));
     }
     let _ = tile;
     None
+}
+
+/// The AVX-512 `f32` kernel at `tile` (the caller has checked that the
+/// processor has AVX-512; the kernel asserts it again).
+#[cfg(all(target_arch = "x86_64", oxmera_avx512))]
+pub(super) fn kernel_at(tile: Tile) -> Kernel<f32> {
+    match tile {
+        Tile::Wide => super::x86::AVX512_F32,
+        Tile::Narrow => super::x86::AVX512_F32_8X32,
+    }
 }
 
 /// The AVX-512 `f32` tile of this process: `OXMERA_GEMM_TILE` if it names
