@@ -11,53 +11,12 @@
 //! reference's; its additions are carried in `f64` (floats) or wrapping
 //! `i64` (integers) and rounded once, as the reference does.
 
-use half::{bf16, f16};
-use oxmera_core::{DType, Layout, Result};
+use oxmera_core::{Layout, Result};
 use oxmera_tensor::{Element, ScatterMode, Storage, Tensor};
 use rayon::prelude::*;
 
 use crate::strided::{self, Walk};
 use crate::{host, threads};
-
-/// Runs a generic body with the Rust type of `x`'s dtype as `$t`.
-macro_rules! by_dtype {
-    ($dtype:expr, $t:ident => $body:expr) => {
-        match $dtype {
-            DType::F16 => {
-                type $t = f16;
-                $body
-            }
-            DType::BF16 => {
-                type $t = bf16;
-                $body
-            }
-            DType::F32 => {
-                type $t = f32;
-                $body
-            }
-            DType::F64 => {
-                type $t = f64;
-                $body
-            }
-            DType::I32 => {
-                type $t = i32;
-                $body
-            }
-            DType::I64 => {
-                type $t = i64;
-                $body
-            }
-            DType::U8 => {
-                type $t = u8;
-                $body
-            }
-            DType::Bool => {
-                type $t = bool;
-                $body
-            }
-        }
-    };
-}
 
 pub(crate) fn index_select(x: &Tensor, dim: usize, indices: &Tensor) -> Result<Storage> {
     let picks = host::read::<i64>(indices)?;

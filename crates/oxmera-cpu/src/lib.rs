@@ -97,6 +97,47 @@ use oxmera_tensor::{
     ScatterMode, Storage, Tensor, UnaryOp,
 };
 
+/// Runs a generic body with the Rust type of a dtype as `$t` (defined
+/// here, before the modules, so that every module of the crate can use it).
+macro_rules! by_dtype {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            ::oxmera_core::DType::F16 => {
+                type $t = ::half::f16;
+                $body
+            }
+            ::oxmera_core::DType::BF16 => {
+                type $t = ::half::bf16;
+                $body
+            }
+            ::oxmera_core::DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            ::oxmera_core::DType::F64 => {
+                type $t = f64;
+                $body
+            }
+            ::oxmera_core::DType::I32 => {
+                type $t = i32;
+                $body
+            }
+            ::oxmera_core::DType::I64 => {
+                type $t = i64;
+                $body
+            }
+            ::oxmera_core::DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            ::oxmera_core::DType::Bool => {
+                type $t = bool;
+                $body
+            }
+        }
+    };
+}
+
 mod backward;
 mod conv;
 mod data;
@@ -158,7 +199,7 @@ impl Backend for Cpu {
         Device::Cpu
     }
 
-    oxmera_tensor::host_backend_services!(Device::Cpu, fill = data::fill);
+    oxmera_tensor::host_backend_services!(Device::Cpu, fill = data::fill, random = data::random);
 
     fn from_host(&self, data: HostBuffer) -> Result<Storage> {
         Ok(Storage::host(Device::Cpu, data))

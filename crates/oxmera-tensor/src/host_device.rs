@@ -66,15 +66,20 @@ pub fn scalar_operand(x: &Tensor, value: f64) -> Result<Tensor> {
 /// The reference and CPU backends write
 /// `oxmera_tensor::host_backend_services!(Device::Cpu);` (with their own
 /// device) among their methods, and the ops after it. A backend with its
-/// own way to fill a buffer names it: `host_backend_services!(Device::Cpu,
-/// fill = path::to::fill)`, a function of the same signature as
-/// [`fill`].
+/// own way to fill a buffer and to draw random values names them:
+/// `host_backend_services!(Device::Cpu, fill = path::to::fill, random =
+/// path::to::random)`, functions of the same signatures as [`fill`] and
+/// [`random`].
 #[macro_export]
 macro_rules! host_backend_services {
     ($device:expr) => {
-        $crate::host_backend_services!($device, fill = $crate::host_device::fill);
+        $crate::host_backend_services!(
+            $device,
+            fill = $crate::host_device::fill,
+            random = $crate::host_device::random
+        );
     };
-    ($device:expr, fill = $fill:path) => {
+    ($device:expr, fill = $fill:path, random = $random:path) => {
         fn download(
             &self,
             storage: &$crate::Storage,
@@ -110,7 +115,7 @@ macro_rules! host_backend_services {
             len: usize,
             dtype: $crate::__core::DType,
         ) -> $crate::__core::Result<$crate::Storage> {
-            Ok($crate::host_device::random($device, dist, rng, len, dtype))
+            Ok($random($device, dist, rng, len, dtype))
         }
 
         fn support(&self, _op: &str, _dtype: $crate::__core::DType) -> $crate::Support {

@@ -51,7 +51,7 @@
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 
-use crate::{Distribution, HostBuffer, Tensor};
+use crate::{Distribution, Element, HostBuffer, Tensor};
 
 pub use oxmera_core::{philox4x32_10, unit_f64};
 
@@ -200,28 +200,58 @@ fn block(rng: Generator, i: u64) -> [u32; 4] {
 /// The host's draw of `len` values of `dist` from `rng`'s position, in
 /// `dtype`: the definition every device's random service reproduces.
 pub fn draw_host(dist: Distribution, rng: Generator, len: usize, dtype: DType) -> HostBuffer {
-    let blocks = (0..len as u64).map(move |i| block(rng, i));
+    fn build<T: Element>(dist: Distribution, rng: Generator, len: usize) -> HostBuffer {
+        let mut values = vec![T::from_f64(0.0); len];
+        draw_into(dist, rng, 0, &mut values);
+        T::into_buffer(values)
+    }
+    match dtype {
+        DType::F16 => build::<half::f16>(dist, rng, len),
+        DType::BF16 => build::<half::bf16>(dist, rng, len),
+        DType::F32 => build::<f32>(dist, rng, len),
+        DType::F64 => build::<f64>(dist, rng, len),
+        DType::I32 => build::<i32>(dist, rng, len),
+        DType::I64 => build::<i64>(dist, rng, len),
+        DType::U8 => build::<u8>(dist, rng, len),
+        DType::Bool => build::<bool>(dist, rng, len),
+    }
+}
+
+/// Elements `start..start + out.len()` of the host's draw of `dist` from
+/// `rng`'s position ([`draw_host`]), written into `out`: each element
+/// depends only on its index, so a host backend may fill a large draw in
+/// chunks, on several threads, in its own memory, with the same bits.
+/// Float values are converted with [`Element::from_f64`], integers with
+/// [`Element::from_i64`], as [`HostBuffer::from_f64s`] and
+/// [`HostBuffer::from_i64s`] convert them.
+pub fn draw_into<T: Element>(dist: Distribution, rng: Generator, start: u64, out: &mut [T]) {
+    // The distribution is matched once, outside the element loop.
+    let blocks = out
+        .iter_mut()
+        .enumerate()
+        .map(|(j, o)| (o, block(rng, start.wrapping_add(j as u64))));
     match dist {
-        Distribution::Uniform { low, high } => HostBuffer::from_f64s(
-            dtype,
-            blocks.map(|w| low + (high - low) * unit_f64(w[0], w[1])),
-        ),
-        Distribution::Normal { mean, std } => HostBuffer::from_f64s(
-            dtype,
-            blocks.map(|w| {
+        Distribution::Uniform { low, high } => {
+            for (o, w) in blocks {
+                *o = T::from_f64(low + (high - low) * unit_f64(w[0], w[1]));
+            }
+        }
+        Distribution::Normal { mean, std } => {
+            for (o, w) in blocks {
                 // 1 - u lies in (0, 1], so the log is finite.
                 let u1 = 1.0 - unit_f64(w[0], w[1]);
                 let u2 = unit_f64(w[2], w[3]);
-                mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-            }),
-        ),
+                *o = T::from_f64(
+                    mean + std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos(),
+                );
+            }
+        }
         Distribution::Integers { low, high } => {
             let range = high.abs_diff(low);
-            let values = blocks.map(|w| {
+            for (o, w) in blocks {
                 let r = ((u64::from(w[1]) << 32) | u64::from(w[0])) % range;
-                low.wrapping_add(r as i64)
-            });
-            HostBuffer::from_i64s(dtype, values)
+                *o = T::from_i64(low.wrapping_add(r as i64));
+            }
         }
     }
 }
