@@ -109,6 +109,7 @@
 mod cache;
 mod pack;
 mod portable;
+mod scalar;
 pub mod tile;
 
 #[cfg(target_arch = "x86_64")]
@@ -121,6 +122,7 @@ use rayon::prelude::*;
 
 use crate::Isa;
 use crate::threads;
+pub use scalar::Scalar;
 pub use tile::{Tile, avx512_f32_kernel};
 
 /// A read-only strided matrix view: element `(i, j)` is
@@ -238,66 +240,6 @@ impl<T> Kernel<T> {
                 );
                 (self.run)(kc, a.data, b.0, c, ldc, add)
             }
-        }
-    }
-}
-
-/// Element types the GEMM multiplies.
-pub trait Scalar:
-    Copy
-    + Send
-    + Sync
-    + Default
-    + PartialEq
-    + std::ops::Add<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + 'static
-{
-    /// The micro-kernel for `isa` (the portable one where `isa` has none
-    /// for this type, or the processor cannot run it).
-    fn kernel(isa: Isa) -> Kernel<Self>;
-
-    /// Runs `f` on this thread's pool of packing buffers for this type.
-    fn with_pool<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> R;
-}
-
-/// Implements [`Scalar::with_pool`] with a thread-local pool.
-macro_rules! buffer_pool {
-    ($t:ty) => {
-        fn with_pool<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> R {
-            thread_local! {
-                static POOL: std::cell::RefCell<Vec<Vec<$t>>> =
-                    const { std::cell::RefCell::new(Vec::new()) };
-            }
-            POOL.with_borrow_mut(f)
-        }
-    };
-}
-
-impl Scalar for f32 {
-    buffer_pool!(f32);
-
-    fn kernel(isa: Isa) -> Kernel<f32> {
-        match isa {
-            #[cfg(all(target_arch = "x86_64", oxmera_avx512))]
-            Isa::Avx512 if isa.is_available() => tile::kernel_at(tile::avx512_f32_tile()),
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2Fma | Isa::Avx512 if Isa::Avx2Fma.is_available() => x86::AVX2_F32,
-            #[cfg(target_arch = "aarch64")]
-            Isa::Neon if isa.is_available() => neon::NEON_F32,
-            _ => portable::F32,
-        }
-    }
-}
-
-impl Scalar for f64 {
-    buffer_pool!(f64);
-
-    fn kernel(isa: Isa) -> Kernel<f64> {
-        match isa {
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2Fma | Isa::Avx512 if Isa::Avx2Fma.is_available() => x86::AVX2_F64,
-            _ => portable::F64,
         }
     }
 }

@@ -183,6 +183,9 @@ fn adjacent<T: Scalar, const W: usize>(data: &[T], l: Lines, out: &mut [T]) {
 
 /// `panel` when each line is contiguous along the steps.
 fn transpose<T: Scalar, const W: usize>(data: &[T], l: Lines, kc: usize, out: &mut [T]) {
+    if T::transpose_panel(data, l.first, l.across, kc, W, out) {
+        return;
+    }
     let whole = kc / STRIP * STRIP;
     let (body, tail) = out.split_at_mut(whole * W);
     for (s, dst) in body.chunks_exact_mut(STRIP * W).enumerate() {
