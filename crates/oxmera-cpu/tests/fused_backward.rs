@@ -251,3 +251,53 @@ fn a_broadcast_or_strided_gradient_is_read_through_its_layout() -> Result<()> {
     }
     Ok(())
 }
+
+/// ReLU's one-pass gradient has the composition's bits (`grad` where
+/// `x > 0`, `+0` elsewhere) for `f32` and `f64`, with the special values
+/// on both sides — a zero of either sign, NaN, infinities as `x` and as
+/// `grad` — a transposed `x`, a broadcast `grad`, above the thread split;
+/// `f16` takes the composition itself.
+#[test]
+fn relu_backward_has_the_compositions_bits() -> Result<()> {
+    let special = [
+        0.0f32,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-45,
+        -1e-45,
+        2.5,
+        -2.5,
+    ];
+    let xs: Vec<f32> = special.iter().flat_map(|&a| special.map(|_| a)).collect();
+    let gs: Vec<f32> = special.iter().flat_map(|_| special).collect();
+    let n = special.len();
+    let (x, g) = (t(&xs, &[n, n])?, t(&gs, &[n, n])?);
+    let mut rng = Generator::new(8);
+    let big = rng.randn([300, 700], DType::F32, Device::Cpu)?;
+    let big_g = rng.randn([700, 300], DType::F32, Device::Cpu)?.t()?;
+    let one = Tensor::from_slice(&[-3.0f32], [1, 1], Device::Cpu)?.broadcast_to([n, n])?;
+    let cases = [
+        (x.clone(), g.clone()),
+        (x.t()?, g.clone()),
+        (x.clone(), one),
+        (big.clone(), big_g.clone()),
+    ];
+    for dtype in [DType::F32, DType::F64, DType::F16] {
+        for (x, g) in &cases {
+            let (x, g) = (x.to_dtype(dtype)?, g.to_dtype(dtype)?);
+            let fused = Tensor::from_storage(Cpu.relu_backward(&x, &g)?, x.shape().clone());
+            let composed = oxmera_tensor::fused_backward::relu(&x, &g)?;
+            let bits = |t: &Tensor| -> Result<Vec<u64>> {
+                Ok(t.to_dtype(DType::F64)?
+                    .to_vec::<f64>()?
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect())
+            };
+            assert_eq!(bits(&fused)?, bits(&composed)?, "{dtype:?} {:?}", x.dims());
+        }
+    }
+    Ok(())
+}

@@ -376,6 +376,16 @@ pub trait Backend: Send + Sync + fmt::Debug {
 
     // ---- Backward passes (composed from this backend's ops by default) ----
 
+    /// The gradient of ReLU with respect to `x`: `grad` where `x > 0`,
+    /// zero elsewhere (shape and dtype of `x`; `grad` has both, in any
+    /// layout). The default composes it from this backend's own ops
+    /// ([`crate::fused_backward::relu`]: a comparison, a fill and a
+    /// select); a backend overrides it with one pass.
+    fn relu_backward(&self, x: &Tensor, grad: &Tensor) -> Result<Storage> {
+        let t = crate::fused_backward::relu(x, grad)?;
+        crate::fused_backward::into_storage(self, t)
+    }
+
     /// The gradient of GELU with respect to `x` (of
     /// [`UnaryOp::GeluTanh`] when `tanh`, else of [`UnaryOp::GeluErf`]):
     /// `grad · gelu'(x)` (shape and dtype of `x`; `grad` has both, in any

@@ -1,7 +1,8 @@
 //! The backward passes a backend may fuse, written as compositions of ops.
 //!
 //! A training step spends much of its time outside the matrix products,
-//! in the backward passes of GELU, layer normalization and softmax. Each
+//! in the backward passes of its activations, layer normalization and
+//! softmax. Each
 //! is a handful of elementwise ops and row reductions — GELU's is eleven
 //! full passes over its input, layer normalization's ten with three
 //! reductions — where a fused kernel reads its operands once and writes
@@ -10,7 +11,8 @@
 //!
 //! This module holds each backward pass as a *composition*: the formula
 //! written with the tensor's own ops. It is the default body of the
-//! matching [`Backend`] method ([`Backend::gelu_backward`],
+//! matching [`Backend`] method ([`Backend::relu_backward`],
+//! [`Backend::gelu_backward`],
 //! [`Backend::softmax_backward`], [`Backend::layer_norm_backward`]), so a
 //! backend that has no fused kernel still computes the gradient where the
 //! tensors live, with its own elementwise kernels, and never through the
@@ -60,6 +62,14 @@ pub fn gelu(x: &Tensor, grad: &Tensor, tanh: bool) -> Result<Tensor> {
             grad.mul(&cdf.add(&x.mul(&pdf)?)?)
         }
     })
+}
+
+/// `grad` where `x > 0` and zero elsewhere: ReLU's gradient, with
+/// `relu'(0) = 0` as in PyTorch, selected rather than multiplied by 0 so
+/// an infinite `grad` gives 0 where `x <= 0` (PyTorch's
+/// `threshold_backward` selects too).
+pub fn relu(x: &Tensor, grad: &Tensor) -> Result<Tensor> {
+    no_grad(|| Tensor::where_(&x.gt_scalar(0.0)?, grad, &grad.zeros_like()?))
 }
 
 /// The gradient of softmax (or, with `log`, log-softmax) along `dim`,

@@ -38,10 +38,12 @@ fn unary_grad(op: UnaryOp, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor>
         Cos => g.mul(&x.sin()?.neg()?),
         Tanh => g.mul(&y.mul(y)?.rsub_scalar(1.0)?),
         Sigmoid => g.mul(&y.mul(&y.rsub_scalar(1.0)?)?),
-        // relu'(0) = 0, as in PyTorch; selected rather than multiplied by
-        // 0, so an infinite incoming gradient gives 0 where x <= 0 (PyTorch's
-        // threshold_backward selects too).
-        Relu => Tensor::where_(&x.gt_scalar(0.0)?, g, &g.zeros_like()?),
+        // One backend call (`fused_backward::relu` by default: relu'(0) =
+        // 0, the gradient selected, not multiplied, as PyTorch does).
+        Relu => {
+            let storage = x.backend()?.relu_backward(x, g)?;
+            Ok(crate::fused_backward::tensor_like(storage, x))
+        }
         // PyTorch's leaky_relu_backward, written as it is: g where x > 0,
         // g·slope elsewhere (with slope 0 an infinite g gives NaN there, as
         // in PyTorch; use relu for a selected 0).
