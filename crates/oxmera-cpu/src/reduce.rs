@@ -250,8 +250,8 @@ fn variance<T: Real>(r: &[T], correction: f64) -> f64 {
     pairwise_sum(&squares) / (n - correction).max(0.0)
 }
 
-/// Column blocks per task: wide enough for long vector loops, narrow
-/// enough that the accumulator block stays in L1.
+/// The widest column block per task: wide enough for long vector loops,
+/// narrow enough that the accumulator block stays in L1.
 const COLUMN_BLOCK: usize = 2048;
 
 /// Sums (or means) over the middle axis of `[outer, red, inner]`.
@@ -263,10 +263,24 @@ fn columns<T: Real>(op: ReduceOp, data: &[T], red: usize, inner: usize) -> Vec<f
     } else {
         1.0
     };
-    let blocks_per_row = inner.div_ceil(COLUMN_BLOCK);
+    let parallel = threads::worth_splitting(data.len());
+    // Narrower blocks where there are too few for the threads: a bias
+    // gradient, `[256, 512]` summed to `[512]`, was one block on one
+    // thread. Each column still adds its rows in order, so the block
+    // width changes no bit.
+    let block = if parallel {
+        let per_row = (4 * threads::num_threads()).div_ceil(outer).max(1);
+        inner
+            .div_ceil(per_row)
+            .next_multiple_of(16)
+            .clamp(64, COLUMN_BLOCK)
+    } else {
+        COLUMN_BLOCK
+    };
+    let blocks_per_row = inner.div_ceil(block);
     let work = |(t, acc): (usize, &mut [f64])| {
         let (o, blk) = (t / blocks_per_row, t % blocks_per_row);
-        let start = blk * COLUMN_BLOCK;
+        let start = blk * block;
         for r in 0..red {
             let base = (o * red + r) * inner + start;
             let width = acc.len();
@@ -281,10 +295,10 @@ fn columns<T: Real>(op: ReduceOp, data: &[T], red: usize, inner: usize) -> Vec<f
     // Tasks are the column blocks of each outer index, in output order.
     let tasks: Vec<(usize, &mut [f64])> = out
         .chunks_mut(inner)
-        .flat_map(|row| row.chunks_mut(COLUMN_BLOCK))
+        .flat_map(|row| row.chunks_mut(block))
         .enumerate()
         .collect();
-    if threads::worth_splitting(data.len()) {
+    if parallel {
         threads::run(|| tasks.into_par_iter().for_each(work));
     } else {
         tasks.into_iter().for_each(work);
@@ -295,6 +309,31 @@ fn columns<T: Real>(op: ReduceOp, data: &[T], red: usize, inner: usize) -> Vec<f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A column sum split into narrow blocks for the threads adds each
+    /// column's rows in order, as one wide block did: every result is the
+    /// in-order `f64` sum's bits (values of many magnitudes, so another
+    /// order would show).
+    #[test]
+    fn narrow_column_blocks_keep_each_columns_order() {
+        let (red, inner) = (300, 700);
+        let mut s = 0x2545_f491_u64;
+        let data: Vec<f32> = (0..red * inner)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let m = (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+                m * 2f32.powi(((s >> 20) % 80) as i32 - 40)
+            })
+            .collect();
+        assert!(threads::worth_splitting(data.len()));
+        let got = columns(ReduceOp::Sum, &data, red, inner);
+        for (j, g) in got.iter().enumerate() {
+            let want = (0..red).fold(0f64, |a, r| a + f64::from(data[r * inner + j]));
+            assert_eq!(g.to_bits(), want.to_bits(), "column {j}");
+        }
+    }
 
     #[test]
     fn plans_by_hand() {
