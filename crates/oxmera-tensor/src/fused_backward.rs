@@ -2,18 +2,17 @@
 //!
 //! A training step spends much of its time outside the matrix products,
 //! in the backward passes of its activations, layer normalization and
-//! softmax. Each
-//! is a handful of elementwise ops and row reductions — GELU's is eleven
-//! full passes over its input, layer normalization's ten with three
-//! reductions — where a fused kernel reads its operands once and writes
-//! one result. They are memory-bound, so the fused form is several times
+//! softmax. Each is a handful of elementwise ops and row reductions —
+//! GELU's is eleven full passes over its input, layer normalization's ten
+//! with three reductions — where a fused kernel reads its operands once
+//! and writes one result. They are memory-bound, so the fused form is several times
 //! faster, and it also rounds fewer times.
 //!
 //! This module holds each backward pass as a *composition*: the formula
 //! written with the tensor's own ops. It is the default body of the
 //! matching [`Backend`] method ([`Backend::relu_backward`],
-//! [`Backend::gelu_backward`],
-//! [`Backend::softmax_backward`], [`Backend::layer_norm_backward`]), so a
+//! [`Backend::gelu_backward`], [`Backend::softmax_backward`],
+//! [`Backend::layer_norm_backward`]), so a
 //! backend that has no fused kernel still computes the gradient where the
 //! tensors live, with its own elementwise kernels, and never through the
 //! host; the reference backend keeps these compositions as the definition

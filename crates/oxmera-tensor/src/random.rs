@@ -51,6 +51,7 @@
 
 use oxmera_core::{DType, Device, Error, Result, Shape};
 
+use crate::storage::by_dtype;
 use crate::{Distribution, Element, HostBuffer, Tensor};
 
 pub use oxmera_core::{philox4x32_10, unit_f64};
@@ -205,16 +206,7 @@ pub fn draw_host(dist: Distribution, rng: Generator, len: usize, dtype: DType) -
         draw_into(dist, rng, 0, &mut values);
         T::into_buffer(values)
     }
-    match dtype {
-        DType::F16 => build::<half::f16>(dist, rng, len),
-        DType::BF16 => build::<half::bf16>(dist, rng, len),
-        DType::F32 => build::<f32>(dist, rng, len),
-        DType::F64 => build::<f64>(dist, rng, len),
-        DType::I32 => build::<i32>(dist, rng, len),
-        DType::I64 => build::<i64>(dist, rng, len),
-        DType::U8 => build::<u8>(dist, rng, len),
-        DType::Bool => build::<bool>(dist, rng, len),
-    }
+    by_dtype!(dtype, build(dist, rng, len))
 }
 
 /// Elements `start..start + out.len()` of the host's draw of `dist` from

@@ -45,17 +45,18 @@ macro_rules! with_host_buffer {
 macro_rules! by_dtype {
     ($dtype:expr, $build:ident ( $($arg:expr),* )) => {
         match $dtype {
-            DType::F16 => $build::<f16>($($arg),*),
-            DType::BF16 => $build::<bf16>($($arg),*),
-            DType::F32 => $build::<f32>($($arg),*),
-            DType::F64 => $build::<f64>($($arg),*),
-            DType::I32 => $build::<i32>($($arg),*),
-            DType::I64 => $build::<i64>($($arg),*),
-            DType::U8 => $build::<u8>($($arg),*),
-            DType::Bool => $build::<bool>($($arg),*),
+            ::oxmera_core::DType::F16 => $build::<::half::f16>($($arg),*),
+            ::oxmera_core::DType::BF16 => $build::<::half::bf16>($($arg),*),
+            ::oxmera_core::DType::F32 => $build::<f32>($($arg),*),
+            ::oxmera_core::DType::F64 => $build::<f64>($($arg),*),
+            ::oxmera_core::DType::I32 => $build::<i32>($($arg),*),
+            ::oxmera_core::DType::I64 => $build::<i64>($($arg),*),
+            ::oxmera_core::DType::U8 => $build::<u8>($($arg),*),
+            ::oxmera_core::DType::Bool => $build::<bool>($($arg),*),
         }
     };
 }
+pub(crate) use by_dtype;
 
 impl HostBuffer {
     /// The dtype of the elements.
