@@ -55,9 +55,11 @@
 //! with unit column stride (each step's `NR` values adjacent) — when the
 //! other dimension of `C` is small (`IN_PLACE_A_MAX_N`,
 //! `IN_PLACE_B_MAX_M`) and the lines it reads spread over the L1's sets
-//! (`spreads_over_l1`). Only an edge panel, fewer rows or columns than a
-//! tile, is still packed (zero-padded). The kernel calls and their order
-//! are the same, so the bits are too.
+//! (`spreads_over_l1`) — or, for B, A has only one or two panels
+//! (`FEW_PANELS`), too few to reuse B's lines anyway. Only an edge
+//! panel, fewer rows or columns than a tile, is still packed
+//! (zero-padded). The kernel calls and their order are the same, so the
+//! bits are too.
 //!
 //! # Level 3 — cache blocking (L1, L2, L3)
 //!
@@ -99,6 +101,9 @@
 //! Packing buffers come from a per-thread pool, so a product allocates
 //! nothing once the pool is warm.
 //!
+//! A `C` narrower than a tile (a classifier's 10 logits) is computed
+//! transposed and split by its own rows instead (`narrow`).
+//!
 //! # Precision
 //!
 //! Each element of `C` is a sum of `k` products accumulated in the
@@ -107,6 +112,7 @@
 //! `KC + k / KC` roundings.
 
 mod cache;
+mod narrow;
 mod pack;
 mod portable;
 mod scalar;
@@ -122,6 +128,9 @@ use rayon::prelude::*;
 
 use crate::Isa;
 use crate::threads;
+#[cfg(test)]
+use narrow::narrow_block_rows;
+use narrow::transposed_pads_less;
 pub use scalar::Scalar;
 pub use tile::{Tile, avx512_f32_kernel};
 
@@ -295,6 +304,14 @@ const IN_PLACE_A_MAX_N: usize = 256;
 /// same trade with the roles swapped (a weight gradient `[128, 2048] ·
 /// [2048, 128]` packs as much B as it multiplies A panels by).
 const IN_PLACE_B_MAX_M: usize = 512;
+/// Up to this many A panels, B is read in place whatever its row stride:
+/// the lines that a stride of 2 or 4 KiB crowds into a few L1 sets evict
+/// one another between A panels (see [`spreads_over_l1`]), but with one
+/// or two panels there is hardly a second read to lose — while a packed
+/// copy is a whole extra pass over B. The case is a narrow `C` computed
+/// transposed: a weight gradient `h2ᵀ·g3` into a 10-way layer is
+/// `(g3ᵀ·h2)ᵀ`, 10 rows against all of `h2`.
+const FEW_PANELS: usize = 2;
 
 /// `C = A · B` for an `m × k` matrix `A` and a `k × n` matrix `B`, into
 /// the row-major `m × n` slice `c` (whose previous values are ignored),
@@ -360,31 +377,12 @@ pub fn gemm_with<T: Scalar>(
     } else {
         2 * PARALLEL_MIN_FLOPS
     };
-    let parallel = parallel && m * n * k >= min_flops;
     if transposed_pads_less(&kernel, m, n) {
-        // Cᵀ = Bᵀ·Aᵀ, into a buffer, then transposed into place. Each
-        // element is the same sum in the same order, so the bits agree.
-        let mut t = vec![T::default(); n * m];
-        blocked(&kernel, n, m, k, b.t(), a.t(), &mut t, parallel);
-        for (i, row) in c.chunks_exact_mut(n).enumerate() {
-            for (j, d) in row.iter_mut().enumerate() {
-                *d = t[j * m + i];
-            }
-        }
+        narrow::gemm(&kernel, (m, n, k), a, b, c, parallel);
         return;
     }
+    let parallel = parallel && m * n * k >= min_flops;
     blocked(&kernel, m, n, k, a, b, c, parallel);
-}
-
-/// Whether the kernel's tiles cover `C` with much less padding when it is
-/// computed transposed. A `C` narrower than one tile (a layer's 10
-/// logits, say: `n = 10` against `NR = 32`) fills under a third of every
-/// tile; its transpose has those 10 as rows, against `MR = 12`.
-fn transposed_pads_less<T>(kernel: &Kernel<T>, m: usize, n: usize) -> bool {
-    let covered = |rows: usize, cols: usize| {
-        rows.next_multiple_of(kernel.mr) * cols.next_multiple_of(kernel.nr)
-    };
-    n < kernel.nr && 4 * covered(n, m) < 3 * covered(m, n)
 }
 
 /// The blocked loops of the module docs.
@@ -550,13 +548,13 @@ fn reads_a_in_place<T>(kernel: &Kernel<T>, a: MatRef<'_, T>, n: usize) -> bool {
 
 /// Whether the kernel reads B's panels where they lie: when it has a
 /// direct form, B's rows are contiguous (unit column stride) and spread
-/// over the L1's sets (see [`spreads_over_l1`]), and `C` is short (see
-/// [`IN_PLACE_B_MAX_M`]).
+/// over the L1's sets (see [`spreads_over_l1`]) or A has few panels (see
+/// [`FEW_PANELS`]), and `C` is short (see [`IN_PLACE_B_MAX_M`]).
 fn reads_b_in_place<T>(kernel: &Kernel<T>, b: MatRef<'_, T>, m: usize) -> bool {
     kernel.direct.is_some()
         && m <= IN_PLACE_B_MAX_M
         && b.col_stride == 1
-        && spreads_over_l1::<T>(b.row_stride)
+        && (m <= FEW_PANELS * kernel.mr || spreads_over_l1::<T>(b.row_stride))
 }
 
 /// Where a sweep reads B, depth `pc..pc + kc`.

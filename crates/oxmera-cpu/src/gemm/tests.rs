@@ -213,22 +213,39 @@ fn row_blocks_are_even_and_cover_c() {
     }
 }
 
-/// A narrow `C` is computed transposed (`Cᵀ = Bᵀ·Aᵀ`): the same sums in
-/// the same order, so the same bits as the direct product.
+/// A narrow `C` is computed transposed (`Cᵀ = Bᵀ·Aᵀ`), split by its rows
+/// between threads when large: the same sums in the same order, so the
+/// same bits as the direct product on one thread — both A layouts, blocks
+/// of unequal size (300 rows: 160 + 140), one row block (61 rows).
 #[test]
 fn narrow_products_run_transposed_with_the_direct_bits() {
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     for isa in Isa::available() {
         let kernel = f32::kernel(isa);
-        for (m, n, k) in [(256, 10, 512), (100, 3, 7), (61, 1, 300), (40, 17, 9)] {
+        for (m, n, k) in [
+            (256, 10, 512),
+            (300, 10, 512),
+            (1000, 3, 400),
+            (100, 3, 7),
+            (61, 1, 300),
+            (40, 17, 9),
+        ] {
             let a: Vec<f32> = fill(m * k, 1).iter().map(|&v| v as f32).collect();
             let b: Vec<f32> = fill(k * n, 2).iter().map(|&v| v as f32).collect();
-            let (av, bv) = (MatRef::row_major(&a, k), MatRef::row_major(&b, n));
-            let mut got = vec![f32::NAN; m * n];
-            gemm(isa, m, n, k, av, bv, &mut got, true);
-            let mut direct = vec![f32::NAN; m * n];
-            blocked(&kernel, m, n, k, av, bv, &mut direct, false);
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&got), bits(&direct), "{isa} {m}x{k}@{k}x{n}");
+            let bv = MatRef::row_major(&b, n);
+            for av in [MatRef::row_major(&a, k), MatRef::row_major(&a, m).t()] {
+                let mut got = vec![f32::NAN; m * n];
+                gemm(isa, m, n, k, av, bv, &mut got, true);
+                let mut direct = vec![f32::NAN; m * n];
+                blocked(&kernel, m, n, k, av, bv, &mut direct, false);
+                assert_eq!(bits(&got), bits(&direct), "{isa} {m}x{k}@{k}x{n} {av:?}");
+            }
+        }
+        // The large ones are split where there are threads to split them.
+        if crate::threads::num_threads() >= 2 && transposed_pads_less(&kernel, 300, 10) {
+            let rows = narrow_block_rows(&kernel, 300, 300 * 10 * 512, true);
+            assert!(rows < 300 && rows % kernel.nr == 0, "{isa}: {rows}");
+            assert_eq!(narrow_block_rows(&kernel, 300, 300 * 10 * 512, false), 320);
         }
         // The motivating shape (a batch of 256 through a 10-way layer) does
         // take the transposed path wherever a tile is wider than 10.
@@ -304,6 +321,43 @@ fn operands_read_in_place_give_the_packed_bits() {
                 }
             }
         }
+    }
+}
+
+/// With one or two A panels B is read in place even along rows 4 KiB
+/// apart (`FEW_PANELS`), and gives the packed bits: a narrow `C`'s
+/// transpose (10 and 16 rows against a `[300, 1024]` B), one thread and
+/// several.
+#[test]
+fn b_is_read_in_place_against_few_panels_with_the_packed_bits() {
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for isa in Isa::available() {
+        let kernel = f32::kernel(isa);
+        let packed_only = Kernel {
+            direct: None,
+            ..kernel
+        };
+        let (n, k) = (1024, 300);
+        let b: Vec<f32> = fill(k * n, 8).iter().map(|&v| v as f32).collect();
+        let bv = MatRef::row_major(&b, n);
+        for m in [10, 2 * kernel.mr] {
+            assert_eq!(reads_b_in_place(&kernel, bv, m), kernel.direct.is_some());
+            let a: Vec<f32> = fill(m * k, 9).iter().map(|&v| v as f32).collect();
+            let av = MatRef::row_major(&a, k);
+            for parallel in [false, true] {
+                let mut want = vec![f32::NAN; m * n];
+                blocked(&packed_only, m, n, k, av, bv, &mut want, parallel);
+                let mut got = vec![f32::NAN; m * n];
+                blocked(&kernel, m, n, k, av, bv, &mut got, parallel);
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{isa} m = {m}, parallel {parallel}"
+                );
+            }
+        }
+        // Beyond them the 4 KiB rows are packed.
+        assert!(!reads_b_in_place(&kernel, bv, 2 * kernel.mr + 1));
     }
 }
 
