@@ -205,3 +205,54 @@ fn rayon_default() -> usize {
         .filter(|&n: &usize| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
+
+/// `on_pool` keeps the pool's other workers taking work while its closure
+/// runs (`threads::keepers`). That must never change a result or hang:
+/// several threads call it at once, on pools of 2 to 4 workers (more
+/// workers than this machine may have CPUs), each call nesting another
+/// and running parallel products, sums and softmaxes whose results must
+/// be the single-thread ones to the bit; a panic inside it reaches the
+/// caller and leaves the pool usable. A watchdog turns a hang into a
+/// failure.
+#[test]
+fn on_pool_with_concurrent_callers_and_nesting_neither_hangs_nor_changes_bits() {
+    let _g = lock();
+    let run = || {
+        let a = operand(11, &[160, 170], "contiguous", DType::F32).unwrap();
+        let b = operand(12, &[170, 150], "contiguous", DType::F32).unwrap();
+        let x = operand(13, &[300, 400], "contiguous", DType::F32).unwrap();
+        let v = |t: Tensor| t.to_f64_vec().unwrap();
+        vec![
+            v(a.matmul(&b).unwrap()),
+            v(x.sum(&[0], false).unwrap()),
+            v(x.softmax(1).unwrap()),
+        ]
+    };
+    oxmera_cpu::set_num_threads(1).unwrap();
+    let want = run();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let want_in = want.clone();
+    std::thread::spawn(move || {
+        for threads in [2, 3, 4, 0] {
+            oxmera_cpu::set_num_threads(threads).unwrap();
+            std::thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        for _ in 0..10 {
+                            let (outer, inner) =
+                                oxmera_cpu::on_pool(|| (run(), oxmera_cpu::on_pool(run)));
+                            assert!(outer == want_in && inner == want_in, "{threads} threads");
+                        }
+                    });
+                }
+            });
+            let caught = std::panic::catch_unwind(|| oxmera_cpu::on_pool(|| panic!("inside")));
+            assert!(caught.is_err());
+            assert!(oxmera_cpu::on_pool(run) == want_in);
+        }
+        tx.send(()).unwrap();
+    });
+    let finished = rx.recv_timeout(std::time::Duration::from_secs(300));
+    oxmera_cpu::set_num_threads(0).unwrap();
+    assert!(finished.is_ok(), "on_pool hung (or a check failed)");
+}
