@@ -38,6 +38,33 @@ fn mk<T>(data: &[T], offset: usize, row_stride: usize, col_stride: usize) -> Mat
     }
 }
 
+/// The bit patterns of `v`, for comparisons that must be exact.
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// `kernel` on `C = A·B` gives, on one thread and on several, the bits of
+/// the same kernel made to pack every operand (no direct form).
+fn in_place_gives_the_packed_bits(
+    kernel: &Kernel<f32>,
+    (m, n, k): (usize, usize, usize),
+    a: MatRef<'_, f32>,
+    b: MatRef<'_, f32>,
+    what: &str,
+) {
+    let packed_only = Kernel {
+        direct: None,
+        ..*kernel
+    };
+    for parallel in [false, true] {
+        let mut want = vec![f32::NAN; m * n];
+        blocked(&packed_only, m, n, k, a, b, &mut want, parallel);
+        let mut got = vec![f32::NAN; m * n];
+        blocked(kernel, m, n, k, a, b, &mut got, parallel);
+        assert_eq!(bits(&got), bits(&want), "{what}, parallel {parallel}");
+    }
+}
+
 /// Runs `C = A·B` in `f32` with `isa` for the given operand layouts and
 /// compares with the `f64` loop, within the forward error bound of an
 /// `f32` dot product of length `k` (operands in [-1, 1]).
@@ -219,7 +246,6 @@ fn row_blocks_are_even_and_cover_c() {
 /// of unequal size (300 rows: 160 + 140), one row block (61 rows).
 #[test]
 fn narrow_products_run_transposed_with_the_direct_bits() {
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     for isa in Isa::available() {
         let kernel = f32::kernel(isa);
         for (m, n, k) in [
@@ -272,7 +298,6 @@ fn serial_and_threaded_blocking_agree_bit_for_bit() {
             blocked(&kernel, m, n, k, av, bv, &mut serial, false);
             let mut threaded = vec![f32::NAN; m * n];
             blocked(&kernel, m, n, k, av, bv, &mut threaded, true);
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&serial), bits(&threaded), "{isa} {m}x{k}@{k}x{n}");
         }
     }
@@ -285,13 +310,8 @@ fn serial_and_threaded_blocking_agree_bit_for_bit() {
 /// across depth blocks.
 #[test]
 fn operands_read_in_place_give_the_packed_bits() {
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     for isa in Isa::available() {
         let kernel = f32::kernel(isa);
-        let packed_only = Kernel {
-            direct: None,
-            ..kernel
-        };
         for (m, n, k) in [
             (2044, 128, 128),
             (37, 100, 600),
@@ -312,13 +332,8 @@ fn operands_read_in_place_give_the_packed_bits() {
                     kernel.direct.is_some() && m <= IN_PLACE_B_MAX_M,
                     "{isa}: B is read in place where C is short"
                 );
-                for parallel in [false, true] {
-                    let mut want = vec![f32::NAN; m * n];
-                    blocked(&packed_only, m, n, k, av, bv, &mut want, parallel);
-                    let mut got = vec![f32::NAN; m * n];
-                    blocked(&kernel, m, n, k, av, bv, &mut got, parallel);
-                    assert_eq!(bits(&got), bits(&want), "{isa} {m}x{k}@{k}x{n} {av:?}");
-                }
+                let what = format!("{isa} {m}x{k}@{k}x{n} {av:?}");
+                in_place_gives_the_packed_bits(&kernel, (m, n, k), av, bv, &what);
             }
         }
     }
@@ -330,13 +345,8 @@ fn operands_read_in_place_give_the_packed_bits() {
 /// several.
 #[test]
 fn b_is_read_in_place_against_few_panels_with_the_packed_bits() {
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     for isa in Isa::available() {
         let kernel = f32::kernel(isa);
-        let packed_only = Kernel {
-            direct: None,
-            ..kernel
-        };
         let (n, k) = (1024, 300);
         let b: Vec<f32> = fill(k * n, 8).iter().map(|&v| v as f32).collect();
         let bv = MatRef::row_major(&b, n);
@@ -344,17 +354,7 @@ fn b_is_read_in_place_against_few_panels_with_the_packed_bits() {
             assert_eq!(reads_b_in_place(&kernel, bv, m), kernel.direct.is_some());
             let a: Vec<f32> = fill(m * k, 9).iter().map(|&v| v as f32).collect();
             let av = MatRef::row_major(&a, k);
-            for parallel in [false, true] {
-                let mut want = vec![f32::NAN; m * n];
-                blocked(&packed_only, m, n, k, av, bv, &mut want, parallel);
-                let mut got = vec![f32::NAN; m * n];
-                blocked(&kernel, m, n, k, av, bv, &mut got, parallel);
-                assert_eq!(
-                    bits(&got),
-                    bits(&want),
-                    "{isa} m = {m}, parallel {parallel}"
-                );
-            }
+            in_place_gives_the_packed_bits(&kernel, (m, n, k), av, bv, &format!("{isa} m = {m}"));
         }
         // Beyond them the 4 KiB rows are packed.
         assert!(!reads_b_in_place(&kernel, bv, 2 * kernel.mr + 1));
@@ -419,7 +419,6 @@ fn both_avx512_tiles_give_the_same_bits() {
     if !Isa::Avx512.is_available() {
         return;
     }
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     let shapes = [
         (1, 1, 1),
         (7, 33, 5),
