@@ -72,8 +72,9 @@ fn current_pool() -> Option<Arc<rayon::ThreadPool>> {
 ///
 /// While `f` runs, the pool's other workers do not fall asleep between
 /// ops: each spins, taking the ops' work as it appears, until `f` returns
-/// or it has found nothing to do for half a millisecond (see
-/// `threads::keepers`; an MLP step's median about 2% lower on the Zen 4).
+/// or it has found nothing to do for half a millisecond, and starts again
+/// at `f`'s next parallel op (see `threads::keepers`; an MLP step's
+/// median about 2% lower on the Zen 4).
 /// So `f` keeps the machine's CPUs busy while it runs, as OpenMP runtimes
 /// do after a parallel region — never more threads than there are CPUs.
 ///
@@ -103,6 +104,7 @@ pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 
 /// Runs `f` where the kernels' parallel iterators use the chosen pool.
 pub(crate) fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    keepers::rearm();
     match current_pool() {
         Some(p) => p.install(f),
         None => f(),

@@ -22,13 +22,16 @@
 //! [`IDLE_LIMIT`] without work: a keeper can be started by a thread that
 //! is itself waiting inside a job (rayon runs other jobs while a `join`
 //! waits), and must then not hold that job up for longer than a moment.
+//! The closure's next parallel op starts the keepers again ([`rearm`]),
+//! so a long closure — `oxmera train` runs a whole training in one —
+//! keeps them across its serial stretches (data, logging, checkpoints).
 //! Nested `on_pool` calls start no keepers of their own.
 //!
 //! [`on_pool`]: super::on_pool
 
-use std::cell::Cell;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a keeper spins without finding work before it leaves: far
@@ -37,34 +40,70 @@ use std::time::{Duration, Instant};
 /// it on its thread's stack (see the module docs) costs little.
 const IDLE_LIMIT: Duration = Duration::from_micros(500);
 
+/// What an `on_pool` closure shares with its keepers.
+struct Keeping {
+    /// Set when the closure has returned (or panicked).
+    done: AtomicBool,
+    /// Keepers started and not yet gone.
+    live: AtomicUsize,
+    /// How many keepers the closure wants.
+    wanted: usize,
+    /// The closure's worker, which a keeper job it picks up itself leaves.
+    owner: Option<usize>,
+}
+
 thread_local! {
-    /// Whether this thread is running an `on_pool` closure with keepers.
-    static KEPT: Cell<bool> = const { Cell::new(false) };
+    /// The keeping of the `on_pool` closure this thread runs, if any.
+    static KEPT: RefCell<Option<Arc<Keeping>>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` on this worker while every other worker of its pool keeps
-/// taking work instead of sleeping; returns once `f` has returned and
-/// every keeper has left.
+/// taking work instead of sleeping; the keepers leave once `f` returns.
 pub(super) fn around<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     // One keeper per other worker, but never more spinning threads than
     // the machine has CPUs: a pool larger than that would have keepers
     // take turns with the closure's own thread.
-    let keepers = rayon::current_num_threads().min(cpus()) - 1;
-    if keepers == 0 || KEPT.with(Cell::get) {
+    let wanted = rayon::current_num_threads().min(cpus()) - 1;
+    if wanted == 0 || KEPT.with(|k| k.borrow().is_some()) {
         return f();
     }
-    let owner = rayon::current_thread_index();
-    let done = AtomicBool::new(false);
-    rayon::scope(|s| {
-        for _ in 0..keepers {
-            s.spawn(|_| keep(&done, owner));
+    let keeping = Arc::new(Keeping {
+        done: AtomicBool::new(false),
+        live: AtomicUsize::new(0),
+        wanted,
+        owner: rayon::current_thread_index(),
+    });
+    KEPT.with(|k| *k.borrow_mut() = Some(Arc::clone(&keeping)));
+    // Marks `f` finished even if it panics, so the keepers leave.
+    let _finish = Finish;
+    start(&keeping);
+    f()
+}
+
+/// Starts the keepers `keeping` wants (on the pool of this thread).
+fn start(keeping: &Arc<Keeping>) {
+    for _ in 0..keeping.wanted {
+        keeping.live.fetch_add(1, Ordering::AcqRel);
+        let keeping = Arc::clone(keeping);
+        rayon::spawn(move || {
+            keep(&keeping);
+            keeping.live.fetch_sub(1, Ordering::AcqRel);
+        });
+    }
+}
+
+/// Starts the keepers again where this thread runs an `on_pool` closure
+/// whose keepers have all left (after [`IDLE_LIMIT`] without work).
+/// Called by the parallel entry points before they hand out work; a
+/// thread-local read and an atomic load otherwise.
+pub(super) fn rearm() {
+    KEPT.with(|k| {
+        if let Some(keeping) = &*k.borrow()
+            && keeping.live.load(Ordering::Acquire) == 0
+        {
+            start(keeping);
         }
-        // Set `done` and clear the mark even if `f` panics, so the
-        // keepers leave and the scope can hand the panic on.
-        let _finish = Finish(&done);
-        KEPT.with(|k| k.set(true));
-        f()
-    })
+    });
 }
 
 /// The CPUs this process may run on (at least 1), read once.
@@ -73,26 +112,27 @@ fn cpus() -> usize {
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Marks the closure finished when dropped.
-struct Finish<'a>(&'a AtomicBool);
+/// Marks this thread's closure finished when dropped.
+struct Finish;
 
-impl Drop for Finish<'_> {
+impl Drop for Finish {
     fn drop(&mut self) {
-        KEPT.with(|k| k.set(false));
-        self.0.store(true, Ordering::Release);
+        if let Some(keeping) = KEPT.with(|k| k.borrow_mut().take()) {
+            keeping.done.store(true, Ordering::Release);
+        }
     }
 }
 
-/// One keeper: runs the pool's pending jobs until `done`, or until it has
-/// found none for [`IDLE_LIMIT`]. On the closure's own thread (which
-/// reaches a keeper only once it has nothing else to do) it leaves at
-/// once.
-fn keep(done: &AtomicBool, owner: Option<usize>) {
-    if rayon::current_thread_index() == owner {
+/// One keeper: runs the pool's pending jobs until the closure is done,
+/// or until it has found none for [`IDLE_LIMIT`]. On the closure's own
+/// thread (which reaches a keeper only once it has nothing else to do) it
+/// leaves at once.
+fn keep(keeping: &Keeping) {
+    if rayon::current_thread_index() == keeping.owner {
         return;
     }
     let mut idle_since: Option<Instant> = None;
-    while !done.load(Ordering::Acquire) {
+    while !keeping.done.load(Ordering::Acquire) {
         if rayon::yield_now() == Some(rayon::Yield::Executed) {
             idle_since = None;
             continue;
@@ -102,5 +142,47 @@ fn keep(done: &AtomicBool, owner: Option<usize>) {
             return;
         }
         std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keepers that left after idling start again at the closure's next
+    /// parallel op, and every keeper leaves once the closure returns. On a
+    /// pool of its own, so that its second worker is free to run them.
+    #[test]
+    fn keepers_leave_when_idle_start_again_and_leave_at_the_end() {
+        if cpus() < 2 {
+            return;
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let wait_for = |keeping: &Keeping, live: usize| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while keeping.live.load(Ordering::Acquire) != live {
+                assert!(Instant::now() < deadline, "keepers never reached {live}");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        };
+        let keeping = pool.install(|| {
+            around(|| {
+                let keeping = KEPT.with(|k| k.borrow().clone()).expect("keepers started");
+                assert_eq!(keeping.wanted, 1);
+                // Nothing to do for far longer than IDLE_LIMIT: they leave.
+                wait_for(&keeping, 0);
+                rearm();
+                assert_eq!(keeping.live.load(Ordering::Acquire), 1);
+                // A nested call starts none of its own.
+                around(|| assert_eq!(keeping.live.load(Ordering::Acquire), 1));
+                keeping
+            })
+        });
+        assert!(keeping.done.load(Ordering::Acquire));
+        wait_for(&keeping, 0);
+        assert!(pool.install(|| KEPT.with(|k| k.borrow().is_none())));
     }
 }
