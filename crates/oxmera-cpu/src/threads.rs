@@ -51,6 +51,12 @@ fn current_pool() -> Option<Arc<rayon::ThreadPool>> {
     POOL.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// Which pool `pool` (from [`current_pool`]) is, as a number: its
+/// address, 0 for rayon's global pool. Only compared, never followed.
+fn pool_id(pool: Option<&Arc<rayon::ThreadPool>>) -> usize {
+    pool.map_or(0, |p| Arc::as_ptr(p) as usize)
+}
+
 /// Runs `f` — a training loop, a whole step, any stretch of many ops —
 /// on one of the backend's own worker threads, and returns its result.
 ///
@@ -104,8 +110,9 @@ pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 
 /// Runs `f` where the kernels' parallel iterators use the chosen pool.
 pub(crate) fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    keepers::rearm();
-    match current_pool() {
+    let pool = current_pool();
+    keepers::rearm(pool_id(pool.as_ref()));
+    match pool {
         Some(p) => p.install(f),
         None => f(),
     }

@@ -22,7 +22,7 @@
 //! [`IDLE_LIMIT`] without work: a keeper can be started by a thread that
 //! is itself waiting inside a job (rayon runs other jobs while a `join`
 //! waits), and must then not hold that job up for longer than a moment.
-//! The closure's next parallel op starts the keepers again ([`rearm`]),
+//! The closure's next parallel op starts them again ([`rearm`]),
 //! so a long closure — `oxmera train` runs a whole training in one —
 //! keeps them across its serial stretches (data, logging, checkpoints).
 //! Nested `on_pool` calls start no keepers of their own.
@@ -50,6 +50,10 @@ struct Keeping {
     wanted: usize,
     /// The closure's worker, which a keeper job it picks up itself leaves.
     owner: Option<usize>,
+    /// The chosen pool the keepers run on ([`super::pool_id`]): after a
+    /// `set_num_threads` inside the closure the ops run on another, and
+    /// keepers on this one would only take CPU time from them.
+    pool: usize,
 }
 
 thread_local! {
@@ -72,6 +76,7 @@ pub(super) fn around<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         live: AtomicUsize::new(0),
         wanted,
         owner: rayon::current_thread_index(),
+        pool: super::pool_id(super::current_pool().as_ref()),
     });
     KEPT.with(|k| *k.borrow_mut() = Some(Arc::clone(&keeping)));
     // Marks `f` finished even if it panics, so the keepers leave.
@@ -93,12 +98,14 @@ fn start(keeping: &Arc<Keeping>) {
 }
 
 /// Starts the keepers again where this thread runs an `on_pool` closure
-/// whose keepers have all left (after [`IDLE_LIMIT`] without work).
-/// Called by the parallel entry points before they hand out work; a
-/// thread-local read and an atomic load otherwise.
-pub(super) fn rearm() {
+/// whose keepers have all left (after [`IDLE_LIMIT`] without work) and
+/// whose ops still run on the keepers' pool (`pool`, see
+/// [`super::pool_id`]). Called by the parallel entry points before they
+/// hand out work; a thread-local read and an atomic load otherwise.
+pub(super) fn rearm(pool: usize) {
     KEPT.with(|k| {
         if let Some(keeping) = &*k.borrow()
+            && keeping.pool == pool
             && keeping.live.load(Ordering::Acquire) == 0
         {
             start(keeping);
@@ -174,7 +181,10 @@ mod tests {
                 assert_eq!(keeping.wanted, 1);
                 // Nothing to do for far longer than IDLE_LIMIT: they leave.
                 wait_for(&keeping, 0);
-                rearm();
+                // Not for ops on another pool; for the keepers' own, yes.
+                rearm(keeping.pool.wrapping_add(1));
+                assert_eq!(keeping.live.load(Ordering::Acquire), 0);
+                rearm(keeping.pool);
                 assert_eq!(keeping.live.load(Ordering::Acquire), 1);
                 // A nested call starts none of its own.
                 around(|| assert_eq!(keeping.live.load(Ordering::Acquire), 1));
