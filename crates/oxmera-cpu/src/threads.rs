@@ -80,9 +80,9 @@ fn pool_id(pool: Option<&Arc<rayon::ThreadPool>>) -> usize {
 /// ops: each spins, taking the ops' work as it appears, until `f` returns
 /// or it has found nothing to do for half a millisecond, and starts again
 /// at `f`'s next parallel op (see `threads::keepers`; an MLP step's
-/// median about 2% lower on the Zen 4).
-/// So `f` keeps the machine's CPUs busy while it runs, as OpenMP runtimes
-/// do after a parallel region — never more threads than there are CPUs.
+/// median about 2% lower on the Zen 4). So `f` keeps the machine's CPUs
+/// busy while it runs, as OpenMP runtimes do after a parallel region —
+/// never more threads than there are CPUs.
 ///
 /// `oxmera train`, the transformer examples and the bench run their
 /// steps through it. Nested calls are free (a worker runs `f` directly),
@@ -98,11 +98,11 @@ fn pool_id(pool: Option<&Arc<rayon::ThreadPool>>) -> usize {
 /// ```
 pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     match current_pool() {
-        Some(p) => p.install(|| keepers::around(f)),
+        Some(p) => p.install(|| keepers::around(pool_id(Some(&p)), f)),
         // The global pool has no `install`; a `join` entered from outside
         // it runs both closures on its workers, `f` first.
         None if rayon::current_thread_index().is_none() => {
-            rayon::join(|| keepers::around(f), || ()).0
+            rayon::join(|| keepers::around(pool_id(None), f), || ()).0
         }
         None => f(),
     }

@@ -221,7 +221,14 @@ fn on_pool_with_concurrent_callers_and_nesting_neither_hangs_nor_changes_bits() 
         let a = operand(11, &[160, 170], "contiguous", DType::F32).unwrap();
         let b = operand(12, &[170, 150], "contiguous", DType::F32).unwrap();
         let x = operand(13, &[300, 400], "contiguous", DType::F32).unwrap();
-        let v = |t: Tensor| t.to_f64_vec().unwrap();
+        // Bit patterns, so that equality below is to the bit.
+        let v = |t: Tensor| -> Vec<u64> {
+            t.to_f64_vec()
+                .unwrap()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect()
+        };
         vec![
             v(a.matmul(&b).unwrap()),
             v(x.sum(&[0], false).unwrap()),

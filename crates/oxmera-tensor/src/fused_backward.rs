@@ -5,21 +5,21 @@
 //! softmax. Each is a handful of elementwise ops and row reductions —
 //! GELU's is eleven full passes over its input, layer normalization's ten
 //! with three reductions — where a fused kernel reads its operands once
-//! and writes one result. They are memory-bound, so the fused form is several times
-//! faster, and it also rounds fewer times.
+//! and writes one result. They are memory-bound, so the fused form is
+//! several times faster, and it also rounds fewer times.
 //!
 //! This module holds each backward pass as a *composition*: the formula
 //! written with the tensor's own ops. It is the default body of the
 //! matching [`Backend`] method ([`Backend::relu_backward`],
 //! [`Backend::gelu_backward`], [`Backend::softmax_backward`],
-//! [`Backend::layer_norm_backward`]), so a
-//! backend that has no fused kernel still computes the gradient where the
-//! tensors live, with its own elementwise kernels, and never through the
-//! host; the reference backend keeps these compositions as the definition
-//! every fused kernel is checked against (the conformance suite compares
-//! the gradients of `gelu`, `gelu_tanh`, `softmax`, `log_softmax` and
-//! `layer_norm`). A backend that overrides a method may call the function
-//! here for the cases its kernel does not cover.
+//! [`Backend::layer_norm_backward`]), so a backend that has no fused
+//! kernel still computes the gradient where the tensors live, with its
+//! own elementwise kernels, and never through the host; the reference
+//! backend keeps these compositions as the definition every fused kernel
+//! is checked against (the conformance suite compares the gradients of
+//! `gelu`, `gelu_tanh`, `softmax`, `log_softmax` and `layer_norm`). A
+//! backend that overrides a method may call the function here for the
+//! cases its kernel does not cover.
 //!
 //! The functions run with recording off (they are called from backward
 //! closures), and return plain tensors.

@@ -370,6 +370,10 @@ pub fn gemm_with<T: Scalar>(
         return;
     }
     let kernel = *kernel;
+    if transposed_pads_less(&kernel, m, n) {
+        narrow::gemm(&kernel, (m, n, k), a, b, c, parallel);
+        return;
+    }
     // A packed B is one more fork-join before the product's own: the
     // threads pay from twice the size.
     let min_flops = if reads_b_in_place(&kernel, b, m) {
@@ -377,10 +381,6 @@ pub fn gemm_with<T: Scalar>(
     } else {
         2 * PARALLEL_MIN_FLOPS
     };
-    if transposed_pads_less(&kernel, m, n) {
-        narrow::gemm(&kernel, (m, n, k), a, b, c, parallel);
-        return;
-    }
     let parallel = parallel && m * n * k >= min_flops;
     blocked(&kernel, m, n, k, a, b, c, parallel);
 }

@@ -61,9 +61,10 @@ thread_local! {
     static KEPT: RefCell<Option<Arc<Keeping>>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` on this worker while every other worker of its pool keeps
-/// taking work instead of sleeping; the keepers leave once `f` returns.
-pub(super) fn around<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+/// Runs `f` on this worker of the chosen pool (`pool`, see
+/// [`super::pool_id`]) while every other worker of it keeps taking work
+/// instead of sleeping; the keepers leave once `f` returns.
+pub(super) fn around<R: Send>(pool: usize, f: impl FnOnce() -> R + Send) -> R {
     // One keeper per other worker, but never more spinning threads than
     // the machine has CPUs: a pool larger than that would have keepers
     // take turns with the closure's own thread.
@@ -76,7 +77,7 @@ pub(super) fn around<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         live: AtomicUsize::new(0),
         wanted,
         owner: rayon::current_thread_index(),
-        pool: super::pool_id(super::current_pool().as_ref()),
+        pool,
     });
     KEPT.with(|k| *k.borrow_mut() = Some(Arc::clone(&keeping)));
     // Marks `f` finished even if it panics, so the keepers leave.
@@ -176,7 +177,7 @@ mod tests {
             }
         };
         let keeping = pool.install(|| {
-            around(|| {
+            around(0, || {
                 let keeping = KEPT.with(|k| k.borrow().clone()).expect("keepers started");
                 assert_eq!(keeping.wanted, 1);
                 // Nothing to do for far longer than IDLE_LIMIT: they leave.
@@ -187,7 +188,7 @@ mod tests {
                 rearm(keeping.pool);
                 assert_eq!(keeping.live.load(Ordering::Acquire), 1);
                 // A nested call starts none of its own.
-                around(|| assert_eq!(keeping.live.load(Ordering::Acquire), 1));
+                around(0, || assert_eq!(keeping.live.load(Ordering::Acquire), 1));
                 keeping
             })
         });
