@@ -235,17 +235,14 @@ def t_mlp(batch, d_in, hidden, classes):
         torch.nn.ReLU(),
         torch.nn.Linear(hidden, classes),
     )
-    params = list(model.parameters())
-    lr = 0.01
+    # The library's own optimizer, as oxmera's step uses its `Sgd`.
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
 
     def run():
         loss = torch.nn.functional.cross_entropy(model(x), y)
-        for p in params:
-            p.grad = None
+        opt.zero_grad()
         loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= lr * p.grad
+        opt.step()
 
     return run
 

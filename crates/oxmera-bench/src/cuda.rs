@@ -131,10 +131,10 @@ pub(crate) fn rows(report: &mut Report, sizes: &Sizes) -> Result<()> {
     let mut on_cpu = Mlp::new(Device::Cpu, sizes.mlp)?;
     let contenders = vec![
         timed("oxmera", move || {
-            on_gpu.step(0.01)?;
+            on_gpu.step()?;
             oxmera_tensor::synchronize(d)
         }),
-        timed("cpu backend", move || on_cpu.step(0.01)),
+        timed("cpu backend", move || on_cpu.step()),
     ];
     let name = format!("cuda_mlp_step_{d_in}-{hidden}-{hidden}-{classes}_b{batch}");
     measure_and_record(report, sizes.plan, &name, Work::Time, contenders)

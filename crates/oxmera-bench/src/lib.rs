@@ -39,7 +39,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use oxmera_core::{DType, Device, Error, Result};
-use oxmera_tensor::{Generator, Tensor, no_grad};
+use oxmera_nn::Param;
+use oxmera_optim::{Optimizer, Sgd, SgdConfig};
+use oxmera_tensor::{Generator, Tensor};
 use serde::{Deserialize, Serialize};
 
 // The backends register themselves at link time; naming the crates keeps
@@ -612,9 +614,20 @@ fn matmul(
     )
 }
 
-/// A 3-layer ReLU MLP and one batch, for timing SGD steps.
+/// The learning rate of the MLP rows' SGD steps (each peer uses the same).
+const MLP_LR: f64 = 0.01;
+
+/// A 3-layer ReLU MLP, its SGD optimizer and one batch, for timing
+/// training steps.
+///
+/// The step is the one a user of the library writes: forward,
+/// cross-entropy, backward, then the library's own SGD optimizer
+/// (`oxmera_optim::Sgd`, one fused pass per parameter; `oxmera train`
+/// uses it too). PyTorch's peer does the same with `torch.optim.SGD`; NumPy,
+/// which has no optimizer, updates by hand.
 struct Mlp {
-    params: Vec<Tensor>,
+    params: Vec<Param>,
+    opt: Sgd,
     x: Tensor,
     targets: Tensor,
 }
@@ -629,24 +642,37 @@ impl Mlp {
         let mut params = Vec::new();
         for w in dims.windows(2) {
             let scale = (2.0 / w[0] as f64).sqrt();
-            params.push(
+            params.push(Param::new(
                 g.randn([w[0], w[1]], DType::F32, device)?
-                    .mul_scalar(scale)?
-                    .with_requires_grad(true)?,
-            );
-            params.push(Tensor::zeros([w[1]], DType::F32, device)?.with_requires_grad(true)?);
+                    .mul_scalar(scale)?,
+            )?);
+            params.push(Param::new(Tensor::zeros([w[1]], DType::F32, device)?)?);
         }
+        let named = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                (
+                    format!("{}.{}", i / 2, ["weight", "bias"][i % 2]),
+                    p.clone(),
+                )
+            })
+            .collect();
+        let config = SgdConfig {
+            lr: MLP_LR,
+            ..SgdConfig::default()
+        };
         Ok(Mlp {
+            opt: Sgd::new(named, config)?,
             params,
             x: g.randn([batch, d_in], DType::F32, device)?,
             targets: g.randint([batch, 1], 0, classes as i64, DType::I64, device)?,
         })
     }
 
-    /// Forward, cross-entropy, backward, and `p -= lr · grad` for every
-    /// parameter, done by hand without recording.
-    fn step(&mut self, lr: f64) -> Result<()> {
-        let p = &self.params;
+    /// Forward, cross-entropy, backward, and the optimizer's step.
+    fn step(&mut self) -> Result<()> {
+        let p: Vec<Tensor> = self.params.iter().map(Param::tensor).collect();
         let h1 = self.x.matmul(&p[0])?.add(&p[1])?.relu()?;
         let h2 = h1.matmul(&p[2])?.add(&p[3])?.relu()?;
         let z = h2.matmul(&p[4])?.add(&p[5])?;
@@ -655,19 +681,18 @@ impl Mlp {
             .gather(1, &self.targets)?
             .mean_all()?
             .neg()?;
+        self.opt.zero_grad();
         loss.backward()?;
-        let next = no_grad(|| {
-            p.iter()
-                .map(|w| {
-                    let g = w.grad().ok_or_else(|| {
-                        Error::invalid("mlp_step", "grad", "a parameter got no gradient")
-                    })?;
-                    w.sub(&g.mul_scalar(lr)?)?.with_requires_grad(true)
-                })
-                .collect::<Result<Vec<_>>>()
-        })?;
-        self.params = next;
-        Ok(())
+        // The optimizer skips a parameter without a gradient; here that
+        // would be a broken backward timed as a faster step.
+        if self.params.iter().any(|p| p.tensor().grad().is_none()) {
+            return Err(Error::invalid(
+                "mlp_step",
+                "grad",
+                "a parameter got no gradient",
+            ));
+        }
+        self.opt.step()
     }
 }
 
@@ -684,12 +709,12 @@ fn mlp(
     // On the backend's worker, as `oxmera train` runs its steps
     // (`oxmera_cpu::on_pool`; the entry into the pool is in the time).
     let mut cs = vec![Contender::timed("oxmera", move || {
-        oxmera_cpu::on_pool(|| ox.step(0.01)).expect("mlp step");
+        oxmera_cpu::on_pool(|| ox.step()).expect("mlp step");
     })];
     if config.quick {
         let mut rf = Mlp::new(Device::Reference, shape)?;
         cs.push(Contender::timed("reference", move || {
-            rf.step(0.01).expect("mlp step");
+            rf.step().expect("mlp step");
         }));
     }
     for &lib in libs {
