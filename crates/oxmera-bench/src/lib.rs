@@ -734,6 +734,19 @@ fn mlp(
 mod tests {
     use super::*;
 
+    /// The MLP step refuses to time a step in which a parameter got no
+    /// gradient (the optimizer alone would skip that parameter, and a
+    /// broken backward would look like a faster step).
+    #[test]
+    fn mlp_step_refuses_a_parameter_without_a_gradient() {
+        let mut mlp = Mlp::new(Device::Cpu, (4, 6, 5, 3)).unwrap();
+        mlp.step().unwrap();
+        // A bias the backward cannot reach: not trainable, so no gradient.
+        mlp.params[5] = Param::buffer(Tensor::zeros([3], DType::F32, Device::Cpu).unwrap());
+        let err = mlp.step().unwrap_err();
+        assert!(err.to_string().contains("no gradient"), "{err}");
+    }
+
     #[test]
     fn work_units_and_ratio_orientation() {
         // 2 GFLOP in 0.5 s is 4 GFLOP/s; a peer at 2 GFLOP/s is 2x slower.
