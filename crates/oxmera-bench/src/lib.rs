@@ -614,7 +614,8 @@ fn matmul(
     )
 }
 
-/// The learning rate of the MLP rows' SGD steps (each peer uses the same).
+/// The learning rate of the MLP rows' SGD steps (`peers/peer.py` writes
+/// the same 0.01 into the NumPy and PyTorch steps).
 const MLP_LR: f64 = 0.01;
 
 /// A 3-layer ReLU MLP, its SGD optimizer and one batch, for timing
@@ -685,7 +686,7 @@ impl Mlp {
         loss.backward()?;
         // The optimizer skips a parameter without a gradient; here that
         // would be a broken backward timed as a faster step.
-        if self.params.iter().any(|p| p.tensor().grad().is_none()) {
+        if self.params.iter().any(|p| p.grad().is_none()) {
             return Err(Error::invalid(
                 "mlp_step",
                 "grad",
