@@ -460,12 +460,14 @@ fn both_avx512_tiles_give_the_same_bits() {
 
 /// The vector transpose that packs `f32` lines contiguous along the
 /// steps moves every value where the definition puts it, for panel
-/// widths of one to four blocks, depths with and without a ragged last
-/// strip, and lines further apart than they are long; it declines (and
-/// writes nothing) for a width that is not a multiple of 8.
+/// widths of one to four 8-line blocks, with and without a last block of
+/// four lines (the 12-row panels of the wide tile), depths with and
+/// without a ragged last strip, and lines further apart than they are
+/// long; it declines (and writes nothing) for a width that is not a
+/// multiple of 4.
 #[test]
 fn f32_transpose_panel_puts_every_value_where_the_definition_does() {
-    for w in [8, 16, 24, 32] {
+    for w in [4, 8, 12, 16, 20, 24, 32] {
         for kc in [1, 7, 8, 9, 63, 256, 261] {
             let (first, across) = (3, kc + 5);
             let data: Vec<f32> = (0..first + w * across).map(|v| v as f32).collect();
@@ -486,13 +488,13 @@ fn f32_transpose_panel_puts_every_value_where_the_definition_does() {
             }
         }
     }
-    let mut out = vec![f32::NAN; 12 * 4];
+    let mut out = vec![f32::NAN; 6 * 4];
     assert!(!<f32 as Scalar>::transpose_panel(
         &[0.0; 100],
         0,
         8,
         4,
-        12,
+        6,
         &mut out
     ));
     assert!(out.iter().all(|v| v.is_nan()));

@@ -344,15 +344,18 @@ mod avx512 {
 /// Packs `w` lines of `f32` that are contiguous along the steps (a
 /// row-major A, a transposed B) as a panel: `out[p * w + i] =
 /// data[first + i * across + p]` for `p < kc`, `i < w`. Returns false,
-/// writing nothing, where `w` is not a multiple of 8 or the processor
+/// writing nothing, where `w` is not a multiple of 4 or the processor
 /// has no AVX; the caller then packs element by element.
 ///
 /// Why: element by element the transpose is a scalar load and a scalar
 /// store per value — 9% of the time of the MLP step's eight products on
 /// a Zen 4 (`perf record` over `gemm_tiles`). In 8 × 8 blocks it is 8
 /// vector loads, 24 shuffles and 8 vector stores per 64 values. The
-/// values are only moved, so the packed panel, and every bit of the
-/// product, is the same.
+/// 12-row panels of the wide AVX-512 tile (Zen 5, Intel) are one 8 × 8
+/// block and one 4 × 8 block per strip: until they were, they went
+/// element by element, 2% of a 1024³ product's samples on a Zen 5
+/// (`perf record` over `gemm_duel`). The values are only moved, so the
+/// packed panel, and every bit of the product, is the same.
 pub(super) fn transpose_panel_f32(
     data: &[f32],
     first: usize,
@@ -361,7 +364,7 @@ pub(super) fn transpose_panel_f32(
     w: usize,
     out: &mut [f32],
 ) -> bool {
-    if w % 8 != 0 || !std::arch::is_x86_feature_detected!("avx") {
+    if w % 4 != 0 || !std::arch::is_x86_feature_detected!("avx") {
         return false;
     }
     if kc == 0 || w == 0 {
@@ -382,7 +385,8 @@ pub(super) fn transpose_panel_f32(
 }
 
 /// [`transpose_panel_f32`]'s loops: 8-step strips, each cut into 8 × 8
-/// blocks across the lines so the strip's `8 · w` outputs are written
+/// blocks across the lines (and a 4 × 8 block for the last four lines
+/// where `w % 8 == 4`) so the strip's `8 · w` outputs are written
 /// together; the last `kc % 8` steps one value at a time.
 #[target_feature(enable = "avx")]
 unsafe fn transpose_panel_avx(
@@ -394,8 +398,9 @@ unsafe fn transpose_panel_avx(
     out: *mut f32,
 ) {
     let whole = kc / 8 * 8;
+    let blocks8 = w / 8 * 8;
     for p0 in (0..whole).step_by(8) {
-        for i0 in (0..w).step_by(8) {
+        for i0 in (0..blocks8).step_by(8) {
             // SAFETY (this block): in bounds by the caller's contract.
             unsafe {
                 let src = data.add(first + i0 * across + p0);
@@ -406,6 +411,18 @@ unsafe fn transpose_panel_avx(
                 }
             }
         }
+        if blocks8 < w {
+            // The last four lines (w % 8 == 4).
+            // SAFETY (this block): in bounds by the caller's contract.
+            unsafe {
+                let src = data.add(first + blocks8 * across + p0);
+                let r: [__m256; 4] = std::array::from_fn(|r| _mm256_loadu_ps(src.add(r * across)));
+                let cols = transpose_4x8(r);
+                for (q, col) in cols.into_iter().enumerate() {
+                    _mm_storeu_ps(out.add((p0 + q) * w + blocks8), col);
+                }
+            }
+        }
     }
     for p in whole..kc {
         for i in 0..w {
@@ -413,6 +430,36 @@ unsafe fn transpose_panel_avx(
             unsafe { *out.add(p * w + i) = *data.add(first + i * across + p) };
         }
     }
+}
+
+/// The transpose of a 4 × 8 block held as 4 rows of 8: its 8 columns of
+/// 4, by the first two stages of [`transpose_8x8`] (after them, each
+/// 128-bit half of `u[k]` is a whole column: `k` low, `k + 4` high).
+#[inline]
+#[target_feature(enable = "avx")]
+fn transpose_4x8(r: [__m256; 4]) -> [__m128; 8] {
+    let t = [
+        _mm256_unpacklo_ps(r[0], r[1]),
+        _mm256_unpackhi_ps(r[0], r[1]),
+        _mm256_unpacklo_ps(r[2], r[3]),
+        _mm256_unpackhi_ps(r[2], r[3]),
+    ];
+    let u = [
+        _mm256_shuffle_ps::<0x44>(t[0], t[2]),
+        _mm256_shuffle_ps::<0xEE>(t[0], t[2]),
+        _mm256_shuffle_ps::<0x44>(t[1], t[3]),
+        _mm256_shuffle_ps::<0xEE>(t[1], t[3]),
+    ];
+    [
+        _mm256_castps256_ps128(u[0]),
+        _mm256_castps256_ps128(u[1]),
+        _mm256_castps256_ps128(u[2]),
+        _mm256_castps256_ps128(u[3]),
+        _mm256_extractf128_ps::<1>(u[0]),
+        _mm256_extractf128_ps::<1>(u[1]),
+        _mm256_extractf128_ps::<1>(u[2]),
+        _mm256_extractf128_ps::<1>(u[3]),
+    ]
 }
 
 /// The transpose of an 8 × 8 block held as 8 rows: pairs of rows
