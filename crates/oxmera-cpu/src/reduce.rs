@@ -195,15 +195,42 @@ fn splits(op: ReduceOp) -> bool {
     matches!(op, ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Max)
 }
 
+/// Chunks of a long row one thread claims at a time: 8 × 128 KiB of
+/// `f32`, 1 MiB.
+const CLAIM_CHUNKS: usize = 8;
+
 /// A single long row, reduced in parallel chunks combined in order.
+///
+/// Each `threads::CHUNK` gets its own partial result, whichever thread
+/// computes it, and the partials are added in order, so the result never
+/// depends on the threads. The chunks are handed out in runs of
+/// [`CLAIM_CHUNKS`] through [`threads::for_each_task`]: called from
+/// outside the pool (a program's `main`), the calling thread sums too
+/// instead of sleeping until a worker has finished, and each thread reads
+/// 1 MiB straight before it claims the next run. On a 2-vCPU Zen 5 a sum
+/// over 16M `f32` from `main` took 5–10% less time this way than through
+/// a parallel iterator (alternating in one process, medians of 400);
+/// claiming one chunk at a time gained nothing (the threads' reads
+/// interleave 128 KiB by 128 KiB), nor did two halves or runs of 8 MiB
+/// (one late run leaves the other thread idle).
 fn long_row<T: Real>(op: ReduceOp, data: &[T]) -> f64 {
-    let partial: Vec<f64> = threads::run(|| {
-        data.par_chunks(threads::CHUNK)
-            .map(|c| match op {
-                ReduceOp::Max => T::max(c),
-                _ => T::sum(c),
-            })
-            .collect()
+    let chunks = data.len().div_ceil(threads::CHUNK);
+    let mut partial = vec![0.0; chunks];
+    // At least two runs per thread, so that a late thread leaves its
+    // share to the others.
+    let per = CLAIM_CHUNKS
+        .min(chunks.div_ceil(2 * threads::num_threads()))
+        .max(1);
+    let runs: Vec<(usize, &mut [f64])> = partial.chunks_mut(per).enumerate().collect();
+    threads::for_each_task(runs, |(r, out)| {
+        for (i, o) in out.iter_mut().enumerate() {
+            let start = (r * per + i) * threads::CHUNK;
+            let chunk = &data[start..(start + threads::CHUNK).min(data.len())];
+            *o = match op {
+                ReduceOp::Max => T::max(chunk),
+                _ => T::sum(chunk),
+            };
+        }
     });
     match op {
         ReduceOp::Max => fold_extreme(partial.into_iter(), |a, b| a >= b),
@@ -309,6 +336,32 @@ fn columns<T: Real>(op: ReduceOp, data: &[T], red: usize, inner: usize) -> Vec<f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long row handed out in claimed runs is each `CHUNK`'s own sum
+    /// (or maximum), combined in order: the same bits as computing the
+    /// chunks one after another, for a length with a ragged last chunk
+    /// and more chunks than one run holds; the maximum is found in the
+    /// last, short chunk, and a NaN anywhere wins.
+    #[test]
+    fn a_long_row_is_its_chunks_combined_in_order() {
+        let n = 21 * threads::CHUNK + 7;
+        let mut x: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 150.0)
+            .collect();
+        x[n - 3] = 1.0e6;
+        let by_chunk =
+            |f: fn(&[f32]) -> f64| -> Vec<f64> { x.chunks(threads::CHUNK).map(f).collect() };
+        let sum = pairwise_sum(&by_chunk(<f32 as Real>::sum));
+        assert_eq!(long_row(ReduceOp::Sum, &x).to_bits(), sum.to_bits());
+        assert_eq!(
+            long_row(ReduceOp::Mean, &x).to_bits(),
+            (sum / n as f64).to_bits()
+        );
+        assert_eq!(long_row(ReduceOp::Max, &x), 1.0e6);
+        x[5 * threads::CHUNK + 11] = f32::NAN;
+        assert!(long_row(ReduceOp::Max, &x).is_nan());
+        assert!(long_row(ReduceOp::Sum, &x).is_nan());
+    }
 
     /// A column sum split into narrow blocks for the threads adds each
     /// column's rows in order, as one wide block did: every result is the
