@@ -432,24 +432,35 @@ unsafe fn transpose_panel_avx(
     }
 }
 
-/// The transpose of a 4 × 8 block held as 4 rows of 8: its 8 columns of
-/// 4, by the first two stages of [`transpose_8x8`] (after them, each
-/// 128-bit half of `u[k]` is a whole column: `k` low, `k + 4` high).
+/// The first two stages of an 8-wide transpose, on 4 rows of 8: pairs of
+/// rows interleaved, then pairs of pairs. After them each 128-bit half of
+/// `u[k]` is a whole column of the 4 rows: column `k` in the low half,
+/// column `k + 4` in the high one.
 #[inline]
 #[target_feature(enable = "avx")]
-fn transpose_4x8(r: [__m256; 4]) -> [__m128; 8] {
+fn columns_of_four(r: [__m256; 4]) -> [__m256; 4] {
+    // Rows 0 and 1 interleaved: t[0] holds elements 0,1 and 4,5 of both,
+    // t[1] elements 2,3 and 6,7; t[2], t[3] the same for rows 2 and 3.
     let t = [
         _mm256_unpacklo_ps(r[0], r[1]),
         _mm256_unpackhi_ps(r[0], r[1]),
         _mm256_unpacklo_ps(r[2], r[3]),
         _mm256_unpackhi_ps(r[2], r[3]),
     ];
-    let u = [
+    [
         _mm256_shuffle_ps::<0x44>(t[0], t[2]),
         _mm256_shuffle_ps::<0xEE>(t[0], t[2]),
         _mm256_shuffle_ps::<0x44>(t[1], t[3]),
         _mm256_shuffle_ps::<0xEE>(t[1], t[3]),
-    ];
+    ]
+}
+
+/// The transpose of a 4 × 8 block held as 4 rows of 8: its 8 columns of
+/// 4, the halves of [`columns_of_four`]'s vectors.
+#[inline]
+#[target_feature(enable = "avx")]
+fn transpose_4x8(r: [__m256; 4]) -> [__m128; 8] {
+    let u = columns_of_four(r);
     [
         _mm256_castps256_ps128(u[0]),
         _mm256_castps256_ps128(u[1]),
@@ -462,45 +473,24 @@ fn transpose_4x8(r: [__m256; 4]) -> [__m128; 8] {
     ]
 }
 
-/// The transpose of an 8 × 8 block held as 8 rows: pairs of rows
-/// interleaved, then pairs of pairs, then the 128-bit halves exchanged.
+/// The transpose of an 8 × 8 block held as 8 rows: the columns of rows
+/// 0–3 and of rows 4–7 ([`columns_of_four`]), then their 128-bit halves
+/// joined.
 #[inline]
 #[target_feature(enable = "avx")]
 fn transpose_8x8(r: [__m256; 8]) -> [__m256; 8] {
-    // Rows 2j and 2j+1 interleaved: t[2j] holds elements 0,1 and 4,5 of
-    // both, t[2j+1] elements 2,3 and 6,7.
-    let t = [
-        _mm256_unpacklo_ps(r[0], r[1]),
-        _mm256_unpackhi_ps(r[0], r[1]),
-        _mm256_unpacklo_ps(r[2], r[3]),
-        _mm256_unpackhi_ps(r[2], r[3]),
-        _mm256_unpacklo_ps(r[4], r[5]),
-        _mm256_unpackhi_ps(r[4], r[5]),
-        _mm256_unpacklo_ps(r[6], r[7]),
-        _mm256_unpackhi_ps(r[6], r[7]),
-    ];
-    // Each 128-bit half of u[k] now holds one column of rows 0-3 (k < 4)
-    // or rows 4-7 (k >= 4): columns k and k + 4 for rows 0-3 in u[k].
-    let u = [
-        _mm256_shuffle_ps::<0x44>(t[0], t[2]),
-        _mm256_shuffle_ps::<0xEE>(t[0], t[2]),
-        _mm256_shuffle_ps::<0x44>(t[1], t[3]),
-        _mm256_shuffle_ps::<0xEE>(t[1], t[3]),
-        _mm256_shuffle_ps::<0x44>(t[4], t[6]),
-        _mm256_shuffle_ps::<0xEE>(t[4], t[6]),
-        _mm256_shuffle_ps::<0x44>(t[5], t[7]),
-        _mm256_shuffle_ps::<0xEE>(t[5], t[7]),
-    ];
+    let top = columns_of_four([r[0], r[1], r[2], r[3]]);
+    let bottom = columns_of_four([r[4], r[5], r[6], r[7]]);
     // Column c: the low halves (c < 4) or high halves (c >= 4) of the
     // rows-0-3 and rows-4-7 vectors joined.
     [
-        _mm256_permute2f128_ps::<0x20>(u[0], u[4]),
-        _mm256_permute2f128_ps::<0x20>(u[1], u[5]),
-        _mm256_permute2f128_ps::<0x20>(u[2], u[6]),
-        _mm256_permute2f128_ps::<0x20>(u[3], u[7]),
-        _mm256_permute2f128_ps::<0x31>(u[0], u[4]),
-        _mm256_permute2f128_ps::<0x31>(u[1], u[5]),
-        _mm256_permute2f128_ps::<0x31>(u[2], u[6]),
-        _mm256_permute2f128_ps::<0x31>(u[3], u[7]),
+        _mm256_permute2f128_ps::<0x20>(top[0], bottom[0]),
+        _mm256_permute2f128_ps::<0x20>(top[1], bottom[1]),
+        _mm256_permute2f128_ps::<0x20>(top[2], bottom[2]),
+        _mm256_permute2f128_ps::<0x20>(top[3], bottom[3]),
+        _mm256_permute2f128_ps::<0x31>(top[0], bottom[0]),
+        _mm256_permute2f128_ps::<0x31>(top[1], bottom[1]),
+        _mm256_permute2f128_ps::<0x31>(top[2], bottom[2]),
+        _mm256_permute2f128_ps::<0x31>(top[3], bottom[3]),
     ]
 }
