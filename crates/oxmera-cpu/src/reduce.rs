@@ -221,11 +221,13 @@ fn long_row<T: Real>(op: ReduceOp, data: &[T]) -> f64 {
     let per = CLAIM_CHUNKS
         .min(chunks.div_ceil(2 * threads::num_threads()))
         .max(1);
-    let runs: Vec<(usize, &mut [f64])> = partial.chunks_mut(per).enumerate().collect();
-    threads::for_each_task(runs, |(r, out)| {
-        for (i, o) in out.iter_mut().enumerate() {
-            let start = (r * per + i) * threads::CHUNK;
-            let chunk = &data[start..(start + threads::CHUNK).min(data.len())];
+    // Each run: its partials and the data they cover.
+    let runs: Vec<(&mut [f64], &[T])> = partial
+        .chunks_mut(per)
+        .zip(data.chunks(per * threads::CHUNK))
+        .collect();
+    threads::for_each_task(runs, |(out, run)| {
+        for (o, chunk) in out.iter_mut().zip(run.chunks(threads::CHUNK)) {
             *o = match op {
                 ReduceOp::Max => T::max(chunk),
                 _ => T::sum(chunk),
