@@ -76,9 +76,9 @@
 //!           kernel(A panel, B panel jr) → C[ir..+MR, jr..+NR]
 //! ```
 //!
-//! The A panel (12 × 256 floats = 12 KiB) stays in L1 while the kernel
+//! The A panel (12 × 512 floats = 24 KiB) stays in L1 while the kernel
 //! sweeps every B panel of the block; the B block (half of one core's L2:
-//! 256 × 512 floats = 512 KiB where L2 is 1 MiB) stays in L2 for the
+//! 512 × 256 floats = 512 KiB where L2 is 1 MiB) stays in L2 for the
 //! sweeps of all the task's A panels; `KC` is
 //! large enough that each trip of `C` through memory is amortized over
 //! `KC` outer products. Packing is a transpose or a fixed-size copy per
@@ -253,8 +253,28 @@ impl<T> Kernel<T> {
     }
 }
 
-/// Depth of a block: `KC` outer products per trip of a `C` tile.
-const KC: usize = 256;
+/// Bytes of one row of A in a depth block: the block is `KC` = 2 KiB /
+/// element size outer products deep (512 `f32`, 256 `f64`) per trip of a
+/// `C` tile, so an A panel is `MR` × 2 KiB — 24 KiB for 12 rows, half of
+/// a Zen 5 or recent Intel core's 48 KiB L1, 16 KiB for Zen 4's 8 rows in
+/// its 32 KiB. Deeper blocks mean fewer trips of `C` through the caches
+/// (a 1024³ product stores and reloads each tile of `C` once, not three
+/// times) and fewer, larger pieces of B to pack. It was 256 `f32`. On a
+/// 2-vCPU AMD EPYC Zen 5, processes taking turns (`gemm_duel`, with the
+/// `gemm` crate in each as the yardstick), 512-deep blocks ran 512³ at
+/// 0.83–0.92× the `gemm` crate against 0.79–0.86× for 256-deep (four
+/// pairs), 1024³ at 1.00–1.05× against 0.94–1.04× (five pairs), and the
+/// bench's `matmul 1024` row at 0.98–1.15× against 0.83–0.96× (four
+/// pairs); the MLP step and the convolutions moved within the host's
+/// noise. On a Zen 4, 384 and 512 had measured within 2% of 256
+/// (docs/bench.md).
+const KC_BYTES: usize = 2048;
+
+/// `KC` for elements of `T` (see [`KC_BYTES`]).
+fn depth_block<T>() -> usize {
+    KC_BYTES / size_of::<T>()
+}
+
 /// Bytes of packed B per block: half of one core's L2, leaving the other
 /// half to the task's A panels and the lines of `C`. A block the size of
 /// the whole L2 is swept cyclically by every A panel and so, evicted in
@@ -399,9 +419,9 @@ fn blocked<T: Scalar>(
 ) {
     let nr = kernel.nr;
     // Depth blocks of equal size, at most KC: a ragged last block (784 =
-    // 3·256 + 16) would store and reload every tile of C for a handful of
-    // outer products.
-    let kc_max = k.div_ceil(k.div_ceil(KC));
+    // 512 + 272, or 3·256 + 16 with 256-deep blocks) would store and
+    // reload every tile of C for a handful of outer products.
+    let kc_max = k.div_ceil(k.div_ceil(depth_block::<T>()));
     let nc_max = (b_block_bytes() / (kc_max * size_of::<T>()))
         .max(nr)
         .next_multiple_of(nr);

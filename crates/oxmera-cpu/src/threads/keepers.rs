@@ -185,10 +185,24 @@ mod tests {
                 // Not for ops on another pool; for the keepers' own, yes.
                 rearm(keeping.pool.wrapping_add(1));
                 assert_eq!(keeping.live.load(Ordering::Acquire), 0);
+                // A job that runs until released holds the other worker,
+                // so the keeper `rearm` starts waits behind it (counted
+                // live from its spawn) and cannot idle out while the
+                // checks below look at it, however long this thread is
+                // descheduled under a loaded test run (longer than
+                // IDLE_LIMIT made this test fail when the keeper ran).
+                let gate = Arc::new(AtomicBool::new(false));
+                let held = Arc::clone(&gate);
+                rayon::spawn(move || {
+                    while !held.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                });
                 rearm(keeping.pool);
                 assert_eq!(keeping.live.load(Ordering::Acquire), 1);
                 // A nested call starts none of its own.
                 around(0, || assert_eq!(keeping.live.load(Ordering::Acquire), 1));
+                gate.store(true, Ordering::Release);
                 keeping
             })
         });
