@@ -266,8 +266,10 @@ impl<T> Kernel<T> {
 /// pairs), 1024³ at 1.00–1.05× against 0.94–1.04× (five pairs), and the
 /// bench's `matmul 1024` row at 0.98–1.15× against 0.83–0.96× (four
 /// pairs); the MLP step and the convolutions moved within the host's
-/// noise. On a Zen 4, 384 and 512 had measured within 2% of 256
-/// (docs/bench.md).
+/// noise. In the whole bench's medians that is parity with the `gemm`
+/// crate at 1024 (1.00× and 0.95× in two quiet sets, from 0.93–0.99×)
+/// and no change at 512. On a Zen 4, 384 and 512 had measured within 2%
+/// of 256 (docs/bench.md).
 const KC_BYTES: usize = 2048;
 
 /// `KC` for elements of `T` (see [`KC_BYTES`]).
