@@ -157,6 +157,30 @@ fn keep(keeping: &Keeping) {
 mod tests {
     use super::*;
 
+    /// A job on the current pool that runs until the gate is dropped —
+    /// also when an assertion fails first, so a failing test does not
+    /// leave a worker spinning for the rest of the run.
+    struct Gate(Arc<AtomicBool>);
+
+    impl Gate {
+        fn hold() -> Gate {
+            let open = Arc::new(AtomicBool::new(false));
+            let seen = Arc::clone(&open);
+            rayon::spawn(move || {
+                while !seen.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            });
+            Gate(open)
+        }
+    }
+
+    impl Drop for Gate {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+
     /// Keepers that left after idling start again at the closure's next
     /// parallel op, and every keeper leaves once the closure returns. On a
     /// pool of its own, so that its second worker is free to run them.
@@ -191,18 +215,12 @@ mod tests {
                 // checks below look at it, however long this thread is
                 // descheduled under a loaded test run (longer than
                 // IDLE_LIMIT made this test fail when the keeper ran).
-                let gate = Arc::new(AtomicBool::new(false));
-                let held = Arc::clone(&gate);
-                rayon::spawn(move || {
-                    while !held.load(Ordering::Acquire) {
-                        std::thread::yield_now();
-                    }
-                });
+                let gate = Gate::hold();
                 rearm(keeping.pool);
                 assert_eq!(keeping.live.load(Ordering::Acquire), 1);
                 // A nested call starts none of its own.
                 around(0, || assert_eq!(keeping.live.load(Ordering::Acquire), 1));
-                gate.store(true, Ordering::Release);
+                drop(gate);
                 keeping
             })
         });
