@@ -3,9 +3,11 @@
 //! call in one process so that the machine's drift lands on both alike:
 //! the MLP training step's eight products (784-512-512-10, batch 256:
 //! forward, weight and input gradients, with the layouts autograd hands
-//! the GEMM) and square products. Medians of `reps` calls each, on the
-//! backend's pool as a training step runs. Prints nothing useful without
-//! AVX-512.
+//! the GEMM), two convolutions' products as the CPU backend takes them
+//! for one image (transposed, `outᵀ = colsᵀ · Wᵀ`, the im2col matrix read
+//! in place as A, on one thread: each image is its own task) and square
+//! products. Medians of `reps` calls each, on the backend's pool as a
+//! training step runs. Prints nothing useful without AVX-512.
 //!
 //! ```text
 //! cargo run --release -p oxmera-bench --example gemm_tiles -- [reps] [square sizes...]
@@ -15,7 +17,8 @@ use std::time::Instant;
 
 use oxmera_cpu::gemm::{MatRef, Tile, avx512_f32_kernel, gemm_with};
 
-/// A product's name, `m`, `n`, `k` and operands.
+/// A product's name, `m`, `n`, `k`, operands, and whether it is split
+/// between the pool's threads.
 type Product<'a> = (
     String,
     usize,
@@ -23,7 +26,60 @@ type Product<'a> = (
     usize,
     MatRef<'a, f32>,
     MatRef<'a, f32>,
+    bool,
 );
+
+/// A convolution's im2col matrix (`taps` rows, one per input channel and
+/// kernel tap, of `positions` columns) laid out as the CPU backend lays
+/// it (`oxmera_cpu::conv`: a row 1 KiB-multiple long gets a cache line
+/// more, so that rows do not share the L1's sets), and its weights.
+struct Conv {
+    name: &'static str,
+    positions: usize,
+    taps: usize,
+    c_out: usize,
+    stride: usize,
+    cols: Vec<f32>,
+    weights: Vec<f32>,
+}
+
+impl Conv {
+    fn new(name: &'static str, positions: usize, taps: usize, c_out: usize) -> Conv {
+        let stride = if positions * 4 % 1024 == 0 {
+            positions + 16
+        } else {
+            positions
+        };
+        Conv {
+            name,
+            positions,
+            taps,
+            c_out,
+            stride,
+            cols: values(taps * stride, 7919),
+            weights: values(c_out * taps, 104729),
+        }
+    }
+
+    /// `outᵀ [positions × c_out] = colsᵀ · Wᵀ`, on one thread.
+    fn product(&self) -> Product<'_> {
+        let cols = MatRef {
+            data: &self.cols,
+            offset: 0,
+            row_stride: self.stride,
+            col_stride: 1,
+        };
+        (
+            self.name.into(),
+            self.positions,
+            self.c_out,
+            self.taps,
+            cols.t(),
+            MatRef::row_major(&self.weights, self.taps).t(),
+            false,
+        )
+    }
+}
 
 fn values(len: usize, seed: usize) -> Vec<f32> {
     (0..len)
@@ -70,11 +126,51 @@ fn main() {
     );
     let rm = MatRef::row_major;
     let mut products: Vec<Product<'_>> = vec![
-        ("x·W1".into(), 256, 512, 784, rm(&x, 784), rm(&w1, 512)),
-        ("h1·W2".into(), 256, 512, 512, rm(&h1, 512), rm(&w2, 512)),
-        ("h2·W3".into(), 256, 10, 512, rm(&h2, 512), rm(&w3, 10)),
-        ("h2ᵀ·g3".into(), 512, 10, 256, rm(&h2, 512).t(), rm(&g3, 10)),
-        ("g3·W3ᵀ".into(), 256, 512, 10, rm(&g3, 10), rm(&w3, 10).t()),
+        (
+            "x·W1".into(),
+            256,
+            512,
+            784,
+            rm(&x, 784),
+            rm(&w1, 512),
+            true,
+        ),
+        (
+            "h1·W2".into(),
+            256,
+            512,
+            512,
+            rm(&h1, 512),
+            rm(&w2, 512),
+            true,
+        ),
+        (
+            "h2·W3".into(),
+            256,
+            10,
+            512,
+            rm(&h2, 512),
+            rm(&w3, 10),
+            true,
+        ),
+        (
+            "h2ᵀ·g3".into(),
+            512,
+            10,
+            256,
+            rm(&h2, 512).t(),
+            rm(&g3, 10),
+            true,
+        ),
+        (
+            "g3·W3ᵀ".into(),
+            256,
+            512,
+            10,
+            rm(&g3, 10),
+            rm(&w3, 10).t(),
+            true,
+        ),
         (
             "h1ᵀ·g2".into(),
             512,
@@ -82,6 +178,7 @@ fn main() {
             256,
             rm(&h1, 512).t(),
             rm(&g2, 512),
+            true,
         ),
         (
             "g2·W2ᵀ".into(),
@@ -90,15 +187,31 @@ fn main() {
             512,
             rm(&g2, 512),
             rm(&w2, 512).t(),
+            true,
         ),
-        ("xᵀ·g1".into(), 784, 512, 256, rm(&x, 784).t(), rm(&g1, 512)),
+        (
+            "xᵀ·g1".into(),
+            784,
+            512,
+            256,
+            rm(&x, 784).t(),
+            rm(&g1, 512),
+            true,
+        ),
     ];
+    // The bench's conv2d rows [8,32,64,64] with 32 3×3 filters and
+    // [8,64,56,56] with 64 (padding 1): one image's product each.
+    let convs = [
+        Conv::new("conv 32", 64 * 64, 32 * 9, 32),
+        Conv::new("conv 64", 56 * 56, 64 * 9, 64),
+    ];
+    products.extend(convs.iter().map(Conv::product));
     let square_data: Vec<(usize, Vec<f32>, Vec<f32>)> = squares
         .iter()
         .map(|&n| (n, values(n * n, 7919), values(n * n, 104729)))
         .collect();
     for (n, a, b) in &square_data {
-        products.push((format!("{n}³"), *n, *n, *n, rm(a, *n), rm(b, *n)));
+        products.push((format!("{n}³"), *n, *n, *n, rm(a, *n), rm(b, *n), true));
     }
     oxmera_cpu::on_pool(|| {
         println!(
@@ -106,7 +219,7 @@ fn main() {
             "product", "m×n×k", "12x32 µs", "8x32 µs", "ratio"
         );
         let mut step = [0.0; 2];
-        for (i, (name, m, n, k, a, b)) in products.iter().enumerate() {
+        for (i, (name, m, n, k, a, b, parallel)) in products.iter().enumerate() {
             let mut c = vec![0f32; m * n];
             // Fewer calls for the large squares: about a second each.
             let calls = reps.min((4e9 / (2 * m * n * k) as f64) as usize + 3);
@@ -114,7 +227,7 @@ fn main() {
             for call in 0..=calls {
                 for (t, kernel) in [&wide, &narrow].into_iter().enumerate() {
                     let start = Instant::now();
-                    gemm_with(kernel, *m, *n, *k, *a, *b, &mut c, true);
+                    gemm_with(kernel, *m, *n, *k, *a, *b, &mut c, *parallel);
                     if call > 0 {
                         times[t].push(start.elapsed().as_secs_f64());
                     }
