@@ -31,8 +31,9 @@ type Product<'a> = (
 
 /// A convolution's im2col matrix (`taps` rows, one per input channel and
 /// kernel tap, of `positions` columns) laid out as the CPU backend lays
-/// it (`oxmera_cpu::conv`: a row 1 KiB-multiple long gets a cache line
-/// more, so that rows do not share the L1's sets), and its weights.
+/// it, and its weights. The row stride mirrors `spread_rows` in
+/// `oxmera_cpu::conv` (private there): a row a multiple of 1 KiB long
+/// gets one cache line more, so that rows do not share the L1's sets.
 struct Conv {
     name: &'static str,
     positions: usize,
@@ -125,80 +126,21 @@ fn main() {
         values(256 * 512, 31),
     );
     let rm = MatRef::row_major;
-    let mut products: Vec<Product<'_>> = vec![
-        (
-            "x·W1".into(),
-            256,
-            512,
-            784,
-            rm(&x, 784),
-            rm(&w1, 512),
-            true,
-        ),
-        (
-            "h1·W2".into(),
-            256,
-            512,
-            512,
-            rm(&h1, 512),
-            rm(&w2, 512),
-            true,
-        ),
-        (
-            "h2·W3".into(),
-            256,
-            10,
-            512,
-            rm(&h2, 512),
-            rm(&w3, 10),
-            true,
-        ),
-        (
-            "h2ᵀ·g3".into(),
-            512,
-            10,
-            256,
-            rm(&h2, 512).t(),
-            rm(&g3, 10),
-            true,
-        ),
-        (
-            "g3·W3ᵀ".into(),
-            256,
-            512,
-            10,
-            rm(&g3, 10),
-            rm(&w3, 10).t(),
-            true,
-        ),
-        (
-            "h1ᵀ·g2".into(),
-            512,
-            512,
-            256,
-            rm(&h1, 512).t(),
-            rm(&g2, 512),
-            true,
-        ),
-        (
-            "g2·W2ᵀ".into(),
-            256,
-            512,
-            512,
-            rm(&g2, 512),
-            rm(&w2, 512).t(),
-            true,
-        ),
-        (
-            "xᵀ·g1".into(),
-            784,
-            512,
-            256,
-            rm(&x, 784).t(),
-            rm(&g1, 512),
-            true,
-        ),
+    // The MLP step's products, each split between the pool's threads.
+    let mlp = [
+        ("x·W1", 256, 512, 784, rm(&x, 784), rm(&w1, 512)),
+        ("h1·W2", 256, 512, 512, rm(&h1, 512), rm(&w2, 512)),
+        ("h2·W3", 256, 10, 512, rm(&h2, 512), rm(&w3, 10)),
+        ("h2ᵀ·g3", 512, 10, 256, rm(&h2, 512).t(), rm(&g3, 10)),
+        ("g3·W3ᵀ", 256, 512, 10, rm(&g3, 10), rm(&w3, 10).t()),
+        ("h1ᵀ·g2", 512, 512, 256, rm(&h1, 512).t(), rm(&g2, 512)),
+        ("g2·W2ᵀ", 256, 512, 512, rm(&g2, 512), rm(&w2, 512).t()),
+        ("xᵀ·g1", 784, 512, 256, rm(&x, 784).t(), rm(&g1, 512)),
     ];
+    let mut products: Vec<Product<'_>> = mlp
+        .into_iter()
+        .map(|(name, m, n, k, a, b)| (name.into(), m, n, k, a, b, true))
+        .collect();
     // The bench's conv2d rows [8,32,64,64] with 32 3×3 filters and
     // [8,64,56,56] with 64 (padding 1): one image's product each.
     let convs = [
